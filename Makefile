@@ -1,0 +1,27 @@
+# Every target creates or updates the virtual environment it needs; nothing is installed by hand.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+
+.PHONY: run test test-slow conformance bench bench-quick clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install --quiet -e '.[test]' -e hxarray_tests/plugin_pkg
+	touch $@
+
+run: $(VENV)/.installed
+	$(PY) -m hxarray demo
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -n 2 -q
+
+test-slow: $(VENV)/.installed
+	$(PY) -m pytest -n 2 -q -m slow
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
