@@ -23,5 +23,15 @@ test: $(VENV)/.installed
 test-slow: $(VENV)/.installed
 	$(PY) -m pytest -n 2 -q -m slow
 
+ifneq ($(filter conformance,$(MAKECMDGOALS)),)
+ifndef SUITE
+$(error SUITE is not set: clone the suite with `git clone --recursive https://github.com/data-apis/array-api-tests.git`, then run `make conformance SUITE=path/to/array-api-tests`)
+endif
+endif
+
+conformance: $(VENV)/.installed
+	$(PIP) install --quiet -e '.[conformance]'
+	$(PY) -m conformance --suite $(SUITE) $(CONFORMANCE_ARGS)
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,5 @@
+"""Entry point for ``python -m conformance``."""
+
+from conformance.runner import main
+
+raise SystemExit(main())
