@@ -1,0 +1,241 @@
+"""The Array object (spec: "Array object"): a strided view over a device's MemoryBuffer.
+
+An array is (buffer, dtype, shape, strides, offset); strides and offset are in bytes. Basic
+indexing and the view-producing manipulation functions build new arrays over the same buffer
+without involving a backend. `_handle` caches the backend's native view of the array (a numpy
+array on the CPU); device-neutral code never looks inside it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import _dtypes as dt
+from . import _views
+from .hal.device import Device
+
+if TYPE_CHECKING:
+    from .hal.buffer import MemoryBuffer
+
+__all__ = ["Array"]
+
+_new = object.__new__
+_SCALAR_TYPES = (builtins.bool, int, float, complex)
+SUPPORTED_API_VERSIONS = ("2023.12", "2024.12", "2025.12")
+
+
+class Array:
+    """An n-dimensional array on one device. Create arrays with the namespace functions
+    (`asarray`, `zeros`, ...), not with this class."""
+
+    __slots__ = ("_buffer", "_dtype", "_shape", "_strides", "_offset", "_handle", "__weakref__")
+    __array_ufunc__ = None  # numpy operators defer to ours instead of converting silently
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Array:
+        raise TypeError("hxarray.Array cannot be constructed directly; use hxarray.asarray(), "
+                        "hxarray.empty() or another creation function")
+
+    @staticmethod
+    def _make(buffer: MemoryBuffer, dtype: dt.DType, shape: tuple[int, ...],
+              strides: tuple[int, ...], offset: int = 0, handle: Any = None) -> Array:
+        x = _new(Array)
+        x._buffer = buffer
+        x._dtype = dtype
+        x._shape = shape
+        x._strides = strides
+        x._offset = offset
+        x._handle = handle
+        return x
+
+    @staticmethod
+    def _view(base: Array, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
+        x = _new(Array)
+        x._buffer = base._buffer
+        x._dtype = base._dtype
+        x._shape = shape
+        x._strides = strides
+        x._offset = offset
+        x._handle = None
+        return x
+
+    # -- attributes --------------------------------------------------------------------------------
+    @property
+    def dtype(self) -> dt.DType:
+        return self._dtype
+
+    @property
+    def device(self) -> Device:
+        return self._buffer.device
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self._shape:
+            n *= d
+        return n
+
+    @property
+    def buffer(self) -> MemoryBuffer:
+        """The memory this array (and every view of it) lives in."""
+        return self._buffer
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Byte steps between neighbours along each axis (not part of the standard)."""
+        return self._strides
+
+    @property
+    def offset(self) -> int:
+        """Byte offset of the first element within `buffer` (not part of the standard)."""
+        return self._offset
+
+    @property
+    def T(self) -> Array:
+        if self.ndim != 2:
+            raise ValueError(f"x.T is defined for 2-D arrays only, got {self.ndim}-D; use "
+                             "permute_dims() or x.mT for stacks of matrices")
+        return _views.permute(self, (1, 0))
+
+    @property
+    def mT(self) -> Array:
+        if self.ndim < 2:
+            raise ValueError(f"x.mT needs at least 2 dimensions, got {self.ndim}")
+        axes = tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)
+        return _views.permute(self, axes)
+
+    # -- devices and interchange -------------------------------------------------------------------
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
+            raise ValueError(f"unsupported Array API version {api_version!r}; supported: "
+                             f"{', '.join(SUPPORTED_API_VERSIONS)}")
+        import hxarray
+
+        return hxarray
+
+    def to_device(self, device: Device | str, /, *, stream: Any = None) -> Array:
+        """A copy of this array on `device` (this array itself if it is already there)."""
+        target = Device(device)
+        source = self._buffer.device
+        if target is source:
+            return self
+        if stream is not None and stream is not getattr(stream, "device", None) and \
+                getattr(stream, "device", target) not in (source, target):
+            raise ValueError(f"stream {stream!r} belongs to neither {source} nor {target}")
+        return target.backend.from_host(source.backend.to_host(self), target)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._buffer.device.backend.dlpack_device(self._buffer.device)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: builtins.bool | None = None):
+        return self._buffer.device.backend.dlpack(self, stream=stream, max_version=max_version,
+                                                  dl_device=dl_device, copy=copy)
+
+    def __array__(self, dtype: Any = None, copy: builtins.bool | None = None) -> np.ndarray:
+        host = self._buffer.device.backend.host_view(self)
+        if host is None:
+            if copy is False:
+                raise ValueError(f"an array on {self.device} cannot be viewed by numpy without a "
+                                 "copy; use copy=None or to_device('cpu')")
+            host = self._buffer.device.backend.to_host(self)
+        elif copy:
+            host = host.copy()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+    def _host(self) -> np.ndarray:
+        """The values as a numpy array (a view on the CPU, a copy elsewhere)."""
+        backend = self._buffer.device.backend
+        host = backend.host_view(self)
+        return backend.to_host(self) if host is None else host
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._host(), separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self._dtype.name}, device='{self.device}')"
+
+    __str__ = __repr__
+
+    # -- Python scalars ----------------------------------------------------------------------------
+    def _scalar(self, kind: str) -> Any:
+        if self._shape != ():
+            raise TypeError(f"{kind}() needs a 0-D array, got shape {self._shape}; index a "
+                            "single element first")
+        return self._host()[()].item()
+
+    def __bool__(self) -> builtins.bool:
+        return builtins.bool(self._scalar("bool"))
+
+    def __int__(self) -> int:
+        if self._dtype in dt.COMPLEX_FLOATING:
+            raise TypeError("int() of a complex array is undefined; take .real or abs() first")
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        if self._dtype in dt.COMPLEX_FLOATING:
+            raise TypeError("float() of a complex array is undefined; take .real or abs() first")
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self._dtype not in dt.INTEGER:
+            raise TypeError(f"only integer arrays can be used as an index, got {self._dtype.name}")
+        return int(self._scalar("index"))
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-D array")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-D array")
+        return (self[i] for i in range(self._shape[0]))
+
+    # -- indexing ----------------------------------------------------------------------------------
+    def __getitem__(self, key: Any) -> Array:
+        from ._indexing import getitem
+
+        return getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        from ._indexing import setitem
+
+        setitem(self, key, value)
+
+
+def _install_operators() -> None:
+    """Attach the arithmetic, bitwise and comparison operators, each calling its spec function."""
+    from . import _elementwise as ew
+
+    binary = {
+        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+        "floordiv": "floor_divide", "mod": "remainder", "pow": "pow", "matmul": None,
+        "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+        "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
+    }
+    for op, name in binary.items():
+        setattr(Array, f"__{op}__", ew.binary_operator(name or op, reflected=False))
+        setattr(Array, f"__r{op}__", ew.binary_operator(name or op, reflected=True))
+        setattr(Array, f"__i{op}__", ew.inplace_operator(name or op))
+    for op, name in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+                     "gt": "greater", "ge": "greater_equal"}.items():
+        setattr(Array, f"__{op}__", ew.binary_operator(name, reflected=False))
+    for op, name in {"neg": "negative", "pos": "positive", "abs": "abs",
+                     "invert": "bitwise_invert"}.items():
+        setattr(Array, f"__{op}__", ew.unary_operator(name))
+
+
+del operator

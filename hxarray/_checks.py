@@ -1,0 +1,99 @@
+"""Argument checks shared by the namespace modules; each raises the standard's exception class with
+a message naming the function, what was wrong and what was expected."""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from . import _dtypes as dt
+from ._array import Array
+from .hal.device import Device, default_device
+
+
+class AxisError(ValueError, IndexError):
+    """An axis outside [-ndim, ndim); both a ValueError and an IndexError, as in numpy."""
+
+
+def check_array(x: Any, function: str, name: str = "x") -> Array:
+    if x.__class__ is not Array:
+        raise TypeError(f"{function}(): {name} must be an hxarray Array, got {type(x).__name__}")
+    return x
+
+
+def check_dtype(x: Array, allowed: str, function: str) -> None:
+    """TypeError unless x's dtype is in the category `allowed` (a key of dt.CATEGORIES)."""
+    if x._dtype not in dt.CATEGORIES[allowed]:
+        raise TypeError(f"{function}() requires an array of {allowed} dtype, got {x._dtype.name}")
+
+
+def as_dtype(dtype: Any, function: str) -> dt.DType:
+    if dtype.__class__ is dt.DType:
+        return dtype
+    raise TypeError(f"{function}(): dtype must be an hxarray dtype such as hxarray.float64, "
+                    f"got {dtype!r}")
+
+
+def as_device(device: Any, function: str) -> Device:
+    """The device an argument names, None meaning the default device."""
+    if device is None:
+        return default_device()
+    try:
+        return Device(device)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{function}(): {exc}") from None
+
+
+def same_device(arrays: Sequence[Array], function: str) -> Device:
+    device = arrays[0]._buffer.device
+    for a in arrays[1:]:
+        if a._buffer.device is not device:
+            raise ValueError(f"{function}(): all arrays must be on one device, got {device} and "
+                             f"{a._buffer.device}; move them with to_device()")
+    return device
+
+
+def as_shape(shape: Any, function: str) -> tuple[int, ...]:
+    if isinstance(shape, int) and not isinstance(shape, builtins.bool):
+        shape = (shape,)
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"{function}(): shape must be an int or a tuple of ints, got {shape!r}") \
+            from None
+    if any(n < 0 for n in shape):
+        raise ValueError(f"{function}(): shape entries must be non-negative, got {shape}")
+    return shape
+
+
+def normalize_axis(axis: Any, ndim: int, function: str) -> int:
+    if isinstance(axis, builtins.bool) or not isinstance(axis, int):
+        try:
+            axis = operator.index(axis)
+        except TypeError:
+            raise TypeError(f"{function}(): axis must be an int, got {type(axis).__name__}") \
+                from None
+    if not -ndim <= axis < ndim:
+        raise AxisError(f"{function}(): axis {axis} is out of bounds for an array with "
+                         f"{ndim} dimension(s)")
+    return axis % ndim if ndim else 0
+
+
+def normalize_axes(axis: Any, ndim: int, function: str) -> tuple[int, ...]:
+    """`axis` (None, int or tuple of ints) as a sorted tuple of distinct non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, tuple):
+        axes = tuple(normalize_axis(a, ndim, function) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"{function}(): repeated axis in {axis}")
+        return tuple(sorted(axes))
+    return (normalize_axis(axis, ndim, function),)
+
+
+def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)

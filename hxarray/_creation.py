@@ -1,0 +1,257 @@
+"""Creation functions (spec: "Creation Functions")."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes as dt
+from . import _views
+from ._array import Array
+from ._checks import as_device, as_dtype, as_shape, check_array
+from .hal.device import Device
+
+__all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
+           "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
+
+_SCALAR_DTYPE = {builtins.bool: dt.bool, int: dt.int64, float: dt.float64, complex: dt.complex128}
+
+
+def _optional_dtype(dtype: Any, function: str) -> dt.DType | None:
+    return None if dtype is None else as_dtype(dtype, function)
+
+
+def _scalar_dtype(value: Any, function: str) -> dt.DType:
+    for kind, dtype in _SCALAR_DTYPE.items():
+        if isinstance(value, kind):
+            return dtype
+    raise TypeError(f"{function}(): expected a Python bool, int, float or complex, "
+                    f"got {type(value).__name__}")
+
+
+def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
+            copy: builtins.bool | None = None) -> Array:
+    """Convert `obj` to an array. Host data (numpy arrays, DLPack CPU tensors, nested sequences,
+    buffer-protocol objects) is copied into device memory unless `copy=False`, which shares a CPU
+    numpy array's memory or raises ValueError."""
+    dtype = _optional_dtype(dtype, "asarray")
+    if copy not in (None, True, False):
+        raise TypeError(f"asarray(): copy must be None, True or False, got {copy!r}")
+    if obj.__class__ is Array:
+        target = obj._buffer.device if device is None else as_device(device, "asarray")
+        moves = target is not obj._buffer.device
+        casts = dtype is not None and dtype is not obj._dtype
+        if copy is False and (moves or casts):
+            raise ValueError("asarray(copy=False): a copy is needed to change "
+                             f"{'device' if moves else 'dtype'}")
+        result = obj.to_device(target) if moves else obj
+        if casts:
+            return target.backend.copy(result, dtype)
+        if copy and not moves:
+            return target.backend.copy(result)
+        return result
+    target = as_device(device, "asarray")
+    host = _to_host(obj, dtype, copy)
+    backend = target.backend
+    if copy is False:
+        if target.type.name != "cpu" or not hasattr(backend, "adopt"):
+            raise ValueError(f"asarray(copy=False): data in host memory cannot be used on "
+                             f"{target} without a copy")
+        return backend.adopt(host)
+    return backend.from_host(host, target)
+
+
+def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np.ndarray:
+    """`obj` as a numpy array of an hxarray dtype, without copying where numpy need not."""
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        obj = np.frombuffer(obj, dtype=np.uint8 if dtype is None else dtype.numpy)
+    elif isinstance(obj, (builtins.bool, int, float, complex)) and dtype is None:
+        dtype = _scalar_dtype(obj, "asarray")
+    elif isinstance(obj, (str, builtins.bytes)) or obj is None:
+        raise TypeError(f"asarray(): cannot make an array from {type(obj).__name__}")
+    try:
+        if copy is False and not isinstance(obj, np.ndarray):
+            host = np.from_dlpack(obj) if hasattr(obj, "__dlpack__") else None
+            if host is None:
+                raise ValueError("asarray(copy=False): only objects that share memory through "
+                                 "DLPack or numpy can be used without a copy")
+            if dtype is not None and host.dtype != dtype.numpy:
+                raise ValueError("asarray(copy=False): a copy is needed to change the dtype")
+            return host
+        host = np.asarray(obj, dtype=None if dtype is None else dtype.numpy)
+    except OverflowError as exc:
+        raise OverflowError(f"asarray(): {exc}; Python ints must fit in int64 or uint64") \
+            from None
+    if copy is False and dtype is not None and host.dtype != dtype.numpy:
+        raise ValueError("asarray(copy=False): a copy is needed to change the dtype")
+    if host.dtype not in dt.FROM_NUMPY:
+        if host.dtype.kind in "iufcb" and not host.dtype.isnative:
+            host = host.astype(host.dtype.newbyteorder("="))
+        elif host.dtype == np.float16:
+            host = host.astype(np.float32)
+        else:
+            raise TypeError(f"asarray(): cannot make an array from data of numpy dtype "
+                            f"{host.dtype} (from {type(obj).__name__})")
+    return host
+
+
+def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+    """An uninitialised array (its memory may hold values of an earlier array)."""
+    dtype = _optional_dtype(dtype, "empty") or dt.float64
+    target = as_device(device, "empty")
+    return target.backend.empty(as_shape(shape, "empty"), dtype, target)
+
+
+def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+    return full(shape, 0, dtype=_optional_dtype(dtype, "zeros") or dt.float64, device=device)
+
+
+def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+    return full(shape, 1, dtype=_optional_dtype(dtype, "ones") or dt.float64, device=device)
+
+
+def full(shape: Any, fill_value: builtins.bool | int | float | complex, *, dtype: Any = None,
+         device: Any = None) -> Array:
+    if fill_value.__class__ is Array:
+        if fill_value.ndim != 0:
+            raise ValueError("full(): fill_value must be a scalar or a 0-D array")
+        fill_value = fill_value._host()[()].item()
+    dtype = _optional_dtype(dtype, "full") or _scalar_dtype(fill_value, "full")
+    if isinstance(fill_value, complex) and dtype not in dt.COMPLEX_FLOATING:
+        raise TypeError(f"full(): a complex fill_value does not fit dtype {dtype.name}")
+    target = as_device(device, "full")
+    return target.backend.full(as_shape(shape, "full"), fill_value, dtype, target)
+
+
+def _like(x: Any, dtype: Any, device: Any, function: str) -> tuple[tuple[int, ...], dt.DType,
+                                                                     Device]:
+    check_array(x, function)
+    dtype = _optional_dtype(dtype, function) or x._dtype
+    target = x._buffer.device if device is None else as_device(device, function)
+    return x._shape, dtype, target
+
+
+def empty_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    shape, dtype, target = _like(x, dtype, device, "empty_like")
+    return target.backend.empty(shape, dtype, target)
+
+
+def zeros_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    shape, dtype, target = _like(x, dtype, device, "zeros_like")
+    return target.backend.full(shape, 0, dtype, target)
+
+
+def ones_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    shape, dtype, target = _like(x, dtype, device, "ones_like")
+    return target.backend.full(shape, 1, dtype, target)
+
+
+def full_like(x: Array, /, fill_value: builtins.bool | int | float | complex, *,
+              dtype: Any = None, device: Any = None) -> Array:
+    shape, dtype, target = _like(x, dtype, device, "full_like")
+    return full(shape, fill_value, dtype=dtype, device=target)
+
+
+def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
+           dtype: Any = None, device: Any = None) -> Array:
+    if stop is None:
+        start, stop = 0, start
+    for name, value in (("start", start), ("stop", stop), ("step", step)):
+        if not isinstance(value, (int, float)) or isinstance(value, complex):
+            raise TypeError(f"arange(): {name} must be an int or a float, got "
+                            f"{type(value).__name__}")
+    if step == 0:
+        raise ValueError("arange(): step must not be zero")
+    dtype = _optional_dtype(dtype, "arange") or (
+        dt.int64 if all(isinstance(v, int) for v in (start, stop, step)) else dt.float64)
+    target = as_device(device, "arange")
+    return target.backend.arange(start, stop, step, dtype, target)
+
+
+def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
+             dtype: Any = None, device: Any = None, endpoint: builtins.bool = True) -> Array:
+    if not isinstance(num, int) or isinstance(num, builtins.bool) or num < 0:
+        raise ValueError(f"linspace(): num must be a non-negative int, got {num!r}")
+    is_complex = isinstance(start, complex) or isinstance(stop, complex)
+    dtype = _optional_dtype(dtype, "linspace") or (dt.complex128 if is_complex else dt.float64)
+    if is_complex and dtype not in dt.COMPLEX_FLOATING:
+        raise TypeError(f"linspace(): complex bounds need a complex dtype, got {dtype.name}")
+    target = as_device(device, "linspace")
+    return target.backend.linspace(start, stop, num, dtype, target, endpoint)
+
+
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
+        device: Any = None) -> Array:
+    n_cols = n_rows if n_cols is None else n_cols
+    out = zeros((n_rows, n_cols), dtype=dtype, device=device)
+    diagonal = _views.diagonal(out, k)
+    if diagonal.size:
+        out._buffer.device.backend.assign(diagonal, 1)
+    return out
+
+
+def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid(): indexing must be 'xy' or 'ij', got {indexing!r}")
+    for a in arrays:
+        check_array(a, "meshgrid", "each input")
+        if a.ndim != 1:
+            raise ValueError(f"meshgrid(): inputs must be 1-D, got shape {a._shape}")
+    if not arrays:
+        return ()
+    from ._checks import same_device
+
+    same_device(arrays, "meshgrid")
+    if len({a._dtype for a in arrays}) > 1:
+        raise TypeError("meshgrid(): all inputs must have the same dtype")
+    sizes = [a._shape[0] for a in arrays]
+    if indexing == "xy" and len(arrays) > 1:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    shape = tuple(sizes)
+    outputs = []
+    for i, a in enumerate(arrays):
+        axis = i
+        if indexing == "xy" and len(arrays) > 1 and i < 2:
+            axis = 1 - i
+        expanded = _views.view(a, tuple(n if j == axis else 1 for j, n in enumerate(shape)),
+                               tuple(a._strides[0] if j == axis else 0 for j in range(len(shape))),
+                               a._offset)
+        outputs.append(a._buffer.device.backend.copy(_views.broadcast_to(expanded, shape)))
+    return tuple(outputs)
+
+
+def _triangle(name: str, x: Array, k: int) -> Array:
+    check_array(x, name)
+    if x.ndim < 2:
+        raise ValueError(f"{name}(): x must have at least 2 dimensions, got {x.ndim}")
+    return x._buffer.device.backend.manipulate(name, x, k=k)
+
+
+def tril(x: Array, /, *, k: int = 0) -> Array:
+    return _triangle("tril", x, k)
+
+
+def triu(x: Array, /, *, k: int = 0) -> Array:
+    return _triangle("triu", x, k)
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> Array:
+    """An array sharing (or, with `copy=True` or another device, copying) the memory of any
+    DLPack producer."""
+    if x.__class__ is Array:
+        return asarray(x, device=device, copy=copy)
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack(): {type(x).__name__} does not implement __dlpack__")
+    target = as_device(device, "from_dlpack")
+    kind, _ = x.__dlpack_device__()
+    if kind not in (1, 3):  # kDLCPU, kDLCUDAHost
+        raise BufferError(f"from_dlpack(): producer memory on DLPack device type {kind} is not "
+                          "host memory; this build imports host memory only")
+    host = np.from_dlpack(x, copy=copy)
+    if copy is not True and target.type.name == "cpu":
+        return target.backend.adopt(host)
+    if copy is False:
+        raise ValueError(f"from_dlpack(copy=False): host memory cannot be used on {target}")
+    return target.backend.from_host(host, target)

@@ -1,0 +1,126 @@
+"""Data type functions (spec: "Data Type Functions")."""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes as dt
+from ._array import Array
+from ._checks import as_device, as_dtype, check_array
+
+__all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
+
+
+def astype(x: Array, dtype: Any, /, *, copy: builtins.bool = True, device: Any = None) -> Array:
+    """Cast to `dtype` (any dtype to any other, as the standard allows); with `copy=False` the
+    input itself is returned when nothing changes."""
+    check_array(x, "astype")
+    dtype = as_dtype(dtype, "astype")
+    if x._dtype in dt.COMPLEX_FLOATING and dtype not in dt.COMPLEX_FLOATING:
+        raise TypeError(f"astype(): casting complex to {dtype.name} would discard the imaginary "
+                        "part; take real() first")
+    target = x._buffer.device if device is None else as_device(device, "astype")
+    if target is not x._buffer.device:
+        x = x.to_device(target)
+        copy = False  # the move already copied
+    if dtype is x._dtype and not copy:
+        return x
+    return target.backend.copy(x, dtype)
+
+
+def _dtype_of(value: Any, function: str) -> dt.DType:
+    if value.__class__ is dt.DType:
+        return value
+    if value.__class__ is Array:
+        return value._dtype
+    raise TypeError(f"{function}(): expected an hxarray dtype or array, got {value!r}")
+
+
+def can_cast(from_: Any, to: Any, /) -> builtins.bool:
+    """Whether the promotion lattice casts `from_` to `to` without leaving it."""
+    source = _dtype_of(from_, "can_cast")
+    target = as_dtype(to, "can_cast")
+    return dt.PROMOTION_TABLE.get((source, target)) is target
+
+
+def result_type(*arrays_and_dtypes: Any) -> dt.DType:
+    """The promoted dtype; Python scalars take part as the spec's weak scalars."""
+    from ._elementwise import _scalar_fits
+
+    dtypes = []
+    scalars = []
+    for value in arrays_and_dtypes:
+        if isinstance(value, (builtins.bool, int, float, complex)) and \
+                value.__class__ is not dt.DType:
+            scalars.append(value)
+        else:
+            dtypes.append(_dtype_of(value, "result_type"))
+    if not dtypes:
+        raise TypeError("result_type() needs at least one array or dtype")
+    result = dt.result_type_of(*dtypes)
+    for value in scalars:
+        if not _scalar_fits(value, result):
+            raise TypeError(f"result_type(): a Python {type(value).__name__} does not combine "
+                            f"with {result.name}")
+    return result
+
+
+@dataclass(frozen=True)
+class finfo_object:
+    """Machine limits of a floating-point dtype; every number is a Python float."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: dt.DType
+
+
+@dataclass(frozen=True)
+class iinfo_object:
+    """Machine limits of an integer dtype; every number is a Python int."""
+
+    bits: int
+    max: int
+    min: int
+    dtype: dt.DType
+
+
+def finfo(type: Any, /) -> finfo_object:
+    dtype = _dtype_of(type, "finfo")
+    if dtype not in dt.FLOATING:
+        raise TypeError(f"finfo() needs a floating-point dtype, got {dtype.name}")
+    real = {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(dtype, dtype)
+    info = np.finfo(real.numpy)
+    return finfo_object(bits=info.bits, eps=float(info.eps), max=float(info.max),
+                        min=float(info.min), smallest_normal=float(info.smallest_normal),
+                        dtype=real)
+
+
+def iinfo(type: Any, /) -> iinfo_object:
+    dtype = _dtype_of(type, "iinfo")
+    if dtype not in dt.INTEGER:
+        raise TypeError(f"iinfo() needs an integer dtype, got {dtype.name}")
+    info = np.iinfo(dtype.numpy)
+    return iinfo_object(bits=info.bits, max=int(info.max), min=int(info.min), dtype=dtype)
+
+
+def isdtype(dtype: Any, kind: Any) -> builtins.bool:
+    """Whether `dtype` is `kind`: a dtype, a kind name, or a tuple of either."""
+    dtype = as_dtype(dtype, "isdtype")
+    if isinstance(kind, tuple):
+        return any(isdtype(dtype, k) for k in kind)
+    if kind.__class__ is dt.DType:
+        return dtype is kind
+    if isinstance(kind, str):
+        try:
+            return dtype in dt.KINDS[kind]
+        except KeyError:
+            raise ValueError(f"isdtype(): unknown kind {kind!r}; expected one of "
+                             f"{', '.join(dt.KINDS)}") from None
+    raise TypeError(f"isdtype(): kind must be a dtype, a kind name or a tuple, got {kind!r}")

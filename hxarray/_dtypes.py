@@ -1,0 +1,142 @@
+"""Data types and the type-promotion lattice (spec: "Data Types", "Type Promotion Rules").
+
+Each dtype is a singleton `DType`; equality is identity, so comparisons on the hot path are cheap.
+`DType.numpy` is the matching numpy dtype, which backends use to describe memory layouts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128", "result_type_of", "promote",
+]
+
+_builtin_bool = bool
+
+
+class DType:
+    """An Array API data type: a name, a kind, a size, and the numpy dtype with the same layout."""
+
+    __slots__ = ("name", "kind", "itemsize", "numpy", "__weakref__")
+
+    def __init__(self, name: str, kind: str) -> None:
+        self.name = name
+        self.kind = kind  # "bool", "signed integer", "unsigned integer", "real floating", "complex floating"
+        self.numpy = np.dtype(name)
+        self.itemsize = self.numpy.itemsize
+
+    def __repr__(self) -> str:
+        return f"hxarray.{self.name}"
+
+    def __eq__(self, other: object) -> _builtin_bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+bool = DType("bool", "bool")
+int8 = DType("int8", "signed integer")
+int16 = DType("int16", "signed integer")
+int32 = DType("int32", "signed integer")
+int64 = DType("int64", "signed integer")
+uint8 = DType("uint8", "unsigned integer")
+uint16 = DType("uint16", "unsigned integer")
+uint32 = DType("uint32", "unsigned integer")
+uint64 = DType("uint64", "unsigned integer")
+float32 = DType("float32", "real floating")
+float64 = DType("float64", "real floating")
+complex64 = DType("complex64", "complex floating")
+complex128 = DType("complex128", "complex floating")
+
+ALL_DTYPES = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+              float32, float64, complex64, complex128)
+SIGNED = (int8, int16, int32, int64)
+UNSIGNED = (uint8, uint16, uint32, uint64)
+INTEGER = SIGNED + UNSIGNED
+REAL_FLOATING = (float32, float64)
+COMPLEX_FLOATING = (complex64, complex128)
+FLOATING = REAL_FLOATING + COMPLEX_FLOATING
+NUMERIC = INTEGER + FLOATING
+REAL_NUMERIC = INTEGER + REAL_FLOATING
+
+INTEGER_BOUNDS = {d: (int(np.iinfo(d.numpy).min), int(np.iinfo(d.numpy).max)) for d in INTEGER}
+BY_NAME = {d.name: d for d in ALL_DTYPES}
+FROM_NUMPY = {d.numpy: d for d in ALL_DTYPES}
+
+# Dtype categories used by the elementwise functions' input checks (spec: "Data Type Categories").
+CATEGORIES: dict[str, frozenset[DType]] = {
+    "bool": frozenset({bool}),
+    "integer": frozenset(INTEGER),
+    "integer or boolean": frozenset(INTEGER + (bool,)),
+    "real-valued floating-point": frozenset(REAL_FLOATING),
+    "complex floating-point": frozenset(COMPLEX_FLOATING),
+    "floating-point": frozenset(FLOATING),
+    "real-valued": frozenset(REAL_NUMERIC),
+    "numeric": frozenset(NUMERIC),
+    "all": frozenset(ALL_DTYPES),
+}
+
+# Kinds accepted by `isdtype` and `__array_namespace_info__().dtypes(kind=...)`.
+KINDS: dict[str, tuple[DType, ...]] = {
+    "bool": (bool,),
+    "signed integer": SIGNED,
+    "unsigned integer": UNSIGNED,
+    "integral": INTEGER,
+    "real floating": REAL_FLOATING,
+    "complex floating": COMPLEX_FLOATING,
+    "numeric": NUMERIC,
+}
+
+
+def _build_promotion_table() -> dict[tuple[DType, DType], DType]:
+    """The spec's lattice: mixed signed/unsigned integers and mixed real/complex floats only."""
+    table: dict[tuple[DType, DType], DType] = {(bool, bool): bool}
+    signed_of_size = {d.itemsize: d for d in SIGNED}
+    for a in INTEGER:
+        for b in INTEGER:
+            if a.kind == b.kind:
+                table[a, b] = a if a.itemsize >= b.itemsize else b
+            else:
+                s, u = (a, b) if a.kind == "signed integer" else (b, a)
+                if s.itemsize > u.itemsize:
+                    table[a, b] = s
+                elif u.itemsize < 8:
+                    table[a, b] = signed_of_size[2 * u.itemsize]
+                # int64 with uint64 has no common type in the standard
+    float_rank = {float32: 0, float64: 1, complex64: 0, complex128: 1}
+    for a in FLOATING:
+        for b in FLOATING:
+            rank = max(float_rank[a], float_rank[b])
+            cplx = a in COMPLEX_FLOATING or b in COMPLEX_FLOATING
+            table[a, b] = (COMPLEX_FLOATING if cplx else REAL_FLOATING)[rank]
+    return table
+
+
+PROMOTION_TABLE = _build_promotion_table()
+
+
+def promote(a: DType, b: DType) -> DType:
+    """The common dtype of two array dtypes; TypeError where the standard defines none."""
+    try:
+        return PROMOTION_TABLE[a, b]
+    except KeyError:
+        raise TypeError(
+            f"no type promotion between {a.name} and {b.name}: the Array API standard does not "
+            "promote across kinds (bool, integer, floating-point); cast one operand with astype()"
+        ) from None
+
+
+def result_type_of(*dtypes: DType) -> DType:
+    """Promote any number of dtypes pairwise."""
+    if not dtypes:
+        raise ValueError("at least one dtype or array is required")
+    out = dtypes[0]
+    for d in dtypes[1:]:
+        out = promote(out, d)
+    return out

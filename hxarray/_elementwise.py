@@ -1,0 +1,265 @@
+"""Element-wise functions (spec: "Element-wise Functions") and the array operators.
+
+Every function is generated from the table below, which records the spec's input dtype category
+and result dtype rule. The namespace resolves the result dtype (cached per name and input dtypes),
+the broadcast shape and the backend, then hands the whole call to the backend.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+from . import _dtypes as dt
+from ._array import Array
+from ._views import broadcast_shapes
+
+Scalar = bool | int | float | complex
+_Array = Array
+
+# name -> (input category, result rule): "same" (the promoted dtype), "bool", "real" (the real
+# dtype of the same precision, for abs/real/imag of complex input).
+UNARY: dict[str, tuple[str, str]] = {
+    "abs": ("numeric", "real"),
+    "acos": ("floating-point", "same"), "acosh": ("floating-point", "same"),
+    "asin": ("floating-point", "same"), "asinh": ("floating-point", "same"),
+    "atan": ("floating-point", "same"), "atanh": ("floating-point", "same"),
+    "bitwise_invert": ("integer or boolean", "same"),
+    "ceil": ("real-valued", "same"), "floor": ("real-valued", "same"),
+    "trunc": ("real-valued", "same"), "round": ("numeric", "same"),
+    "conj": ("numeric", "same"), "real": ("numeric", "real"), "imag": ("numeric", "real"),
+    "cos": ("floating-point", "same"), "cosh": ("floating-point", "same"),
+    "sin": ("floating-point", "same"), "sinh": ("floating-point", "same"),
+    "tan": ("floating-point", "same"), "tanh": ("floating-point", "same"),
+    "exp": ("floating-point", "same"), "expm1": ("floating-point", "same"),
+    "log": ("floating-point", "same"), "log1p": ("floating-point", "same"),
+    "log2": ("floating-point", "same"), "log10": ("floating-point", "same"),
+    "sqrt": ("floating-point", "same"), "square": ("numeric", "same"),
+    "reciprocal": ("floating-point", "same"),
+    "isfinite": ("numeric", "bool"), "isinf": ("numeric", "bool"), "isnan": ("numeric", "bool"),
+    "logical_not": ("bool", "bool"),
+    "negative": ("numeric", "same"), "positive": ("numeric", "same"),
+    "sign": ("numeric", "same"), "signbit": ("real-valued floating-point", "bool"),
+}
+
+BINARY: dict[str, tuple[str, str]] = {
+    "add": ("numeric", "same"), "subtract": ("numeric", "same"),
+    "multiply": ("numeric", "same"), "divide": ("floating-point", "same"),
+    "floor_divide": ("real-valued", "same"), "remainder": ("real-valued", "same"),
+    "pow": ("numeric", "same"),
+    "atan2": ("real-valued floating-point", "same"), "hypot": ("real-valued floating-point", "same"),
+    "copysign": ("real-valued floating-point", "same"),
+    "nextafter": ("real-valued floating-point", "same"),
+    "logaddexp": ("real-valued floating-point", "same"),
+    "maximum": ("real-valued", "same"), "minimum": ("real-valued", "same"),
+    "bitwise_and": ("integer or boolean", "same"), "bitwise_or": ("integer or boolean", "same"),
+    "bitwise_xor": ("integer or boolean", "same"),
+    "bitwise_left_shift": ("integer", "same"), "bitwise_right_shift": ("integer", "same"),
+    "equal": ("all", "bool"), "not_equal": ("all", "bool"),
+    "greater": ("real-valued", "bool"), "greater_equal": ("real-valued", "bool"),
+    "less": ("real-valued", "bool"), "less_equal": ("real-valued", "bool"),
+    "logical_and": ("bool", "bool"), "logical_or": ("bool", "bool"),
+    "logical_xor": ("bool", "bool"),
+}
+
+
+_REAL_OF = {dt.complex64: dt.float32, dt.complex128: dt.float64}
+_result_cache: dict[tuple[str, dt.DType, dt.DType], dt.DType] = {}
+
+
+def _resolve(name: str, d1: dt.DType, d2: dt.DType) -> dt.DType:
+    """The result dtype of `name` on dtypes (d1, d2), after the spec's category check; cached."""
+    category, rule = UNARY.get(name) or BINARY[name]
+    allowed = dt.CATEGORIES[category]
+    for d in (d1, d2):
+        if d not in allowed:
+            raise TypeError(f"{name}() requires {category} input, got {d.name}")
+    common = dt.promote(d1, d2)
+    result = dt.bool if rule == "bool" else _REAL_OF.get(common, common) if rule == "real" \
+        else common
+    _result_cache[name, d1, d2] = result
+    return result
+
+
+def _scalar_fits(value: Scalar, dtype: dt.DType) -> builtins.bool:
+    """Whether a Python scalar may meet an array of `dtype` (spec: "Mixing arrays with Python
+    scalars"): bool with bool, int with integer or floating, float with floating, complex with
+    complex."""
+    if value.__class__ is builtins.bool:
+        return dtype is dt.bool
+    if value.__class__ is int:
+        return dtype is not dt.bool
+    if value.__class__ is float:
+        return dtype in dt.FLOATING
+    return dtype in dt.COMPLEX_FLOATING
+
+
+def _check_scalar(name: str, value: Any, dtype: dt.DType) -> Scalar:
+    """`value` as a plain Python scalar compatible with `dtype`; TypeError/OverflowError if not."""
+    for kind in (builtins.bool, int, float, complex):
+        if isinstance(value, kind):
+            value = kind(value)
+            break
+    else:
+        raise TypeError(f"{name}() accepts arrays and Python scalars, got {type(value).__name__}")
+    if not _scalar_fits(value, dtype):
+        raise TypeError(f"{name}(): a Python {type(value).__name__} cannot be combined with an "
+                        f"array of dtype {dtype.name}")
+    if value.__class__ is int and dtype in dt.INTEGER:
+        low, high = dt.INTEGER_BOUNDS[dtype]
+        if not low <= value <= high:
+            raise OverflowError(f"{name}(): Python int {value} is out of bounds for {dtype.name}")
+    return value
+
+
+def _backend_of(x: Array) -> Any:
+    device = x._buffer.device
+    return device._backend or device.backend
+
+
+def _unary(name: str, x: Array) -> Array:
+    if x.__class__ is not _Array:
+        raise TypeError(f"{name}() expects an hxarray Array, got {type(x).__name__}")
+    dtype = _result_cache.get((name, x._dtype, x._dtype)) or _resolve(name, x._dtype, x._dtype)
+    return _backend_of(x).elementwise(name, (x,), dtype, x._shape)
+
+
+def _binary(name: str, x1: Any, x2: Any, out: Array | None = None) -> Array:
+    if x1.__class__ is _Array:
+        if x2.__class__ is _Array:
+            d1, d2 = x1._dtype, x2._dtype
+            dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
+            device = x1._buffer.device
+            if x2._buffer.device is not device:
+                raise ValueError(f"{name}(): arrays are on different devices ({device} and "
+                                 f"{x2._buffer.device}); move one with to_device()")
+            s1, s2 = x1._shape, x2._shape
+            shape = s1 if s1 == s2 else broadcast_shapes(s1, s2)
+            backend = device._backend or device.backend
+            return backend.elementwise(name, (x1, x2), dtype, shape, out)
+        d1 = x1._dtype
+        x2 = _check_scalar(name, x2, d1)
+        dtype = _result_cache.get((name, d1, d1)) or _resolve(name, d1, d1)
+        return _backend_of(x1).elementwise(name, (x1, x2), dtype, x1._shape, out)
+    if x2.__class__ is _Array:
+        d2 = x2._dtype
+        x1 = _check_scalar(name, x1, d2)
+        dtype = _result_cache.get((name, d2, d2)) or _resolve(name, d2, d2)
+        return _backend_of(x2).elementwise(name, (x1, x2), dtype, x2._shape, out)
+    raise TypeError(f"{name}() needs at least one hxarray Array argument, got "
+                    f"{type(x1).__name__} and {type(x2).__name__}")
+
+
+def binary_operator(name: str, reflected: bool) -> Callable[[Array, Any], Any]:
+    """`x.__op__` / `x.__rop__`: NotImplemented for foreign operand types, as Python expects."""
+    if name == "matmul":
+        from ._linalg_functions import matmul as function
+    else:
+        def function(a: Any, b: Any) -> Array:
+            return _binary(name, a, b)
+
+    def operator(self: Array, other: Any) -> Any:
+        if other.__class__ is not _Array and not isinstance(other, (builtins.bool, int, float,
+                                                                    complex)):
+            return NotImplemented
+        return function(other, self) if reflected else function(self, other)
+
+    return operator
+
+
+def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
+    """`x.__iop__`: computes into `x`; the result dtype and shape must be those of `x`."""
+
+    def operator(self: Array, other: Any) -> Any:
+        if other.__class__ is not _Array and not isinstance(other, (builtins.bool, int, float,
+                                                                    complex)):
+            return NotImplemented
+        if name == "matmul":
+            from ._linalg_functions import matmul
+
+            result = matmul(self, other)
+            if result._dtype is not self._dtype or result._shape != self._shape:
+                raise ValueError(f"x @= y would change x from {self._shape} {self._dtype.name} "
+                                 f"to {result._shape} {result._dtype.name}")
+            _backend_of(self).assign(self, result)
+            return self
+        d2 = other._dtype if other.__class__ is _Array else self._dtype
+        dtype = _result_cache.get((name, self._dtype, d2)) or _resolve(name, self._dtype, d2)
+        if dtype is not self._dtype:
+            raise TypeError(f"in-place {name} would change the dtype of x from "
+                            f"{self._dtype.name} to {dtype.name}")
+        if other.__class__ is _Array and other._shape != self._shape and \
+                broadcast_shapes(self._shape, other._shape) != self._shape:
+            raise ValueError(f"in-place {name}: operand of shape {other._shape} does not "
+                             f"broadcast to x's shape {self._shape}")
+        _binary(name, self, other, out=self)
+        return self
+
+    return operator
+
+
+def unary_operator(name: str) -> Callable[[Array], Array]:
+    def operator(self: Array) -> Array:
+        return _unary(name, self)
+
+    return operator
+
+
+def _make_unary(name: str) -> Callable[[Array], Array]:
+    def function(x: Array, /) -> Array:
+        return _unary(name, x)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"Element-wise {name} (spec: elementwise_functions/{name})."
+    return function
+
+
+def _make_binary(name: str) -> Callable[[Any, Any], Array]:
+    def function(x1: Array | Scalar, x2: Array | Scalar, /) -> Array:
+        return _binary(name, x1, x2)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"Element-wise {name} (spec: elementwise_functions/{name})."
+    return function
+
+
+for _name in UNARY:
+    if _name != "round":
+        globals()[_name] = _make_unary(_name)
+for _name in BINARY:
+    globals()[_name] = _make_binary(_name)
+
+
+def round(x: Array, /) -> Array:
+    """Round to the nearest integer, halves to even (spec: elementwise_functions/round)."""
+    return _unary("round", x)
+
+
+def clip(x: Array, /, min: Array | Scalar | None = None,
+         max: Array | Scalar | None = None) -> Array:
+    """Clamp to [min, max]; bounds broadcast to x's shape and never change x's dtype."""
+    if x.__class__ is not _Array:
+        raise TypeError(f"clip() expects an hxarray Array, got {type(x).__name__}")
+    if x._dtype not in dt.REAL_NUMERIC:
+        raise TypeError(f"clip() requires real-valued input, got {x._dtype.name}")
+    bounds = []
+    for label, bound in (("min", min), ("max", max)):
+        if bound is None or bound.__class__ is not _Array:
+            if bound is not None:
+                bound = _check_scalar("clip", bound, x._dtype)
+        else:
+            if bound._buffer.device is not x._buffer.device:
+                raise ValueError(f"clip(): {label} is on {bound.device}, x on {x.device}")
+            if bound._dtype not in dt.REAL_NUMERIC or \
+                    (bound._dtype in dt.FLOATING) != (x._dtype in dt.FLOATING):
+                raise TypeError(f"clip(): {label} of dtype {bound._dtype.name} does not match x "
+                                f"of dtype {x._dtype.name}")
+            if broadcast_shapes(x._shape, bound._shape) != x._shape:
+                raise ValueError(f"clip(): {label} of shape {bound._shape} does not broadcast "
+                                 f"to x's shape {x._shape}")
+        bounds.append(bound)
+    return _backend_of(x).elementwise("clip", (x, *bounds), x._dtype, x._shape)
+
+
+__all__ = [*UNARY, *BINARY, "clip"]

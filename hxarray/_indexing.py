@@ -1,0 +1,177 @@
+"""Indexing: `x[key]`, `x[key] = value` (spec: "Indexing") and the indexing functions `take` and
+`take_along_axis` (spec: "Indexing Functions").
+
+Basic keys (ints, slices, ellipsis, None) produce views without a backend; keys holding integer or
+boolean arrays are advanced indexing, which the backend performs with numpy's semantics.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes as dt
+from ._array import Array
+from ._checks import check_array, normalize_axis
+from ._views import broadcast_shapes, view
+
+__all__ = ["take", "take_along_axis"]
+
+_BASIC_TYPES = (int, slice, type(None), type(Ellipsis))
+
+
+def _as_tuple(key: Any) -> tuple[Any, ...]:
+    return key if isinstance(key, tuple) else (key,)
+
+
+def _is_basic(key: tuple[Any, ...]) -> builtins.bool:
+    for k in key:
+        if k.__class__ is builtins.bool or not isinstance(k, _BASIC_TYPES):
+            if k.__class__ is Array and k._shape == () and k._dtype in dt.INTEGER:
+                continue
+            return False
+    return True
+
+
+def basic_view(x: Array, key: tuple[Any, ...]) -> Array:
+    """The view `x[key]` for a key of ints, slices, None and at most one Ellipsis."""
+    ellipses = sum(1 for k in key if k is Ellipsis)
+    if ellipses > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_indices = sum(1 for k in key if k is not None and k is not Ellipsis)
+    ndim = len(x._shape)
+    if n_indices > ndim:
+        raise IndexError(f"too many indices: {n_indices} given for an array with {ndim} "
+                         f"dimension(s)")
+    shape: list[int] = []
+    strides: list[int] = []
+    offset = x._offset
+    axis = 0
+    empty = False
+    for k in key:
+        if k is None:
+            shape.append(1)
+            strides.append(0)
+        elif k is Ellipsis:
+            for _ in range(ndim - n_indices):
+                shape.append(x._shape[axis])
+                strides.append(x._strides[axis])
+                axis += 1
+        elif k.__class__ is slice:
+            n, s = x._shape[axis], x._strides[axis]
+            start, stop, step = k.indices(n)  # ValueError for a zero step
+            length = len(range(start, stop, step))
+            if length:
+                offset += start * s
+            else:
+                empty = True
+            shape.append(length)
+            strides.append(s * step)
+            axis += 1
+        else:
+            i = operator.index(k)
+            n = x._shape[axis]
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            offset += (i % n) * x._strides[axis]
+            axis += 1
+    shape.extend(x._shape[axis:])
+    strides.extend(x._strides[axis:])
+    return view(x, tuple(shape), tuple(strides), x._offset if empty else offset)
+
+
+def _advanced_key(x: Array, key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Validate an advanced key, turning lists and numpy arrays into arrays on x's device."""
+    from ._creation import asarray
+
+    out = []
+    for k in key:
+        if isinstance(k, (list, np.ndarray)):
+            k = asarray(k, device=x._buffer.device)
+        if k.__class__ is Array:
+            if k._dtype is not dt.bool and k._dtype not in dt.INTEGER:
+                raise IndexError(f"array indices must be integer or boolean, got {k._dtype.name}")
+            if k._buffer.device is not x._buffer.device:
+                raise ValueError(f"index array is on {k.device}, the indexed array on {x.device}")
+        elif not isinstance(k, _BASIC_TYPES) and k.__class__ is not builtins.bool:
+            raise IndexError(f"invalid index of type {type(k).__name__}: expected int, slice, "
+                             "None, Ellipsis, or an integer or boolean array")
+        out.append(k)
+    return tuple(out)
+
+
+def getitem(x: Array, key: Any) -> Array:
+    key = _as_tuple(key)
+    if _is_basic(key):
+        return basic_view(x, key)
+    try:
+        return x._buffer.device.backend.gather(x, _advanced_key(x, key))
+    except (IndexError, ValueError, TypeError):
+        raise
+    except Exception as exc:  # numpy's own index errors are IndexError already; be safe
+        raise IndexError(str(exc)) from None
+
+
+def _check_value(x: Array, value: Any) -> Any:
+    """`value` ready to store in `x`: a checked Python scalar or an array on x's device whose
+    dtype is of x's kind (a narrower or wider dtype of the same kind is cast, as in numpy)."""
+    if value.__class__ is not Array:
+        if isinstance(value, (builtins.bool, int, float, complex)):
+            from ._elementwise import _check_scalar
+
+            return _check_scalar("__setitem__", value, x._dtype)
+        from ._creation import asarray
+
+        return asarray(value, dtype=x._dtype, device=x._buffer.device)
+    if value._buffer.device is not x._buffer.device:
+        raise ValueError(f"__setitem__: value is on {value.device}, the array on {x.device}")
+    if value._dtype is not x._dtype and (x._dtype, value._dtype) not in dt.PROMOTION_TABLE:
+        raise TypeError(f"__setitem__: cannot store {value._dtype.name} values in a "
+                        f"{x._dtype.name} array")
+    return value
+
+
+def setitem(x: Array, key: Any, value: Any) -> None:
+    value = _check_value(x, value)
+    key = _as_tuple(key)
+    backend = x._buffer.device.backend
+    if _is_basic(key):
+        target = basic_view(x, key)
+        if value.__class__ is Array and value._shape != target._shape and \
+                broadcast_shapes(value._shape, target._shape) != target._shape:
+            raise ValueError(f"__setitem__: value of shape {value._shape} does not broadcast to "
+                             f"the selection's shape {target._shape}")
+        backend.assign(target, value)
+    else:
+        backend.scatter(x, _advanced_key(x, key), value)
+
+
+def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
+    check_array(x, "take")
+    check_array(indices, "take", "indices")
+    if indices._dtype not in dt.INTEGER:
+        raise TypeError(f"take(): indices must be an integer array, got {indices._dtype.name}")
+    if indices.ndim != 1:
+        raise ValueError(f"take(): indices must be 1-D, got {indices.ndim}-D")
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError("take(): axis is required for arrays with more than one dimension")
+        axis = 0
+    axis = normalize_axis(axis, x.ndim, "take")
+    return x._buffer.device.backend.take(x, indices, axis)
+
+
+def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
+    check_array(x, "take_along_axis")
+    check_array(indices, "take_along_axis", "indices")
+    if indices._dtype not in dt.INTEGER:
+        raise TypeError("take_along_axis(): indices must be an integer array, got "
+                        f"{indices._dtype.name}")
+    if indices.ndim != x.ndim:
+        raise ValueError(f"take_along_axis(): indices must have x's {x.ndim} dimensions, got "
+                         f"{indices.ndim}")
+    axis = normalize_axis(axis, x.ndim, "take_along_axis")
+    return x._buffer.device.backend.take_along_axis(x, indices, axis)

@@ -1,0 +1,65 @@
+"""Inspection (spec: "Inspection"): `__array_namespace_info__()` and memory statistics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dtypes as dt
+from ._checks import as_device
+from .hal.device import Device, default_device
+from .hal.registry import registry
+
+__all__ = ["__array_namespace_info__", "empty_cache", "memory_stats"]
+
+
+class Info:
+    """What this namespace supports, for every device the registry knows."""
+
+    __module__ = "hxarray"
+
+    def capabilities(self) -> dict[str, Any]:
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
+
+    def default_device(self) -> Device:
+        return default_device()
+
+    def devices(self) -> tuple[Device, ...]:
+        return tuple(registry.devices())
+
+    def default_dtypes(self, *, device: Any = None) -> dict[str, dt.DType]:
+        as_device(device, "default_dtypes")
+        return {"real floating": dt.float64, "complex floating": dt.complex128,
+                "integral": dt.int64, "indexing": dt.int64}
+
+    def dtypes(self, *, device: Any = None,
+               kind: str | tuple[str, ...] | None = None) -> dict[str, dt.DType]:
+        as_device(device, "dtypes")
+        if kind is None:
+            return {d.name: d for d in dt.ALL_DTYPES}
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        selected: dict[str, dt.DType] = {}
+        for k in kinds:
+            if k not in dt.KINDS:
+                raise ValueError(f"dtypes(): unknown kind {k!r}; expected one of "
+                                 f"{', '.join(dt.KINDS)}")
+            selected.update((d.name, d) for d in dt.KINDS[k])
+        return {d.name: d for d in dt.ALL_DTYPES if d.name in selected}
+
+
+_INFO = Info()
+
+
+def __array_namespace_info__() -> Info:
+    return _INFO
+
+
+def memory_stats(device: Any = None) -> dict[str, int]:
+    """The caching allocator's statistics for `device` (default: the default device)."""
+    device = as_device(device, "memory_stats")
+    return device.backend.allocator(device).stats()
+
+
+def empty_cache(device: Any = None) -> None:
+    """Return the cached free blocks of `device` to the system."""
+    device = as_device(device, "empty_cache")
+    device.backend.allocator(device).empty_cache()

@@ -1,0 +1,85 @@
+"""Linear algebra functions of the main namespace (spec: "Linear Algebra Functions")."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+
+from . import _dtypes as dt
+from . import _views
+from ._array import Array
+from ._checks import check_array, check_dtype, normalize_axis, same_device
+
+__all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
+
+
+def _operands(function: str, x1: Array, x2: Array) -> dt.DType:
+    check_array(x1, function, "x1")
+    check_array(x2, function, "x2")
+    check_dtype(x1, "numeric", function)
+    check_dtype(x2, "numeric", function)
+    same_device((x1, x2), function)
+    return dt.promote(x1._dtype, x2._dtype)
+
+
+def matmul(x1: Array, x2: Array, /) -> Array:
+    dtype = _operands("matmul", x1, x2)
+    if x1.ndim == 0 or x2.ndim == 0:
+        raise ValueError("matmul(): operands must have at least one dimension; use multiply() "
+                         "for scalars")
+    inner1 = x1._shape[-1]
+    inner2 = x2._shape[-2] if x2.ndim > 1 else x2._shape[0]
+    if inner1 != inner2:
+        raise ValueError(f"matmul(): shapes {x1._shape} and {x2._shape} are not aligned: "
+                         f"{inner1} (last axis of x1) != {inner2} (contracted axis of x2)")
+    if x1.ndim > 2 or x2.ndim > 2:
+        _views.broadcast_shapes(x1._shape[:-2], x2._shape[:-2])
+    return x1._buffer.device.backend.matmul(x1, x2, dtype)
+
+
+def matrix_transpose(x: Array, /) -> Array:
+    check_array(x, "matrix_transpose")
+    return x.mT
+
+
+def tensordot(x1: Array, x2: Array, /, *,
+              axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
+    dtype = _operands("tensordot", x1, x2)
+    if isinstance(axes, int) and not isinstance(axes, bool):
+        if axes < 0 or axes > min(x1.ndim, x2.ndim):
+            raise ValueError(f"tensordot(): axes={axes} must be in [0, {min(x1.ndim, x2.ndim)}]")
+        pair = (tuple(range(x1.ndim - axes, x1.ndim)), tuple(range(axes)))
+    else:
+        try:
+            a1, a2 = axes
+            pair = (tuple(normalize_axis(operator.index(a), x1.ndim, "tensordot") for a in a1),
+                    tuple(normalize_axis(operator.index(a), x2.ndim, "tensordot") for a in a2))
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, ValueError) and "axis" in str(exc):
+                raise
+            raise TypeError(f"tensordot(): axes must be an int or a pair of axis sequences, "
+                            f"got {axes!r}") from None
+        if len(pair[0]) != len(pair[1]):
+            raise ValueError("tensordot(): the two axis sequences must have the same length")
+    for a, b in zip(*pair):
+        if x1._shape[a] != x2._shape[b]:
+            raise ValueError(f"tensordot(): contracted axes have sizes {x1._shape[a]} and "
+                             f"{x2._shape[b]}")
+    return x1._buffer.device.backend.tensordot(x1, x2, pair, dtype)
+
+
+def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
+    """Sum over `axis` of conj(x1) * x2, after broadcasting x1 and x2 together."""
+    from ._elementwise import conj, multiply
+    from ._statistical import sum as _sum
+
+    dtype = _operands("vecdot", x1, x2)
+    shape = _views.broadcast_shapes(x1._shape, x2._shape)
+    if not shape:
+        raise ValueError("vecdot(): operands must have at least one dimension")
+    axis = normalize_axis(axis, len(shape), "vecdot")
+    rel1, rel2 = axis - len(shape) + x1.ndim, axis - len(shape) + x2.ndim
+    if rel1 < 0 or rel2 < 0 or x1._shape[rel1] != x2._shape[rel2]:
+        raise ValueError(f"vecdot(): shapes {x1._shape} and {x2._shape} differ on axis {axis}")
+    product = multiply(conj(x1) if x1._dtype in dt.COMPLEX_FLOATING else x1, x2)
+    return _sum(product, axis=axis, dtype=dtype)

@@ -1,0 +1,217 @@
+"""Manipulation functions (spec: "Manipulation Functions").
+
+Functions that only rearrange axes (`broadcast_to`, `expand_dims`, `flip`, `moveaxis`,
+`permute_dims`, `squeeze`, `unstack` and `reshape` where strides allow) return views of the same
+buffer; the rest ask the backend for a new array.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from . import _dtypes as dt
+from . import _views
+from ._array import Array
+from ._checks import check_array, normalize_axes, normalize_axis, same_device
+
+__all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
+           "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile",
+           "unstack"]
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    for shape in shapes:
+        if not isinstance(shape, tuple) or not all(isinstance(n, int) for n in shape):
+            raise TypeError(f"broadcast_shapes(): shapes must be tuples of ints, got {shape!r}")
+    return _views.broadcast_shapes(*shapes)
+
+
+def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
+    for a in arrays:
+        check_array(a, "broadcast_arrays", "each input")
+    shape = _views.broadcast_shapes(*(a._shape for a in arrays))
+    return tuple(_views.broadcast_to(a, shape) for a in arrays)
+
+
+def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
+    check_array(x, "broadcast_to")
+    from ._checks import as_shape
+
+    return _views.broadcast_to(x, as_shape(shape, "broadcast_to"))
+
+
+def _common_dtype(arrays: tuple[Array, ...] | list[Array], function: str) -> dt.DType:
+    if not arrays:
+        raise ValueError(f"{function}() needs at least one array")
+    for a in arrays:
+        check_array(a, function, "each input")
+    same_device(arrays, function)
+    return dt.result_type_of(*(a._dtype for a in arrays))
+
+
+def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
+    arrays = tuple(arrays)
+    dtype = _common_dtype(arrays, "concat")
+    if axis is not None:
+        ndim = arrays[0].ndim
+        if ndim == 0:
+            raise ValueError("concat(): 0-D arrays cannot be concatenated; use stack()")
+        axis = normalize_axis(axis, ndim, "concat")
+        for a in arrays:
+            if a.ndim != ndim or any(n != m for i, (n, m) in
+                                     enumerate(zip(a._shape, arrays[0]._shape)) if i != axis):
+                raise ValueError(f"concat(): shapes {[b._shape for b in arrays]} differ off "
+                                 f"axis {axis}")
+    return arrays[0]._buffer.device.backend.concat(arrays, axis, dtype)
+
+
+def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
+    arrays = tuple(arrays)
+    dtype = _common_dtype(arrays, "stack")
+    shape = arrays[0]._shape
+    if any(a._shape != shape for a in arrays):
+        raise ValueError(f"stack(): all arrays must have the same shape, got "
+                         f"{[a._shape for a in arrays]}")
+    axis = normalize_axis(axis, len(shape) + 1, "stack")
+    expanded = tuple(_views.expand(a, (axis,)) for a in arrays)
+    return arrays[0]._buffer.device.backend.concat(expanded, axis, dtype)
+
+
+def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
+    check_array(x, "unstack")
+    if x.ndim == 0:
+        raise ValueError("unstack(): x must have at least one dimension")
+    axis = normalize_axis(axis, x.ndim, "unstack")
+    key = [slice(None)] * x.ndim
+    from ._indexing import basic_view
+
+    parts = []
+    for i in range(x._shape[axis]):
+        key[axis] = i
+        parts.append(basic_view(x, tuple(key)))
+    return tuple(parts)
+
+
+def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
+    check_array(x, "expand_dims")
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    ndim = x.ndim + len(axes)
+    normalized = tuple(sorted(normalize_axis(a, ndim, "expand_dims") for a in axes))
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"expand_dims(): repeated axis in {axis}")
+    return _views.expand(x, normalized)
+
+
+def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
+    check_array(x, "flip")
+    return _views.flip(x, normalize_axes(axis, x.ndim, "flip"))
+
+
+def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
+    check_array(x, "permute_dims")
+    normalized = tuple(normalize_axis(a, x.ndim, "permute_dims") for a in axes)
+    if sorted(normalized) != list(range(x.ndim)):
+        raise ValueError(f"permute_dims(): axes {axes} is not a permutation of the "
+                         f"{x.ndim} axes")
+    return _views.permute(x, normalized)
+
+
+def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...],
+             /) -> Array:
+    check_array(x, "moveaxis")
+    src = source if isinstance(source, tuple) else (source,)
+    dst = destination if isinstance(destination, tuple) else (destination,)
+    if len(src) != len(dst):
+        raise ValueError("moveaxis(): source and destination must have the same length")
+    src = tuple(normalize_axis(a, x.ndim, "moveaxis") for a in src)
+    dst = tuple(normalize_axis(a, x.ndim, "moveaxis") for a in dst)
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError("moveaxis(): repeated axis")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return _views.permute(x, tuple(order))
+
+
+def reshape(x: Array, /, shape: tuple[int, ...], *, copy: builtins.bool | None = None) -> Array:
+    check_array(x, "reshape")
+    shape = tuple(operator.index(n) for n in shape)
+    size = x.size
+    if shape.count(-1) > 1 or any(n < -1 for n in shape):
+        raise ValueError(f"reshape(): invalid shape {shape}: at most one -1 and no other "
+                         "negative sizes")
+    if -1 in shape:
+        known = 1
+        for n in shape:
+            if n != -1:
+                known *= n
+        if known == 0 or size % known:
+            raise ValueError(f"reshape(): cannot infer -1 in {shape} for {size} elements")
+        shape = tuple(size // known if n == -1 else n for n in shape)
+    total = 1
+    for n in shape:
+        total *= n
+    if total != size:
+        raise ValueError(f"reshape(): cannot reshape {size} elements of shape {x._shape} "
+                         f"into shape {shape}")
+    strides = None if copy else _views.reshape_strides(x, shape)
+    if strides is not None:
+        return _views.view(x, shape, strides, x._offset)
+    if copy is False:
+        raise ValueError(f"reshape(copy=False): shape {shape} cannot be a view of this array's "
+                         "memory layout")
+    contiguous = x._buffer.device.backend.copy(x)
+    return _views.view(contiguous, shape, _views.contiguous_strides(shape, x._dtype.itemsize), 0)
+
+
+def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
+    check_array(x, "squeeze")
+    axes = normalize_axes(axis, x.ndim, "squeeze")
+    for a in axes:
+        if x._shape[a] != 1:
+            raise ValueError(f"squeeze(): axis {a} has size {x._shape[a]}, not 1")
+    return _views.squeeze(x, axes)
+
+
+def roll(x: Array, /, shift: int | tuple[int, ...], *,
+         axis: int | tuple[int, ...] | None = None) -> Array:
+    check_array(x, "roll")
+    if axis is None:
+        if not isinstance(shift, int):
+            raise ValueError("roll(): a tuple shift needs a tuple axis of the same length")
+        return x._buffer.device.backend.manipulate("roll", x, shift=shift, axis=None)
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    shifts = shift if isinstance(shift, tuple) else (shift,) * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError("roll(): shift and axis must have the same length")
+    axes = tuple(normalize_axis(a, x.ndim, "roll") for a in axes)
+    return x._buffer.device.backend.manipulate("roll", x, shift=shifts, axis=axes)
+
+
+def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
+    check_array(x, "repeat")
+    if repeats.__class__ is Array:
+        if repeats._dtype not in dt.INTEGER:
+            raise TypeError("repeat(): repeats must be an integer array")
+        if repeats.ndim > 1:
+            raise ValueError("repeat(): repeats must be 0-D or 1-D")
+        repeats = repeats._host()
+        if (repeats < 0).any():
+            raise ValueError("repeat(): repeats must be non-negative")
+    else:
+        repeats = operator.index(repeats)
+        if repeats < 0:
+            raise ValueError(f"repeat(): repeats must be non-negative, got {repeats}")
+    if axis is None:
+        x = reshape(x, (-1,))
+        axis = 0
+    axis = normalize_axis(axis, x.ndim, "repeat")
+    return x._buffer.device.backend.manipulate("repeat", x, repeats=repeats, axis=axis)
+
+
+def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
+    check_array(x, "tile")
+    repetitions = tuple(operator.index(r) for r in repetitions)
+    if any(r < 0 for r in repetitions):
+        raise ValueError(f"tile(): repetitions must be non-negative, got {repetitions}")
+    return x._buffer.device.backend.manipulate("tile", x, repetitions=repetitions)

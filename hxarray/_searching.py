@@ -1,0 +1,86 @@
+"""Searching functions (spec: "Searching Functions")."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from . import _dtypes as dt
+from ._array import Array
+from ._checks import check_array, check_dtype, normalize_axes, normalize_axis
+from ._elementwise import _check_scalar
+from ._views import broadcast_shapes
+
+__all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
+
+
+def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool) -> Array:
+    check_array(x, name)
+    check_dtype(x, "real-valued", name)
+    if x.size == 0 or (axis is not None and x._shape[normalize_axis(axis, x.ndim, name)] == 0):
+        raise ValueError(f"{name}() of an empty selection has no value")
+    axes = None if axis is None else (normalize_axis(axis, x.ndim, name),)
+    return x._buffer.device.backend.reduce(name, x, axes, keepdims, dt.int64)
+
+
+def argmax(x: Array, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Array:
+    return _arg_extremum("argmax", x, axis, keepdims)
+
+
+def argmin(x: Array, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Array:
+    return _arg_extremum("argmin", x, axis, keepdims)
+
+
+def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
+                  keepdims: builtins.bool = False) -> Array:
+    check_array(x, "count_nonzero")
+    axes = normalize_axes(axis, x.ndim, "count_nonzero")
+    return x._buffer.device.backend.reduce("count_nonzero", x, axes, keepdims, dt.int64)
+
+
+def nonzero(x: Array, /) -> tuple[Array, ...]:
+    check_array(x, "nonzero")
+    if x.ndim == 0:
+        raise ValueError("nonzero() of a 0-D array is not allowed; use x[None] or bool(x)")
+    return x._buffer.device.backend.nonzero(x)
+
+
+def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
+                 sorter: Array | None = None) -> Array:
+    check_array(x1, "searchsorted", "x1")
+    if x1.ndim != 1:
+        raise ValueError(f"searchsorted(): x1 must be 1-D, got {x1.ndim}-D")
+    check_dtype(x1, "real-valued", "searchsorted")
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted(): side must be 'left' or 'right', got {side!r}")
+    backend = x1._buffer.device.backend
+    if x2.__class__ is not Array:
+        x2 = backend.full((), _check_scalar("searchsorted", x2, x1._dtype), x1._dtype,
+                          x1._buffer.device)
+    elif x2._buffer.device is not x1._buffer.device:
+        raise ValueError(f"searchsorted(): x2 is on {x2.device}, x1 on {x1.device}")
+    else:
+        dt.promote(x1._dtype, x2._dtype)
+    if sorter is not None:
+        check_array(sorter, "searchsorted", "sorter")
+        if sorter._dtype not in dt.INTEGER or sorter._shape != x1._shape:
+            raise ValueError("searchsorted(): sorter must be an integer array shaped like x1")
+    return backend.searchsorted(x1, x2, side, sorter)
+
+
+def where(condition: Array, x1: Array | Any, x2: Array | Any, /) -> Array:
+    """Elements of x1 where condition is true, else of x2; one of x1/x2 may be a Python scalar."""
+    check_array(condition, "where", "condition")
+    if condition._dtype is not dt.bool:
+        raise TypeError(f"where(): condition must be a boolean array, got {condition._dtype.name}")
+    arrays = [a for a in (x1, x2) if a.__class__ is Array]
+    if not arrays:
+        raise TypeError("where(): at least one of x1 and x2 must be an array")
+    for a in arrays:
+        if a._buffer.device is not condition._buffer.device:
+            raise ValueError(f"where(): arrays are on different devices ({condition.device} and "
+                             f"{a.device})")
+    dtype = dt.result_type_of(*(a._dtype for a in arrays))
+    x1, x2 = (a if a.__class__ is Array else _check_scalar("where", a, dtype) for a in (x1, x2))
+    shape = broadcast_shapes(condition._shape, *(a._shape for a in arrays))
+    return condition._buffer.device.backend.elementwise("where", (condition, x1, x2), dtype, shape)

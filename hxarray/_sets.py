@@ -1,0 +1,71 @@
+"""Set functions (spec: "Set Functions"). NaNs are distinct from each other, as the standard
+requires; values come out sorted."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, NamedTuple
+
+from . import _dtypes as dt
+from ._array import Array
+from ._checks import check_array
+from ._elementwise import _check_scalar
+
+__all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
+
+
+class UniqueAllResult(NamedTuple):
+    values: Array
+    indices: Array
+    inverse_indices: Array
+    counts: Array
+
+
+class UniqueCountsResult(NamedTuple):
+    values: Array
+    counts: Array
+
+
+class UniqueInverseResult(NamedTuple):
+    values: Array
+    inverse_indices: Array
+
+
+def _unique(x: Array, function: str) -> tuple[Array, Array, Array, Array]:
+    check_array(x, function)
+    return x._buffer.device.backend.unique(x)
+
+
+def unique_all(x: Array, /) -> UniqueAllResult:
+    return UniqueAllResult(*_unique(x, "unique_all"))
+
+
+def unique_counts(x: Array, /) -> UniqueCountsResult:
+    values, _, _, counts = _unique(x, "unique_counts")
+    return UniqueCountsResult(values, counts)
+
+
+def unique_inverse(x: Array, /) -> UniqueInverseResult:
+    values, _, inverse, _ = _unique(x, "unique_inverse")
+    return UniqueInverseResult(values, inverse)
+
+
+def unique_values(x: Array, /) -> Array:
+    return _unique(x, "unique_values")[0]
+
+
+def isin(x1: Array | Any, x2: Array | Any, /, *, invert: builtins.bool = False) -> Array:
+    """Whether each element of x1 occurs in x2; either may be a Python scalar."""
+    arrays = [a for a in (x1, x2) if a.__class__ is Array]
+    if not arrays:
+        raise TypeError("isin(): at least one of x1 and x2 must be an array")
+    device = arrays[0]._buffer.device
+    if any(a._buffer.device is not device for a in arrays):
+        raise ValueError("isin(): x1 and x2 must be on the same device")
+    dtype = arrays[0]._dtype
+    if len(arrays) == 2:
+        dt.promote(x1._dtype, x2._dtype)
+    backend = device.backend
+    x1, x2 = (a if a.__class__ is Array else
+              backend.full((), _check_scalar("isin", a, dtype), dtype, device) for a in (x1, x2))
+    return backend.isin(x1, x2, bool(invert))

@@ -1,0 +1,31 @@
+"""Sorting functions (spec: "Sorting Functions")."""
+
+from __future__ import annotations
+
+import builtins
+
+from ._array import Array
+from ._checks import check_array, check_dtype, normalize_axis
+
+__all__ = ["argsort", "sort"]
+
+
+def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: builtins.bool,
+          indices: builtins.bool) -> Array:
+    check_array(x, name)
+    check_dtype(x, "real-valued", name)
+    if x.ndim == 0:
+        raise ValueError(f"{name}(): x must have at least one dimension")
+    axis = normalize_axis(axis, x.ndim, name)
+    return x._buffer.device.backend.sort(x, axis, bool(descending), bool(stable), indices)
+
+
+def sort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,
+         stable: builtins.bool = True) -> Array:
+    return _sort("sort", x, axis, descending, stable, indices=False)
+
+
+def argsort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,
+            stable: builtins.bool = True) -> Array:
+    """Indices (default integer dtype) that sort x along `axis`."""
+    return _sort("argsort", x, axis, descending, stable, indices=True)

@@ -1,0 +1,52 @@
+"""Utility functions (spec: "Utility Functions")."""
+
+from __future__ import annotations
+
+import builtins
+import operator
+
+from . import _dtypes as dt
+from ._array import Array
+from ._checks import check_array, check_dtype, normalize_axis
+from ._statistical import reduce
+
+__all__ = ["all", "any", "diff"]
+
+
+def all(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
+        keepdims: builtins.bool = False) -> Array:
+    check_array(x, "all")
+    return reduce("all", x, axis, keepdims, dt.bool)
+
+
+def any(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
+        keepdims: builtins.bool = False) -> Array:
+    check_array(x, "any")
+    return reduce("any", x, axis, keepdims, dt.bool)
+
+
+def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
+         append: Array | None = None) -> Array:
+    check_array(x, "diff")
+    check_dtype(x, "numeric", "diff")
+    if x.ndim == 0:
+        raise ValueError("diff(): x must have at least one dimension")
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"diff(): n must be non-negative, got {n}")
+    axis = normalize_axis(axis, x.ndim, "diff")
+    dtype = x._dtype
+    extra = {}
+    for name, other in (("prepend", prepend), ("append", append)):
+        if other is None:
+            continue
+        check_array(other, "diff", name)
+        if other._buffer.device is not x._buffer.device:
+            raise ValueError(f"diff(): {name} is on {other.device}, x on {x.device}")
+        if other.ndim != x.ndim or any(a != b for i, (a, b) in
+                                       enumerate(zip(other._shape, x._shape)) if i != axis):
+            raise ValueError(f"diff(): {name} of shape {other._shape} does not match x's shape "
+                             f"{x._shape} off axis {axis}")
+        dtype = dt.promote(dtype, other._dtype)
+        extra[name] = other
+    return x._buffer.device.backend.reduce("diff", x, (axis,), False, dtype, n=n, **extra)

@@ -1,0 +1,298 @@
+"""The numpy CPU backend: every operation runs numpy on views of the input buffers and writes into
+buffers from the caching allocator.
+
+`native(x)` is the numpy view of an array, built once and cached on the array. A fresh buffer's
+view is also cached on its allocator block, so a loop that frees and reallocates same-shaped
+results reuses both the memory and the view.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+import numpy as np
+
+from ... import _dtypes as dt
+from ..._array import Array
+from ...hal.allocator import CachingAllocator
+from ...hal.buffer import MemoryBuffer
+from ...hal.device import Device, DeviceType
+from ...hal.registry import Backend
+from . import kernels
+from .allocator import CpuAllocator
+from .device import cpu_capabilities
+from .stream import CpuEvent, CpuStream
+
+_make = Array._make
+_ndarray = np.ndarray
+_FROM_NUMPY = dt.FROM_NUMPY
+
+
+class CpuBackend(Backend):
+    device_type = DeviceType.CPU
+
+    def __init__(self) -> None:
+        self.device = Device(self.device_type)
+        self._allocator = CachingAllocator(CpuAllocator(self.device),
+                                           max_cached_bytes=cpu_capabilities()["total_memory"] // 4)
+        self._default_stream = CpuStream(self.device, default=True)
+        self._layouts: dict[tuple[tuple[int, ...], dt.DType], tuple[int, tuple[int, ...]]] = {}
+        self._lock = threading.Lock()
+
+    # -- devices, memory, streams ------------------------------------------------------------------
+    def device_count(self) -> int:
+        return 1
+
+    def capabilities(self, device: Device) -> dict[str, Any]:
+        return cpu_capabilities()
+
+    def allocator(self, device: Device) -> CachingAllocator:
+        return self._allocator
+
+    def default_stream(self, device: Device) -> CpuStream:
+        return self._default_stream
+
+    def create_stream(self, device: Device, **options: Any) -> CpuStream:
+        return CpuStream(device, **options)
+
+    def create_event(self, device: Device, **options: Any) -> CpuEvent:
+        return CpuEvent(device, **options)
+
+    def dlpack_device(self, device: Device) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU
+
+    def dlpack(self, x: Array, *, stream: Any, max_version: Any, dl_device: Any, copy: Any) -> Any:
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"cannot export a CPU array to DLPack device {dl_device}")
+        if stream is not None:
+            raise ValueError("stream must be None for CPU arrays")
+        host = self.host_view(x)
+        if copy:
+            host = host.copy()
+        if max_version is None:
+            return host.__dlpack__()
+        return host.__dlpack__(max_version=max_version, copy=False if copy else copy)
+
+    # -- numpy views -------------------------------------------------------------------------------
+    def native(self, x: Array) -> np.ndarray:
+        """The cached numpy view of `x` (internal: it does not keep `x`'s buffer alive)."""
+        h = x._handle
+        if h is None:
+            h = _ndarray(x._shape, x._dtype.numpy, buffer=x._buffer.block.handle,
+                         offset=x._offset, strides=x._strides)
+            x._handle = h
+        return h
+
+    def host_view(self, x: Array) -> np.ndarray:
+        """A numpy view of `x` that keeps its buffer alive, for handing out to users."""
+        return _ndarray(x._shape, x._dtype.numpy, buffer=np.asarray(x._buffer),
+                        offset=x._offset, strides=x._strides)
+
+    def adopt(self, data: np.ndarray) -> Array:
+        """Wrap a host numpy array without copying (for DLPack and `asarray(copy=False)`); the array
+        keeps `data` alive. Its memory is not from the allocator, so it is not in the stats."""
+        block = _ForeignBlock(data)
+        buffer = MemoryBuffer(self.device, block.nbytes, block, _FOREIGN)
+        base = data.__array_interface__["data"][0]
+        return _make(buffer, _FROM_NUMPY[data.dtype], data.shape, data.strides,
+                     base - block.address, data)
+
+    # -- creation and data movement ----------------------------------------------------------------
+    def empty(self, shape: tuple[int, ...], dtype: dt.DType, device: Device = None) -> Array:
+        layout = self._layouts.get((shape, dtype))
+        if layout is None:
+            layout = self._layout(shape, dtype)
+        nbytes, strides = layout
+        allocator = self._allocator
+        block = allocator.malloc(nbytes)
+        cached = block.cache
+        if cached is not None and cached[0] is dtype and cached[1].shape == shape:
+            h = cached[1]
+        else:
+            h = _ndarray(shape, dtype.numpy, buffer=block.handle)
+            block.cache = (dtype, h)
+        return _make(MemoryBuffer(self.device, nbytes, block, allocator), dtype, shape, strides, 0, h)
+
+    def _layout(self, shape: tuple[int, ...], dtype: dt.DType) -> tuple[int, tuple[int, ...]]:
+        size = math.prod(shape)
+        if size * dtype.itemsize > 2**62:
+            raise MemoryError(f"an array of shape {shape} and dtype {dtype.name} is too large")
+        strides = []
+        step = dtype.itemsize
+        for n in reversed(shape):
+            strides.append(step)
+            step *= max(n, 1)
+        layout = (size * dtype.itemsize, tuple(reversed(strides)))
+        if len(self._layouts) < 4096:
+            self._layouts[shape, dtype] = layout
+        return layout
+
+    def from_host(self, data: np.ndarray, device: Device = None) -> Array:
+        dtype = _FROM_NUMPY.get(data.dtype)
+        if dtype is None:
+            raise TypeError(f"numpy dtype {data.dtype} has no hxarray equivalent")
+        out = self.empty(data.shape, dtype)
+        np.copyto(out._handle, data, casting="no" if data.dtype.isnative else "equiv")
+        return out
+
+    def _result(self, data: np.ndarray) -> Array:
+        """Wrap a numpy result computed into memory numpy allocated: copy it into our buffer."""
+        if data.dtype not in _FROM_NUMPY:
+            data = data.astype(data.dtype.newbyteorder("="))
+        return self.from_host(np.asarray(data))
+
+    def to_host(self, x: Array) -> np.ndarray:
+        return np.array(self.native(x), copy=True)
+
+    def full(self, shape, value, dtype, device=None) -> Array:
+        out = self.empty(shape, dtype)
+        out._handle.fill(value)
+        return out
+
+    def arange(self, start, stop, step, dtype, device=None) -> Array:
+        return self._result(np.arange(start, stop, step, dtype=dtype.numpy))
+
+    def linspace(self, start, stop, num, dtype, device=None, endpoint=True) -> Array:
+        return self._result(np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype.numpy))
+
+    def copy(self, x: Array, dtype: dt.DType | None = None) -> Array:
+        out = self.empty(x._shape, dtype or x._dtype)
+        with kernels.quiet():
+            np.copyto(out._handle, self.native(x), casting="unsafe")
+        return out
+
+    def assign(self, dst: Array, src: Array | Any) -> None:
+        value = self.native(src) if isinstance(src, Array) else src
+        with kernels.quiet():
+            np.copyto(self.native(dst), value, casting="unsafe")
+
+    # -- compute -----------------------------------------------------------------------------------
+    def elementwise(self, name, args, dtype, shape, out=None) -> Array:
+        if out is None:
+            out = self.empty(shape, dtype)
+        handles = [a._handle if a.__class__ is Array and a._handle is not None else
+                   self.native(a) if a.__class__ is Array else a for a in args]
+        kernels.ELEMENTWISE[name](*handles, out=out._handle if out._handle is not None
+                                  else self.native(out))
+        return out
+
+    def reduce(self, name, x, axes, keepdims, dtype, **params) -> Array:
+        params = {k: self.native(v) if isinstance(v, Array) else v for k, v in params.items()}
+        with kernels.quiet():
+            result = kernels.REDUCTIONS[name](self.native(x), axes, keepdims, dtype.numpy,
+                                              **params)
+        return self._result(result)
+
+    def matmul(self, a, b, dtype) -> Array:
+        with kernels.quiet():
+            return self._result(np.matmul(self.native(a), self.native(b), dtype=dtype.numpy))
+
+    def tensordot(self, a, b, axes, dtype) -> Array:
+        with kernels.quiet():
+            return self._result(np.tensordot(self.native(a).astype(dtype.numpy, copy=False),
+                                             self.native(b).astype(dtype.numpy, copy=False),
+                                             axes=axes))
+
+    def sort(self, x, axis, descending, stable, indices) -> Array:
+        return self._result(kernels.sort(self.native(x), axis, descending, stable, indices))
+
+    def searchsorted(self, x1, x2, side, sorter) -> Array:
+        return self._result(np.searchsorted(
+            self.native(x1), self.native(x2), side=side,
+            sorter=None if sorter is None else self.native(sorter)).astype(np.int64, copy=False))
+
+    def nonzero(self, x) -> tuple[Array, ...]:
+        return tuple(self._result(i.astype(np.int64, copy=False))
+                     for i in np.nonzero(self.native(x)))
+
+    def unique(self, x):
+        return tuple(self._result(r) for r in kernels.unique(self.native(x)))
+
+    def isin(self, x1, x2, invert) -> Array:
+        return self._result(np.isin(self.native(x1), self.native(x2), invert=invert))
+
+    def take(self, x, indices, axis) -> Array:
+        return self._result(np.take(self.native(x), self.native(indices), axis=axis))
+
+    def take_along_axis(self, x, indices, axis) -> Array:
+        return self._result(np.take_along_axis(self.native(x), self.native(indices), axis=axis))
+
+    def _native_key(self, key):
+        return tuple(self.native(k) if isinstance(k, Array) else k for k in key)
+
+    def gather(self, x, key) -> Array:
+        return self._result(self.native(x)[self._native_key(key)])
+
+    def scatter(self, x, key, value) -> None:
+        target = self.native(x)
+        with kernels.quiet():
+            target[self._native_key(key)] = self.native(value) if isinstance(value, Array) \
+                else value
+
+    def concat(self, arrays, axis, dtype) -> Array:
+        handles = [self.native(a) for a in arrays]
+        if axis is None:
+            handles = [h.reshape(-1) for h in handles]
+            axis = 0
+        return self._result(np.concatenate(handles, axis=axis, dtype=dtype.numpy,
+                                           casting="same_kind"))
+
+    def manipulate(self, name, x, **params) -> Array:
+        return self._result(kernels.MANIPULATIONS[name](self.native(x), **params))
+
+    def linalg(self, name, *args, **params):
+        handles = [self.native(a) if isinstance(a, Array) else a for a in args]
+        with kernels.quiet():
+            result = kernels.linalg(name, *handles, **params)
+        if isinstance(result, tuple):
+            return tuple(self._result(r) for r in result)
+        return self._result(result)
+
+    def fft(self, name, x, **params) -> Array:
+        with kernels.quiet():
+            return self._result(kernels.fft(name, self.native(x), **params))
+
+
+class _ForeignBlock:
+    """Host memory owned by another library's array, kept alive by reference."""
+
+    __slots__ = ("address", "nbytes", "handle", "cache")
+
+    def __init__(self, data: np.ndarray) -> None:
+        low = high = 0  # byte extent of the elements around the first one
+        if data.size:
+            for n, s in zip(data.shape, data.strides):
+                if s < 0:
+                    low += (n - 1) * s
+                else:
+                    high += (n - 1) * s
+        self.address = data.__array_interface__["data"][0] + low
+        self.nbytes = high - low + data.itemsize if data.size else 0
+        self.handle = np.asarray(_HostBytes(data, self.address, self.nbytes))
+        self.cache = None
+
+
+class _HostBytes:
+    """Exposes a byte range of `data`'s memory to numpy while keeping `data` alive."""
+
+    __slots__ = ("data", "__array_interface__")
+
+    def __init__(self, data: np.ndarray, address: int, nbytes: int) -> None:
+        self.data = data
+        self.__array_interface__ = {"data": (address, False), "shape": (nbytes,),
+                                    "typestr": "|u1", "version": 3}
+
+
+class _ForeignMemory(CpuAllocator):
+    """The allocator of adopted memory: freeing just drops the reference."""
+
+    def __init__(self) -> None:
+        super().__init__(Device("cpu"))
+
+    def malloc(self, nbytes: int):
+        raise TypeError("foreign memory is adopted, never allocated")
+
+
+_FOREIGN = _ForeignMemory()

@@ -1,0 +1,207 @@
+"""Allocators: the raw per-device allocator interface and a caching allocator over any of them.
+
+The caching allocator follows the shape of PyTorch's CUDACachingAllocator, simplified: requests are
+rounded up to size classes (64-byte steps up to 512 B, then quarter-power-of-two steps, so at most
+25% waste), freed blocks go to a per-class free list and are handed out again without touching the
+raw allocator, and an out-of-memory error frees the whole cache and retries once.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from .buffer import MemoryBuffer
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .device import Device
+
+__all__ = ["Block", "Allocator", "CachingAllocator", "size_class"]
+
+
+class Block:
+    """A piece of raw device memory: its address, size, the backend's handle for it, and a slot in
+    which a backend may cache a derived object (e.g. a typed view) for the next user of the block."""
+
+    __slots__ = ("address", "nbytes", "handle", "cache")
+
+    def __init__(self, address: int, nbytes: int, handle: Any) -> None:
+        self.address = address
+        self.nbytes = nbytes
+        self.handle = handle
+        self.cache: Any = None
+
+
+class Allocator(ABC):
+    """A per-device allocator. Subclasses implement `malloc`/`free` and the host copies; callers use
+    `allocate`, which wraps a block in a `MemoryBuffer` that frees it when the last user dies."""
+
+    device: Device
+
+    @abstractmethod
+    def malloc(self, nbytes: int) -> Block:
+        """A block of at least `nbytes` bytes; `MemoryError` if the device has no room."""
+
+    @abstractmethod
+    def free(self, block: Block) -> None:
+        """Return a block obtained from `malloc`."""
+
+    @abstractmethod
+    def copy_to_host(self, block: Block, offset: int, out: np.ndarray) -> None:
+        """Copy `out.nbytes` bytes from the block at `offset` into the contiguous host array."""
+
+    @abstractmethod
+    def copy_from_host(self, block: Block, offset: int, data: np.ndarray) -> None:
+        """Copy the contiguous host array into the block at `offset`."""
+
+    def array_interface(self, block: Block, nbytes: int) -> dict[str, Any]:
+        """numpy's `__array_interface__` for host-accessible memory; device memory is not."""
+        raise TypeError(f"memory on {self.device} is not host-accessible; copy it to the CPU with "
+                        "to_device('cpu') first")
+
+    def allocate(self, nbytes: int) -> MemoryBuffer:
+        """A `MemoryBuffer` of `nbytes` bytes on this allocator's device."""
+        if nbytes.__class__ is not int or nbytes < 0:
+            raise ValueError(f"nbytes must be a non-negative int, got {nbytes!r}")
+        return MemoryBuffer(self.device, nbytes, self.malloc(nbytes), self)
+
+    def stats(self) -> dict[str, int]:
+        return {}
+
+    def empty_cache(self) -> None:
+        """Release cached, unused memory back to the device (nothing to do without a cache)."""
+
+
+@lru_cache(maxsize=8192)
+def size_class(nbytes: int) -> int:
+    """The rounded size a request of `nbytes` is served with."""
+    if nbytes <= 512:
+        return max(64, (nbytes + 63) & ~63)
+    step = 1 << (nbytes.bit_length() - 3)
+    return (nbytes + step - 1) // step * step
+
+
+class CachingAllocator(Allocator):
+    """Wraps a raw allocator with size-class free lists, statistics and an OOM retry.
+
+    Thread-safe. `max_cached_bytes` bounds the memory kept in the cache: a freed block that would
+    exceed it goes straight back to the raw allocator.
+    """
+
+    def __init__(self, raw: Allocator, max_cached_bytes: int | None = None) -> None:
+        self.raw = raw
+        self.device = raw.device
+        self.max_cached_bytes = max_cached_bytes
+        self._free_lists: dict[int, list[Block]] = {}
+        self._lock = threading.Lock()
+        self._allocated = 0
+        self._cached = 0
+        self._peak_allocated = 0
+        self._peak_reserved = 0
+        self._num_allocs = 0
+        self._num_frees = 0
+        self._cache_hits = 0
+        self._num_raw_allocs = 0
+        self._num_raw_frees = 0
+        self._num_ooms = 0
+
+    def malloc(self, nbytes: int) -> Block:
+        size = size_class(nbytes)
+        with self._lock:
+            self._num_allocs += 1
+            free_list = self._free_lists.get(size)
+            if free_list:
+                block = free_list.pop()
+                self._cache_hits += 1
+                self._cached -= size
+                self._allocated += size
+                if self._allocated > self._peak_allocated:
+                    self._peak_allocated = self._allocated
+                return block
+        block = self._raw_malloc(size)
+        with self._lock:
+            self._allocated += size
+            if self._allocated > self._peak_allocated:
+                self._peak_allocated = self._allocated
+            reserved = self._allocated + self._cached
+            if reserved > self._peak_reserved:
+                self._peak_reserved = reserved
+        return block
+
+    def _raw_malloc(self, size: int) -> Block:
+        try:
+            block = self.raw.malloc(size)
+        except MemoryError:
+            with self._lock:
+                self._num_ooms += 1
+            self.empty_cache()
+            try:
+                block = self.raw.malloc(size)
+            except MemoryError:
+                raise MemoryError(
+                    f"out of memory on {self.device}: could not allocate {size} bytes even after "
+                    f"freeing the cache; allocator stats: {self.stats()}") from None
+        with self._lock:
+            self._num_raw_allocs += 1
+        return block
+
+    def free(self, block: Block) -> None:
+        size = block.nbytes
+        with self._lock:
+            self._num_frees += 1
+            self._allocated -= size
+            limit = self.max_cached_bytes
+            if limit is None or self._cached + size <= limit:
+                self._cached += size
+                free_list = self._free_lists.get(size)
+                if free_list is None:
+                    self._free_lists[size] = [block]
+                else:
+                    free_list.append(block)
+                return
+            self._num_raw_frees += 1
+        self.raw.free(block)
+
+    def empty_cache(self) -> None:
+        with self._lock:
+            blocks = [b for free_list in self._free_lists.values() for b in free_list]
+            self._free_lists.clear()
+            self._cached = 0
+            self._num_raw_frees += len(blocks)
+        for block in blocks:
+            self.raw.free(block)
+
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return {
+                "allocated_bytes": self._allocated,
+                "reserved_bytes": self._allocated + self._cached,
+                "cached_bytes": self._cached,
+                "peak_allocated_bytes": self._peak_allocated,
+                "peak_reserved_bytes": self._peak_reserved,
+                "num_allocs": self._num_allocs,
+                "num_frees": self._num_frees,
+                "cache_hits": self._cache_hits,
+                "cache_misses": self._num_allocs - self._cache_hits,
+                "num_raw_allocs": self._num_raw_allocs,
+                "num_raw_frees": self._num_raw_frees,
+                "num_ooms": self._num_ooms,
+            }
+
+    def reset_peak_stats(self) -> None:
+        with self._lock:
+            self._peak_allocated = self._allocated
+            self._peak_reserved = self._allocated + self._cached
+
+    def copy_to_host(self, block: Block, offset: int, out: np.ndarray) -> None:
+        self.raw.copy_to_host(block, offset, out)
+
+    def copy_from_host(self, block: Block, offset: int, data: np.ndarray) -> None:
+        self.raw.copy_from_host(block, offset, data)
+
+    def array_interface(self, block: Block, nbytes: int) -> dict[str, Any]:
+        return self.raw.array_interface(block, nbytes)

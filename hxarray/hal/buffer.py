@@ -1,0 +1,64 @@
+"""MemoryBuffer: one span of memory on one device, owned by whoever holds a reference to it.
+
+Arrays and views hold the buffer; when the last of them dies, `__del__` hands the block back to
+the allocator it came from, exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .allocator import Allocator, Block
+    from .device import Device
+
+__all__ = ["MemoryBuffer"]
+
+
+class MemoryBuffer:
+    """A span of `nbytes` bytes on `device`, carved from `allocator`."""
+
+    __slots__ = ("device", "nbytes", "block", "allocator", "__weakref__")
+
+    def __init__(self, device: Device, nbytes: int, block: Block, allocator: Allocator) -> None:
+        self.device = device
+        self.nbytes = nbytes
+        self.block = block
+        self.allocator = allocator
+
+    @property
+    def address(self) -> int:
+        """The device address of the first byte."""
+        return self.block.address
+
+    def copy_to_host(self, out: np.ndarray, offset: int = 0) -> np.ndarray:
+        """Copy `out.nbytes` bytes starting at byte `offset` into the contiguous host array `out`."""
+        self._check_span(offset, out.nbytes)
+        self.allocator.copy_to_host(self.block, offset, out)
+        return out
+
+    def copy_from_host(self, data: np.ndarray, offset: int = 0) -> None:
+        """Copy the contiguous host array `data` into this buffer starting at byte `offset`."""
+        self._check_span(offset, data.nbytes)
+        self.allocator.copy_from_host(self.block, offset, data)
+
+    def _check_span(self, offset: int, nbytes: int) -> None:
+        if offset < 0 or offset + nbytes > self.nbytes:
+            raise IndexError(f"byte range [{offset}, {offset + nbytes}) is outside this "
+                             f"{self.nbytes}-byte buffer")
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        """Host-visible buffers expose their bytes to numpy; the numpy array keeps this alive."""
+        return self.allocator.array_interface(self.block, self.nbytes)
+
+    def __repr__(self) -> str:
+        return f"MemoryBuffer(device={self.device!r}, nbytes={self.nbytes}, address={self.address:#x})"
+
+    def __del__(self) -> None:
+        allocator = self.allocator
+        if allocator is not None:
+            self.allocator = None
+            allocator.free(self.block)

@@ -1,0 +1,175 @@
+"""Device types, devices, and the default-device scope.
+
+A `Device` is a tiny immutable value (type + index), interned so that `Device("cuda:0") is
+Device("cuda", 0)`. Whether a device can actually be used is the business of its backend; creating
+the value never touches hardware.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["DeviceType", "Device", "DeviceUnavailableError", "default_device", "device_scope"]
+
+
+class DeviceUnavailableError(ValueError):
+    """A device was named correctly but cannot be used here (no backend, no hardware, bad index)."""
+
+
+class DeviceType:
+    """An extensible enumeration of device kinds; plug-ins add members with `DeviceType.register`."""
+
+    __slots__ = ("name",)
+    _members: dict[str, DeviceType] = {}
+    _lock = threading.Lock()
+
+    CPU: DeviceType
+    CUDA: DeviceType
+
+    def __new__(cls, name: str | DeviceType) -> DeviceType:
+        if isinstance(name, DeviceType):
+            return name
+        try:
+            return cls._members[name]
+        except (KeyError, TypeError):
+            known = ", ".join(sorted(cls._members))
+            raise ValueError(f"unknown device type {name!r}; known device types: {known}") from None
+
+    @classmethod
+    def register(cls, name: str) -> DeviceType:
+        """Add (or return the existing) device type called `name`."""
+        if not isinstance(name, str) or not name.isidentifier() or name != name.lower():
+            raise ValueError(f"a device type name must be a lowercase identifier, got {name!r}")
+        with cls._lock:
+            member = cls._members.get(name)
+            if member is None:
+                member = object.__new__(cls)
+                member.name = name
+                cls._members[name] = member
+            return member
+
+    @classmethod
+    def members(cls) -> tuple[DeviceType, ...]:
+        return tuple(cls._members.values())
+
+    def __repr__(self) -> str:
+        return f"DeviceType({self.name!r})"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (DeviceType, (self.name,))
+
+
+DeviceType.CPU = DeviceType.register("cpu")
+DeviceType.CUDA = DeviceType.register("cuda")
+
+
+class Device:
+    """A device: a `DeviceType` plus an index. Accepts `Device("cuda:1")`, `Device("cpu")`,
+    `Device("cuda", 1)` or `Device(DeviceType.CUDA, 1)`; equal devices are the same object."""
+
+    __slots__ = ("type", "index", "_backend", "__weakref__")
+    _interned: dict[tuple[DeviceType, int], Device] = {}
+
+    def __new__(cls, spec: str | DeviceType | Device, index: int | None = None) -> Device:
+        if isinstance(spec, Device):
+            if index is not None and index != spec.index:
+                raise ValueError(f"conflicting index {index} for device {spec}")
+            return spec
+        if isinstance(spec, str) and index is None and ":" in spec:
+            type_name, _, index_text = spec.partition(":")
+            try:
+                index = int(index_text)
+            except ValueError:
+                raise ValueError(
+                    f"invalid device string {spec!r}: expected 'type' or 'type:index' such as 'cuda:1'"
+                ) from None
+            spec = type_name
+        elif not isinstance(spec, (str, DeviceType)):
+            raise TypeError(f"a device is given as a Device, a DeviceType or a string such as "
+                            f"'cpu' or 'cuda:1', got {type(spec).__name__}")
+        device_type = DeviceType(spec)
+        if index is None:
+            index = 0
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise ValueError(f"a device index must be a non-negative integer, got {index!r}")
+        key = (device_type, index)
+        device = cls._interned.get(key)
+        if device is None:
+            device = object.__new__(cls)
+            device.type = device_type
+            device.index = index
+            device._backend = None
+            device = cls._interned.setdefault(key, device)
+        return device
+
+    @property
+    def backend(self):  # -> Backend; typed loosely to avoid an import cycle
+        """The backend that runs this device (looked up once); `DeviceUnavailableError` if none."""
+        backend = self._backend
+        if backend is None:
+            from .registry import registry
+
+            backend = registry.backend_for(self)
+            self._backend = backend
+        return backend
+
+    def capabilities(self) -> dict[str, Any]:
+        """Name, vendor, total/free memory, compute units and type-specific features."""
+        return self.backend.capabilities(self)
+
+    def __repr__(self) -> str:
+        return f"Device('{self}')"
+
+    def __str__(self) -> str:
+        return f"{self.type.name}:{self.index}" if self.index or self.type is not DeviceType.CPU \
+            else "cpu"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Device, (self.type.name, self.index))
+
+    # Interned: identity equality and hashing are correct and fast.
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+_scoped_device: contextvars.ContextVar[Device | None] = contextvars.ContextVar(
+    "hxarray_device", default=None)
+_env_default: list[Device] = []
+
+
+def default_device() -> Device:
+    """The device new arrays go to: the innermost `device_scope`, else `HXARRAY_DEFAULT_DEVICE`,
+    else the CPU."""
+    device = _scoped_device.get()
+    if device is not None:
+        return device
+    if not _env_default:
+        spec = os.environ.get("HXARRAY_DEFAULT_DEVICE", "").strip() or "cpu"
+        try:
+            _env_default.append(Device(spec))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"HXARRAY_DEFAULT_DEVICE={spec!r} is not a valid device: {exc}") from None
+    return _env_default[0]
+
+
+@contextlib.contextmanager
+def device_scope(device: Device | str) -> Iterator[Device]:
+    """Make `device` the default device inside the `with` block (per thread and per task)."""
+    device = Device(device)
+    device.backend  # fail now, with the reason, if the device cannot be used
+    token = _scoped_device.set(device)
+    try:
+        yield device
+    finally:
+        _scoped_device.reset(token)
