@@ -30,11 +30,6 @@ class DType:
     def __repr__(self) -> str:
         return f"hxarray.{self.name}"
 
-    def __eq__(self, other: object) -> _builtin_bool:
-        return self is other
-
-    def __hash__(self) -> int:
-        return id(self)
 
     def __reduce__(self) -> str:
         return self.name

@@ -135,13 +135,6 @@ class Device:
     def __reduce__(self) -> tuple[Any, ...]:
         return (Device, (self.type.name, self.index))
 
-    # Interned: identity equality and hashing are correct and fast.
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    def __hash__(self) -> int:
-        return id(self)
-
 
 _scoped_device: contextvars.ContextVar[Device | None] = contextvars.ContextVar(
     "hxarray_device", default=None)

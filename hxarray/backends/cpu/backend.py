@@ -21,6 +21,7 @@ from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType
 from ...hal.registry import Backend
 from . import kernels
+from .linalg_kernels import FFT, LINALG
 from .allocator import CpuAllocator
 from .device import cpu_capabilities
 from .stream import CpuEvent, CpuStream
@@ -245,14 +246,14 @@ class CpuBackend(Backend):
     def linalg(self, name, *args, **params):
         handles = [self.native(a) if isinstance(a, Array) else a for a in args]
         with kernels.quiet():
-            result = kernels.linalg(name, *handles, **params)
+            result = LINALG[name](*handles, **params)
         if isinstance(result, tuple):
             return tuple(self._result(r) for r in result)
         return self._result(result)
 
     def fft(self, name, x, **params) -> Array:
         with kernels.quiet():
-            return self._result(kernels.fft(name, self.native(x), **params))
+            return self._result(FFT[name](self.native(x), **params))
 
 
 class _ForeignBlock:

@@ -206,15 +206,3 @@ MANIPULATIONS: dict[str, Callable[..., np.ndarray]] = {
     "pad": lambda x, pad_width, value: np.pad(x, pad_width, constant_values=value),
 }
 
-
-def linalg(name: str, *args: Any, **params: Any) -> Any:
-    """The `linalg` extension on numpy (filled in by the linalg module's kernels table)."""
-    return LINALG[name](*args, **params)
-
-
-def fft(name: str, x: np.ndarray, **params: Any) -> np.ndarray:
-    return FFT[name](x, **params)
-
-
-LINALG: dict[str, Callable[..., Any]] = {}
-FFT: dict[str, Callable[..., Any]] = {}
