@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import operator
 import os
 import threading
 from collections.abc import Iterator
@@ -37,8 +38,15 @@ class DeviceType:
         try:
             return cls._members[name]
         except (KeyError, TypeError):
-            known = ", ".join(sorted(cls._members))
-            raise ValueError(f"unknown device type {name!r}; known device types: {known}") from None
+            pass
+        if isinstance(name, str):  # a plug-in's type is known once the entry points are read
+            from .registry import registry
+
+            registry.discover()
+            if name in cls._members:
+                return cls._members[name]
+        known = ", ".join(sorted(cls._members))
+        raise ValueError(f"unknown device type {name!r}; known device types: {known}")
 
     @classmethod
     def register(cls, name: str) -> DeviceType:
@@ -98,8 +106,12 @@ class Device:
         device_type = DeviceType(spec)
         if index is None:
             index = 0
-        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-            raise ValueError(f"a device index must be a non-negative integer, got {index!r}")
+        elif index.__class__ is not int:
+            if isinstance(index, bool) or not hasattr(index, "__index__"):
+                raise TypeError(f"a device index must be an int, got {type(index).__name__}")
+            index = operator.index(index)
+        if index < 0:
+            raise ValueError(f"a device index must be non-negative, got {index}")
         key = (device_type, index)
         device = cls._interned.get(key)
         if device is None:

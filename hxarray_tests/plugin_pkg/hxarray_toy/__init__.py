@@ -1,0 +1,49 @@
+"""A toy hxarray backend, discovered through the ``hxarray.backends`` entry point ``toy``.
+
+It is the numpy CPU backend under another device type, with its own raw and caching allocators,
+so the tests can tell its arrays and memory statistics apart from the CPU's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hxarray.backends.cpu import CpuBackend
+from hxarray.backends.cpu.allocator import CpuAllocator
+from hxarray.hal import Block, CachingAllocator, Device, DeviceType
+
+__all__ = ["ToyAllocator", "ToyBackend"]
+
+
+class ToyAllocator(CpuAllocator):
+    """Host memory for the toy device; counts the raw allocations and frees it serves."""
+
+    def __init__(self, device: Device) -> None:
+        super().__init__(device)
+        self.mallocs = 0
+        self.frees = 0
+
+    def malloc(self, nbytes: int) -> Block:
+        self.mallocs += 1
+        return super().malloc(nbytes)
+
+    def free(self, block: Block) -> None:
+        self.frees += 1
+        super().free(block)
+
+
+class ToyBackend(CpuBackend):
+    """Device type ``toy``: one device whose arrays live in memory from `ToyAllocator`."""
+
+    device_type = DeviceType.register("toy")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.raw_allocator = ToyAllocator(self.device)
+        self._allocator = CachingAllocator(self.raw_allocator, max_cached_bytes=64 << 20)
+
+    def capabilities(self, device: Device) -> dict[str, Any]:
+        total = 1 << 30
+        return {**super().capabilities(device), "name": "toy device", "vendor": "hxarray tests",
+                "total_memory": total,
+                "free_memory": total - self._allocator.stats()["reserved_bytes"]}
