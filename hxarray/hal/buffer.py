@@ -35,6 +35,8 @@ class MemoryBuffer:
 
     def copy_to_host(self, out: np.ndarray, offset: int = 0) -> np.ndarray:
         """Copy `out.nbytes` bytes starting at byte `offset` into the contiguous host array `out`."""
+        if not (out.flags.c_contiguous and out.flags.writeable):
+            raise ValueError("copy_to_host needs a writeable C-contiguous output array")
         self._check_span(offset, out.nbytes)
         self.allocator.copy_to_host(self.block, offset, out)
         return out
