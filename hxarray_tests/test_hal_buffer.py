@@ -68,13 +68,13 @@ def test_copies_outside_the_buffer_raise_index_error(alloc: CachingAllocator, of
 
 
 def test_copy_to_a_non_contiguous_output_is_refused(alloc: CachingAllocator) -> None:
-    buffer = alloc.allocate(8)
-    buffer.copy_from_host(np.arange(8, dtype=np.uint8))
-    out = np.zeros(16, np.uint8)
-    with pytest.raises(ValueError, match="C-contiguous"):
-        buffer.copy_to_host(out[::2])
+    buffer = alloc.allocate(32)
+    buffer.copy_from_host(np.arange(4, dtype=np.float64))
+    out = np.zeros((2, 4))
+    with pytest.raises(ValueError, match="C-contiguous"):  # used to be a silent no-op
+        buffer.copy_to_host(out[:, :2])
     assert not out.any()
-    readonly = np.zeros(8, np.uint8)
+    readonly = np.zeros(32, np.uint8)
     readonly.flags.writeable = False
     with pytest.raises(ValueError, match="writeable"):
         buffer.copy_to_host(readonly)
