@@ -144,6 +144,11 @@ class Array:
                                                   dl_device=dl_device, copy=copy)
 
     def __array__(self, dtype: Any = None, copy: builtins.bool | None = None) -> np.ndarray:
+        """numpy's conversion protocol; `copy=False` raises ValueError where a copy is needed
+        (another device, or a different `dtype`)."""
+        if copy is False and dtype is not None and np.dtype(dtype) != self._dtype.numpy:
+            raise ValueError(f"converting {self._dtype.name} to numpy dtype {np.dtype(dtype)} "
+                             "needs a copy, but copy=False")
         host = self._buffer.device.backend.host_view(self)
         if host is None:
             if copy is False:
@@ -162,7 +167,8 @@ class Array:
 
     def __repr__(self) -> str:
         body = np.array2string(self._host(), separator=", ", prefix="Array(")
-        return f"Array({body}, dtype={self._dtype.name}, device='{self.device}')"
+        shape = f", shape={self._shape}" if self.size == 0 and self.ndim != 1 else ""
+        return f"Array({body}{shape}, dtype={self._dtype.name}, device='{self.device}')"
 
     __str__ = __repr__
 
@@ -187,7 +193,10 @@ class Array:
         return float(self._scalar("float"))
 
     def __complex__(self) -> complex:
-        return complex(self._scalar("complex"))
+        value = self._scalar("complex")
+        if value != value and self._dtype in dt.REAL_FLOATING:
+            return complex(value, value)  # the spec maps a real NaN to NaN + NaN j
+        return complex(value)
 
     def __index__(self) -> int:
         if self._dtype not in dt.INTEGER:

@@ -56,9 +56,15 @@ def same_device(arrays: Sequence[Array], function: str) -> Device:
 
 
 def as_shape(shape: Any, function: str) -> tuple[int, ...]:
-    if isinstance(shape, int) and not isinstance(shape, builtins.bool):
-        shape = (shape,)
+    """`shape` (an integer or a sequence of integers; bools are not integers here) as a tuple."""
+    if shape.__class__ is not tuple and shape.__class__ is not builtins.bool:
+        try:
+            shape = (operator.index(shape),)
+        except TypeError:
+            pass
     try:
+        if any(n.__class__ is builtins.bool for n in shape):
+            raise TypeError
         shape = tuple(operator.index(n) for n in shape)
     except TypeError:
         raise TypeError(f"{function}(): shape must be an int or a tuple of ints, got {shape!r}") \

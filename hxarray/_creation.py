@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import numbers
+import operator
 from typing import Any
 
 import numpy as np
@@ -34,8 +36,9 @@ def _scalar_dtype(value: Any, function: str) -> dt.DType:
 def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
             copy: builtins.bool | None = None) -> Array:
     """Convert `obj` to an array. Host data (numpy arrays, DLPack CPU tensors, nested sequences,
-    buffer-protocol objects) is copied into device memory unless `copy=False`, which shares a CPU
-    numpy array's memory or raises ValueError."""
+    buffer-protocol objects, whose format gives the dtype; bytes are uint8) is copied into device
+    memory unless `copy=False`, which shares the writable memory of a numpy array, DLPack CPU
+    tensor or buffer on the CPU, or raises ValueError."""
     dtype = _optional_dtype(dtype, "asarray")
     if copy not in (None, True, False):
         raise TypeError(f"asarray(): copy must be None, True or False, got {copy!r}")
@@ -64,28 +67,21 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
 
 
 def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np.ndarray:
-    """`obj` as a numpy array of an hxarray dtype, without copying where numpy need not."""
-    if isinstance(obj, (bytes, bytearray, memoryview)):
-        obj = np.frombuffer(obj, dtype=np.uint8 if dtype is None else dtype.numpy)
+    """`obj` as a numpy array of an hxarray dtype: with `copy=False` a view of obj's own memory
+    (ValueError if there is none), otherwise any conversion numpy makes."""
+    if isinstance(obj, str) or obj is None:
+        raise TypeError(f"asarray(): cannot make an array from {type(obj).__name__}")
+    if copy is False:
+        return _shared_host(obj, dtype)
+    if isinstance(obj, (bytes, bytearray)):
+        obj = np.frombuffer(obj, dtype=np.uint8)  # numpy would make a one-element bytes array
     elif isinstance(obj, (builtins.bool, int, float, complex)) and dtype is None:
         dtype = _scalar_dtype(obj, "asarray")
-    elif isinstance(obj, (str, builtins.bytes)) or obj is None:
-        raise TypeError(f"asarray(): cannot make an array from {type(obj).__name__}")
     try:
-        if copy is False and not isinstance(obj, np.ndarray):
-            host = np.from_dlpack(obj) if hasattr(obj, "__dlpack__") else None
-            if host is None:
-                raise ValueError("asarray(copy=False): only objects that share memory through "
-                                 "DLPack or numpy can be used without a copy")
-            if dtype is not None and host.dtype != dtype.numpy:
-                raise ValueError("asarray(copy=False): a copy is needed to change the dtype")
-            return host
         host = np.asarray(obj, dtype=None if dtype is None else dtype.numpy)
     except OverflowError as exc:
         raise OverflowError(f"asarray(): {exc}; Python ints must fit in int64 or uint64") \
             from None
-    if copy is False and dtype is not None and host.dtype != dtype.numpy:
-        raise ValueError("asarray(copy=False): a copy is needed to change the dtype")
     if host.dtype not in dt.FROM_NUMPY:
         if host.dtype.kind in "iufcb" and not host.dtype.isnative:
             host = host.astype(host.dtype.newbyteorder("="))
@@ -97,6 +93,38 @@ def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np
     return host
 
 
+def _shared_host(obj: Any, dtype: dt.DType | None) -> np.ndarray:
+    """The memory of a numpy array, DLPack producer or buffer-protocol object as a numpy view,
+    for `asarray(copy=False)`. Read-only memory is refused, since hxarray arrays are writable."""
+    if isinstance(obj, np.ndarray):
+        host = obj
+    elif hasattr(obj, "__dlpack__"):
+        host = np.from_dlpack(obj)
+    else:
+        try:
+            host = np.asarray(memoryview(obj))
+        except TypeError:
+            raise ValueError("asarray(copy=False): only numpy arrays, DLPack producers and "
+                             f"buffer-protocol objects can be used without a copy, got "
+                             f"{type(obj).__name__}") from None
+    if dtype is not None and host.dtype != dtype.numpy:
+        raise ValueError(f"asarray(copy=False): a copy is needed to change the dtype from "
+                         f"{host.dtype} to {dtype.name}")
+    if host.dtype not in dt.FROM_NUMPY:
+        raise ValueError(f"asarray(copy=False): numpy dtype {host.dtype} has no hxarray "
+                         "equivalent without a conversion")
+    if not host.flags.writeable:
+        raise ValueError("asarray(copy=False): the memory is read-only and hxarray arrays are "
+                         "writable; pass copy=None or copy=True")
+    return host
+
+
+def _filled(function: str, shape: Any, value: Any, dtype: Any, device: Any) -> Array:
+    dtype = _optional_dtype(dtype, function) or dt.float64
+    target = as_device(device, function)
+    return target.backend.full(as_shape(shape, function), value, dtype, target)
+
+
 def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     """An uninitialised array (its memory may hold values of an earlier array)."""
     dtype = _optional_dtype(dtype, "empty") or dt.float64
@@ -105,11 +133,11 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
 
 
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
-    return full(shape, 0, dtype=_optional_dtype(dtype, "zeros") or dt.float64, device=device)
+    return _filled("zeros", shape, 0, dtype, device)
 
 
 def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
-    return full(shape, 1, dtype=_optional_dtype(dtype, "ones") or dt.float64, device=device)
+    return _filled("ones", shape, 1, dtype, device)
 
 
 def full(shape: Any, fill_value: builtins.bool | int | float | complex, *, dtype: Any = None,
@@ -154,14 +182,26 @@ def full_like(x: Array, /, fill_value: builtins.bool | int | float | complex, *,
     return full(shape, fill_value, dtype=dtype, device=target)
 
 
+def _number(value: Any, function: str, name: str, allow_complex: builtins.bool = False) -> Any:
+    """`value` as a Python int (anything with `__index__`), float or, if allowed, complex."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        pass
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if allow_complex and isinstance(value, numbers.Complex):
+        return complex(value)
+    kinds = "an int, a float or a complex" if allow_complex else "an int or a float"
+    raise TypeError(f"{function}(): {name} must be {kinds}, got {type(value).__name__}")
+
+
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> Array:
     if stop is None:
         start, stop = 0, start
-    for name, value in (("start", start), ("stop", stop), ("step", step)):
-        if not isinstance(value, (int, float)) or isinstance(value, complex):
-            raise TypeError(f"arange(): {name} must be an int or a float, got "
-                            f"{type(value).__name__}")
+    start, stop, step = (_number(v, "arange", name)
+                         for name, v in (("start", start), ("stop", stop), ("step", step)))
     if step == 0:
         raise ValueError("arange(): step must not be zero")
     dtype = _optional_dtype(dtype, "arange") or (
@@ -172,8 +212,11 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
              dtype: Any = None, device: Any = None, endpoint: builtins.bool = True) -> Array:
-    if not isinstance(num, int) or isinstance(num, builtins.bool) or num < 0:
-        raise ValueError(f"linspace(): num must be a non-negative int, got {num!r}")
+    start = _number(start, "linspace", "start", allow_complex=True)
+    stop = _number(stop, "linspace", "stop", allow_complex=True)
+    num = _index(num, "linspace", "num")
+    if num < 0:
+        raise ValueError(f"linspace(): num must be non-negative, got {num}")
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
     dtype = _optional_dtype(dtype, "linspace") or (dt.complex128 if is_complex else dt.float64)
     if is_complex and dtype not in dt.COMPLEX_FLOATING:
@@ -182,11 +225,23 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     return target.backend.linspace(start, stop, num, dtype, target, endpoint)
 
 
+def _index(value: Any, function: str, name: str) -> int:
+    """`value` as a Python int; TypeError for bools and non-integers."""
+    if isinstance(value, builtins.bool):
+        raise TypeError(f"{function}(): {name} must be an int, got bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{function}(): {name} must be an int, got {type(value).__name__}") \
+            from None
+
+
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
         device: Any = None) -> Array:
-    n_cols = n_rows if n_cols is None else n_cols
-    out = zeros((n_rows, n_cols), dtype=dtype, device=device)
-    diagonal = _views.diagonal(out, k)
+    n_rows = _index(n_rows, "eye", "n_rows")
+    n_cols = n_rows if n_cols is None else _index(n_cols, "eye", "n_cols")
+    out = _filled("eye", (n_rows, n_cols), 0, dtype, device)
+    diagonal = _views.diagonal(out, _index(k, "eye", "k"))
     if diagonal.size:
         out._buffer.device.backend.assign(diagonal, 1)
     return out
@@ -226,7 +281,7 @@ def _triangle(name: str, x: Array, k: int) -> Array:
     check_array(x, name)
     if x.ndim < 2:
         raise ValueError(f"{name}(): x must have at least 2 dimensions, got {x.ndim}")
-    return x._buffer.device.backend.manipulate(name, x, k=k)
+    return x._buffer.device.backend.manipulate(name, x, k=_index(k, name, "k"))
 
 
 def tril(x: Array, /, *, k: int = 0) -> Array:
@@ -238,20 +293,24 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> Array:
-    """An array sharing (or, with `copy=True` or another device, copying) the memory of any
-    DLPack producer."""
+    """An array sharing (or, with `copy=True`, another device or read-only memory, copying) the
+    memory of any DLPack producer of host memory; without `device` it lands on the CPU."""
     if x.__class__ is Array:
         return asarray(x, device=device, copy=copy)
-    if not hasattr(x, "__dlpack__"):
-        raise TypeError(f"from_dlpack(): {type(x).__name__} does not implement __dlpack__")
-    target = as_device(device, "from_dlpack")
+    if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
+        raise AttributeError(f"from_dlpack(): {type(x).__name__} does not implement __dlpack__ "
+                             "and __dlpack_device__")
+    target = Device("cpu") if device is None else as_device(device, "from_dlpack")
     kind, _ = x.__dlpack_device__()
     if kind not in (1, 3):  # kDLCPU, kDLCUDAHost
         raise BufferError(f"from_dlpack(): producer memory on DLPack device type {kind} is not "
                           "host memory; this build imports host memory only")
     host = np.from_dlpack(x, copy=copy)
-    if copy is not True and target.type.name == "cpu":
+    shareable = host.flags.writeable and host.dtype in dt.FROM_NUMPY
+    if copy is not True and shareable and target.type.name == "cpu":
         return target.backend.adopt(host)
     if copy is False:
-        raise ValueError(f"from_dlpack(copy=False): host memory cannot be used on {target}")
-    return target.backend.from_host(host, target)
+        raise ValueError(f"from_dlpack(copy=False): this {host.dtype} "
+                         f"{'read-only ' if not host.flags.writeable else ''}memory cannot be "
+                         f"used on {target} without a copy")
+    return target.backend.from_host(_to_host(host, None, True), target)

@@ -20,9 +20,10 @@ def astype(x: Array, dtype: Any, /, *, copy: builtins.bool = True, device: Any =
     input itself is returned when nothing changes."""
     check_array(x, "astype")
     dtype = as_dtype(dtype, "astype")
-    if x._dtype in dt.COMPLEX_FLOATING and dtype not in dt.COMPLEX_FLOATING:
+    if x._dtype in dt.COMPLEX_FLOATING and dtype not in dt.COMPLEX_FLOATING and \
+            dtype is not dt.bool:
         raise TypeError(f"astype(): casting complex to {dtype.name} would discard the imaginary "
-                        "part; take real() first")
+                        "part; take real() or imag() first")
     target = x._buffer.device if device is None else as_device(device, "astype")
     if target is not x._buffer.device:
         x = x.to_device(target)
@@ -47,15 +48,33 @@ def can_cast(from_: Any, to: Any, /) -> builtins.bool:
     return dt.PROMOTION_TABLE.get((source, target)) is target
 
 
+_COMPLEX_OF = {dt.float32: dt.complex64, dt.float64: dt.complex128}
+
+
+def _with_scalar(dtype: dt.DType, value: builtins.bool | int | float | complex) -> dt.DType:
+    """`dtype` meeting a Python scalar (spec: "Mixing arrays with Python scalars"): the scalar
+    takes the array's dtype, except that a complex makes a real floating dtype complex."""
+    if isinstance(value, builtins.bool):
+        fits = dtype is dt.bool
+    elif isinstance(value, int):
+        fits = dtype is not dt.bool
+    elif isinstance(value, float):
+        fits = dtype in dt.FLOATING
+    else:
+        fits = dtype in dt.FLOATING
+        dtype = _COMPLEX_OF.get(dtype, dtype)
+    if not fits:
+        raise TypeError(f"result_type(): a Python {type(value).__name__} does not combine "
+                        f"with {dtype.name}")
+    return dtype
+
+
 def result_type(*arrays_and_dtypes: Any) -> dt.DType:
     """The promoted dtype; Python scalars take part as the spec's weak scalars."""
-    from ._elementwise import _scalar_fits
-
     dtypes = []
     scalars = []
     for value in arrays_and_dtypes:
-        if isinstance(value, (builtins.bool, int, float, complex)) and \
-                value.__class__ is not dt.DType:
+        if isinstance(value, (builtins.bool, int, float, complex)):
             scalars.append(value)
         else:
             dtypes.append(_dtype_of(value, "result_type"))
@@ -63,9 +82,7 @@ def result_type(*arrays_and_dtypes: Any) -> dt.DType:
         raise TypeError("result_type() needs at least one array or dtype")
     result = dt.result_type_of(*dtypes)
     for value in scalars:
-        if not _scalar_fits(value, result):
-            raise TypeError(f"result_type(): a Python {type(value).__name__} does not combine "
-                            f"with {result.name}")
+        result = _with_scalar(result, value)
     return result
 
 

@@ -27,13 +27,25 @@ def _as_tuple(key: Any) -> tuple[Any, ...]:
     return key if isinstance(key, tuple) else (key,)
 
 
-def _is_basic(key: tuple[Any, ...]) -> builtins.bool:
-    for k in key:
-        if k.__class__ is builtins.bool or not isinstance(k, _BASIC_TYPES):
-            if k.__class__ is Array and k._shape == () and k._dtype in dt.INTEGER:
-                continue
-            return False
-    return True
+def _basic_key(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """`key` with every integer-like entry (numpy integers, 0-D integer arrays: anything with
+    `__index__` except bool) as an int, or None if `key` needs advanced indexing."""
+    converted = None
+    for i, k in enumerate(key):
+        if k.__class__ is builtins.bool:
+            return None
+        if isinstance(k, _BASIC_TYPES):
+            continue
+        if k.__class__ is Array and (k._shape != () or k._dtype not in dt.INTEGER):
+            return None
+        try:
+            k = operator.index(k)
+        except TypeError:
+            return None
+        if converted is None:
+            converted = list(key)
+        converted[i] = k
+    return key if converted is None else tuple(converted)
 
 
 def basic_view(x: Array, key: tuple[Any, ...]) -> Array:
@@ -97,16 +109,20 @@ def _advanced_key(x: Array, key: tuple[Any, ...]) -> tuple[Any, ...]:
             if k._buffer.device is not x._buffer.device:
                 raise ValueError(f"index array is on {k.device}, the indexed array on {x.device}")
         elif not isinstance(k, _BASIC_TYPES) and k.__class__ is not builtins.bool:
-            raise IndexError(f"invalid index of type {type(k).__name__}: expected int, slice, "
-                             "None, Ellipsis, or an integer or boolean array")
+            try:
+                k = operator.index(k)
+            except TypeError:
+                raise IndexError(f"invalid index of type {type(k).__name__}: expected int, "
+                                 "slice, None, Ellipsis, or an integer or boolean array") from None
         out.append(k)
     return tuple(out)
 
 
 def getitem(x: Array, key: Any) -> Array:
     key = _as_tuple(key)
-    if _is_basic(key):
-        return basic_view(x, key)
+    basic = _basic_key(key)
+    if basic is not None:
+        return basic_view(x, basic)
     try:
         return x._buffer.device.backend.gather(x, _advanced_key(x, key))
     except (IndexError, ValueError, TypeError):
@@ -117,18 +133,24 @@ def getitem(x: Array, key: Any) -> Array:
 
 def _check_value(x: Array, value: Any) -> Any:
     """`value` ready to store in `x`: a checked Python scalar or an array on x's device whose
-    dtype is of x's kind (a narrower or wider dtype of the same kind is cast, as in numpy)."""
+    dtype is of x's kind (a narrower or wider dtype of the same kind is cast, as in numpy; complex
+    values never go into a real array, as that would drop their imaginary parts)."""
     if value.__class__ is not Array:
         if isinstance(value, (builtins.bool, int, float, complex)):
             from ._elementwise import _check_scalar
 
+            if isinstance(value, complex) and x._dtype not in dt.COMPLEX_FLOATING:
+                raise TypeError(f"__setitem__: cannot store a Python complex in a "
+                                f"{x._dtype.name} array")
             return _check_scalar("__setitem__", value, x._dtype)
         from ._creation import asarray
 
         return asarray(value, dtype=x._dtype, device=x._buffer.device)
     if value._buffer.device is not x._buffer.device:
         raise ValueError(f"__setitem__: value is on {value.device}, the array on {x.device}")
-    if value._dtype is not x._dtype and (x._dtype, value._dtype) not in dt.PROMOTION_TABLE:
+    if value._dtype is not x._dtype and (
+            (x._dtype, value._dtype) not in dt.PROMOTION_TABLE
+            or value._dtype in dt.COMPLEX_FLOATING and x._dtype not in dt.COMPLEX_FLOATING):
         raise TypeError(f"__setitem__: cannot store {value._dtype.name} values in a "
                         f"{x._dtype.name} array")
     return value
@@ -138,8 +160,9 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     value = _check_value(x, value)
     key = _as_tuple(key)
     backend = x._buffer.device.backend
-    if _is_basic(key):
-        target = basic_view(x, key)
+    basic = _basic_key(key)
+    if basic is not None:
+        target = basic_view(x, basic)
         if value.__class__ is Array and value._shape != target._shape and \
                 broadcast_shapes(value._shape, target._shape) != target._shape:
             raise ValueError(f"__setitem__: value of shape {value._shape} does not broadcast to "
@@ -158,7 +181,7 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
         raise ValueError(f"take(): indices must be 1-D, got {indices.ndim}-D")
     if axis is None:
         if x.ndim != 1:
-            raise ValueError("take(): axis is required for arrays with more than one dimension")
+            raise ValueError(f"take(): axis is required unless x is 1-D, got {x.ndim}-D")
         axis = 0
     axis = normalize_axis(axis, x.ndim, "take")
     return x._buffer.device.backend.take(x, indices, axis)
@@ -174,4 +197,12 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
         raise ValueError(f"take_along_axis(): indices must have x's {x.ndim} dimensions, got "
                          f"{indices.ndim}")
     axis = normalize_axis(axis, x.ndim, "take_along_axis")
+    x_rest = x._shape[:axis] + x._shape[axis + 1:]
+    indices_rest = indices._shape[:axis] + indices._shape[axis + 1:]
+    if x_rest != indices_rest:
+        try:
+            broadcast_shapes(x_rest, indices_rest)
+        except ValueError:
+            raise ValueError(f"take_along_axis(): indices of shape {indices._shape} do not "
+                             f"broadcast with x of shape {x._shape} off axis {axis}") from None
     return x._buffer.device.backend.take_along_axis(x, indices, axis)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import builtins
 import operator
+from typing import Any
+
 from . import _dtypes as dt
 from . import _views
 from ._array import Array
@@ -17,6 +19,21 @@ from ._checks import check_array, normalize_axes, normalize_axis, same_device
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
            "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile",
            "unstack"]
+
+
+def _ints(values: Any, function: str, name: str, allow_int: builtins.bool = False
+          ) -> tuple[int, ...]:
+    """A tuple or list of integers (or, if allowed, one integer) as a tuple of Python ints;
+    TypeError for anything else, bools included."""
+    items = values if isinstance(values, (tuple, list)) or not allow_int else (values,)
+    try:
+        if not isinstance(items, (tuple, list)) or \
+                any(v.__class__ is builtins.bool for v in items):
+            raise TypeError
+        return tuple(operator.index(v) for v in items)
+    except TypeError:
+        expected = "an int or a tuple of ints" if allow_int else "a tuple of ints"
+        raise TypeError(f"{function}(): {name} must be {expected}, got {values!r}") from None
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -135,7 +152,7 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
 
 def reshape(x: Array, /, shape: tuple[int, ...], *, copy: builtins.bool | None = None) -> Array:
     check_array(x, "reshape")
-    shape = tuple(operator.index(n) for n in shape)
+    shape = _ints(shape, "reshape", "shape")
     size = x.size
     if shape.count(-1) > 1 or any(n < -1 for n in shape):
         raise ValueError(f"reshape(): invalid shape {shape}: at most one -1 and no other "
@@ -176,12 +193,14 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
 def roll(x: Array, /, shift: int | tuple[int, ...], *,
          axis: int | tuple[int, ...] | None = None) -> Array:
     check_array(x, "roll")
+    shifts = _ints(shift, "roll", "shift", allow_int=True)
     if axis is None:
-        if not isinstance(shift, int):
+        if isinstance(shift, (tuple, list)) and len(shifts) != 1:
             raise ValueError("roll(): a tuple shift needs a tuple axis of the same length")
-        return x._buffer.device.backend.manipulate("roll", x, shift=shift, axis=None)
+        return x._buffer.device.backend.manipulate("roll", x, shift=shifts[0], axis=None)
     axes = axis if isinstance(axis, tuple) else (axis,)
-    shifts = shift if isinstance(shift, tuple) else (shift,) * len(axes)
+    if not isinstance(shift, (tuple, list)):
+        shifts *= len(axes)
     if len(shifts) != len(axes):
         raise ValueError("roll(): shift and axis must have the same length")
     axes = tuple(normalize_axis(a, x.ndim, "roll") for a in axes)
@@ -211,7 +230,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
 
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     check_array(x, "tile")
-    repetitions = tuple(operator.index(r) for r in repetitions)
+    repetitions = _ints(repetitions, "tile", "repetitions")
     if any(r < 0 for r in repetitions):
         raise ValueError(f"tile(): repetitions must be non-negative, got {repetitions}")
     return x._buffer.device.backend.manipulate("tile", x, repetitions=repetitions)
