@@ -7,34 +7,44 @@ context manager becomes the current stream of its device for the calling thread 
 from __future__ import annotations
 
 import contextvars
-from abc import ABC, abstractmethod
+from abc import ABC, ABCMeta, abstractmethod
 from typing import Any
 
 from .device import Device, default_device
 
 __all__ = ["Stream", "Event", "current_stream"]
 
-_current: contextvars.ContextVar[dict[Device, Stream]] = contextvars.ContextVar(
-    "hxarray_streams", default={})
+# (device -> current stream, the enclosing value): one link per `with stream:`, per thread and task
+_current: contextvars.ContextVar[tuple[dict[Device, Stream], Any]] = contextvars.ContextVar(
+    "hxarray_streams", default=({}, None))
 
 
 def current_stream(device: Device | str | None = None) -> Stream:
     """The stream work on `device` goes to now: the innermost `with stream:`, else the default."""
     device = default_device() if device is None else Device(device)
-    stream = _current.get().get(device)
+    stream = _current.get()[0].get(device)
     return stream if stream is not None else device.backend.default_stream(device)
 
 
-class Stream(ABC):
+class _BackendFactory(ABCMeta):
+    """Calling `Stream` or `Event` itself builds the device backend's kind, through the backend's
+    factory alone (a `__new__` returning it would have Python run `__init__` on it again)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is Stream or cls is Event:
+            return cls._create(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+
+class Stream(ABC, metaclass=_BackendFactory):
     """An in-order queue of work on one device."""
 
     device: Device
 
-    def __new__(cls, device: Device | str | None = None, **kwargs: Any) -> Stream:
-        if cls is Stream:
-            device = default_device() if device is None else Device(device)
-            return device.backend.create_stream(device, **kwargs)
-        return super().__new__(cls)
+    @staticmethod
+    def _create(device: Device | str | None = None, **options: Any) -> Stream:
+        device = default_device() if device is None else Device(device)
+        return device.backend.create_stream(device, **options)
 
     @abstractmethod
     def synchronize(self) -> None:
@@ -61,26 +71,23 @@ class Stream(ABC):
         self.wait_event(event)
 
     def __enter__(self) -> Stream:
-        streams = dict(_current.get())
-        streams[self.device] = self
-        self._tokens = getattr(self, "_tokens", [])
-        self._tokens.append(_current.set(streams))
+        outer = _current.get()
+        _current.set(({**outer[0], self.device: self}, outer))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _current.reset(self._tokens.pop())
+        _current.set(_current.get()[1])
 
 
-class Event(ABC):
+class Event(ABC, metaclass=_BackendFactory):
     """A marker in a stream: it completes when the work queued before it has completed."""
 
     device: Device
 
-    def __new__(cls, device: Device | str | None = None, **kwargs: Any) -> Event:
-        if cls is Event:
-            device = default_device() if device is None else Device(device)
-            return device.backend.create_event(device, **kwargs)
-        return super().__new__(cls)
+    @staticmethod
+    def _create(device: Device | str | None = None, **options: Any) -> Event:
+        device = default_device() if device is None else Device(device)
+        return device.backend.create_event(device, **options)
 
     def record(self, stream: Stream | None = None) -> None:
         """Record this event on `stream` (default: the device's current stream)."""

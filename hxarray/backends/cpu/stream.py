@@ -4,13 +4,18 @@ Array operations on the CPU run synchronously on the calling thread, in program 
 stream. A non-default CPU stream is additionally an in-order queue of host callables (`submit`)
 run by a worker thread; events mark positions in that queue. Entering a stream's context waits for
 its queued work, so no operation can observe results before they are ready.
+
+An exception in queued work is sticky, as on a GPU: later work is skipped (events still complete,
+so nothing waits forever) until `synchronize()` raises it.
 """
 
 from __future__ import annotations
 
+import functools
 import queue
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -58,53 +63,61 @@ class CpuEvent(Event):
         return (end._time - self._time) * 1000.0
 
 
+# A queued item: the callable, and whether it runs even after earlier work failed (event markers).
+_Item = tuple[Callable[[], Any], bool]
+
+
+def _work(q: queue.Queue[_Item | None], errors: list[BaseException]) -> None:
+    """A stream's worker thread: run items in order until the `None` the stream's finalizer sends."""
+    while True:
+        item = q.get()
+        try:
+            if item is None:
+                return
+            fn, marker = item
+            if marker or not errors:
+                fn()
+        except BaseException as exc:  # reported by the next synchronize()
+            errors.append(exc)
+        finally:
+            q.task_done()
+
+
 class CpuStream(Stream):
     """An in-order queue of host work; the default stream runs everything inline."""
 
     def __init__(self, device: Device | None = None, *, default: bool = False) -> None:
         self.device = Device(device or "cpu")
         self.is_default = default
-        self._queue: queue.Queue[Callable[[], Any] | None] | None = None
-        self._worker: threading.Thread | None = None
+        self._queue: queue.Queue[_Item | None] | None = None
         self._lock = threading.Lock()
-        self._error: BaseException | None = None
+        self._errors: list[BaseException] = []  # shared with the worker, which must not hold self
 
     def __repr__(self) -> str:
         return f"CpuStream({self.device}, default={self.is_default})"
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> None:
         """Queue `fn(*args)` after all work queued so far."""
-        if self.is_default:
-            fn(*args)
-            return
-        self._ensure_worker().put(lambda: fn(*args))
+        self._put(functools.partial(fn, *args), marker=False)
 
-    def _ensure_worker(self) -> queue.Queue:
+    def _put(self, fn: Callable[[], Any], marker: bool) -> None:
+        if self.is_default:
+            fn()
+            return
         with self._lock:
             if self._queue is None:
                 self._queue = queue.Queue()
-                self._worker = threading.Thread(target=self._run, name=f"hxarray-{self.device}-stream",
-                                                daemon=True)
-                self._worker.start()
-            return self._queue
-
-    def _run(self) -> None:
-        q = self._queue
-        while True:
-            item = q.get()
-            try:
-                if self._error is None:
-                    item()
-            except BaseException as exc:  # reported by the next synchronize()
-                self._error = exc
-            finally:
-                q.task_done()
+                threading.Thread(target=_work, args=(self._queue, self._errors), daemon=True,
+                                 name=f"hxarray-{self.device}-stream").start()
+                weakref.finalize(self, self._queue.put, None)  # the worker ends with the stream
+        self._queue.put((fn, marker))
 
     def synchronize(self) -> None:
         if self._queue is not None:
             self._queue.join()
-        if self._error is not None:
-            error, self._error = self._error, None
+        if self._errors:
+            error = self._errors[0]
+            self._errors.clear()
             raise RuntimeError(f"work queued on {self!r} failed") from error
 
     def query(self) -> bool:
@@ -115,16 +128,13 @@ class CpuStream(Stream):
         if not isinstance(event, CpuEvent):
             raise TypeError(f"a CPU stream records CPU events, got {type(event).__name__}")
         event._arm()
-        self.submit(event._fire)
+        self._put(event._fire, marker=True)
         return event
 
     def wait_event(self, event: Event) -> None:
         if not isinstance(event, CpuEvent):
             raise TypeError(f"a CPU stream waits on CPU events, got {type(event).__name__}")
-        if self.is_default:
-            event.synchronize()
-        else:
-            self.submit(event.synchronize)
+        self._put(event.synchronize, marker=True)
 
     def __enter__(self) -> Stream:
         self.synchronize()
