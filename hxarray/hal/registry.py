@@ -202,7 +202,7 @@ class BackendRegistry:
             self._backends[device_type] = instance
             self._sources.pop(device_type.name, None)
             self._failures.pop(device_type.name, None)
-        for device in Device._interned.values():
+        for device in list(Device._interned.values()):  # other threads may intern devices
             if device.type is device_type:
                 device._backend = None
         return instance
@@ -214,8 +214,13 @@ class BackendRegistry:
                 return
             self._discovered = True
             for ep in entry_points(group=ENTRY_POINT_GROUP):
+                try:
+                    DeviceType.register(ep.name)
+                except ValueError as exc:  # a badly named plug-in must not break hxarray
+                    warnings.warn(f"ignoring hxarray backend entry point {ep.value!r}: {exc}",
+                                  RuntimeWarning, stacklevel=2)
+                    continue
                 self._sources.setdefault(ep.name, ep)
-                DeviceType.register(ep.name)
 
     def _load(self, name: str) -> Backend | None:
         source = self._sources.get(name)
@@ -227,7 +232,11 @@ class BackendRegistry:
                 factory = getattr(importlib.import_module(module), attr)
             else:
                 factory = source.load()
-            return self.register(factory)
+            instance = factory() if isinstance(factory, type) else factory
+            if isinstance(instance, Backend) and instance.device_type is not DeviceType(name):
+                raise TypeError(f"{factory!r} is a backend for {instance.device_type.name!r}, "
+                                f"not for {name!r}")
+            return self.register(instance)
         except Exception as exc:  # a broken plug-in must not break hxarray
             reason = f"loading backend {name!r} failed: {type(exc).__name__}: {exc}"
             self._failures[name] = reason
@@ -265,15 +274,13 @@ class BackendRegistry:
 
     def available_types(self) -> list[str]:
         """Names of device types whose backend loads and reports itself available."""
-        self.discover()
         names = []
-        for device_type in DeviceType.members():
-            try:
+        with self._lock:  # loading races with `get` otherwise
+            self.discover()
+            for device_type in DeviceType.members():
                 backend = self._backends.get(device_type) or self._load(device_type.name)
-            except Exception:
-                backend = None
-            if backend is not None and backend.unavailable_reason() is None:
-                names.append(device_type.name)
+                if backend is not None and backend.unavailable_reason() is None:
+                    names.append(device_type.name)
         return names
 
     def devices(self) -> list[Device]:
