@@ -32,6 +32,7 @@ class KernelCache:
         self.directory = Path(directory) if directory is not None else None
         self._memory: dict[str, bytes] = {}
         self._lock = threading.Lock()
+        self._compiling: dict[str, threading.Lock] = {}  # one per key being built
         self.hits = 0
         self.disk_hits = 0
         self.compiles = 0
@@ -45,21 +46,33 @@ class KernelCache:
         return digest.hexdigest()
 
     def get_or_compile(self, key: str, compile: Callable[[], bytes]) -> bytes:
-        """The binary for `key`, compiling (and storing) it on a miss."""
+        """The binary for `key`, compiling (and storing) it on a miss. Threads asking for the same
+        missing key wait for one compilation; different keys compile in parallel."""
         with self._lock:
             binary = self._memory.get(key)
             if binary is not None:
                 self.hits += 1
                 return binary
-        binary = self._read_disk(key)
-        if binary is not None:
-            self.disk_hits += 1
-        else:
-            binary = compile()
-            self.compiles += 1
-            self._write_disk(key, binary)
-        with self._lock:
-            self._memory[key] = binary
+            building = self._compiling.setdefault(key, threading.Lock())
+        with building:
+            with self._lock:
+                binary = self._memory.get(key)
+                if binary is not None:  # another thread built it meanwhile
+                    self.hits += 1
+                    return binary
+            try:
+                binary = self._read_disk(key)
+                compiled = binary is None
+                if compiled:
+                    binary = compile()
+                    self._write_disk(key, binary)
+                with self._lock:
+                    self._memory[key] = binary
+                    self.compiles += compiled
+                    self.disk_hits += not compiled
+            finally:
+                with self._lock:
+                    self._compiling.pop(key, None)
         return binary
 
     def clear(self) -> None:
