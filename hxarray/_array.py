@@ -34,6 +34,7 @@ class Array:
 
     __slots__ = ("_buffer", "_dtype", "_shape", "_strides", "_offset", "_handle", "__weakref__")
     __array_ufunc__ = None  # numpy operators defer to ours instead of converting silently
+    __hash__ = None  # `==` is element-wise, so arrays cannot be dict keys or set members
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Array:
         raise TypeError("hxarray.Array cannot be constructed directly; use hxarray.asarray(), "

@@ -1,0 +1,104 @@
+"""Helpers for checking hxarray against numpy, the tests' oracle: dtype lists, sample data that
+reaches every awkward value, views that are not C-contiguous, and an exact comparison."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from hypothesis.extra.array_api import make_strategies_namespace
+
+import hxarray as xp
+
+xps = make_strategies_namespace(xp)
+
+BOOL = (xp.bool,)
+SIGNED = (xp.int8, xp.int16, xp.int32, xp.int64)
+UNSIGNED = (xp.uint8, xp.uint16, xp.uint32, xp.uint64)
+INTEGER = SIGNED + UNSIGNED
+REAL_FLOATING = (xp.float32, xp.float64)
+COMPLEX_FLOATING = (xp.complex64, xp.complex128)
+FLOATING = REAL_FLOATING + COMPLEX_FLOATING
+NUMERIC = INTEGER + FLOATING
+REAL = INTEGER + REAL_FLOATING
+DTYPES = BOOL + NUMERIC
+
+
+def ids(dtypes: tuple[xp.DType, ...]) -> list[str]:
+    return [d.name for d in dtypes]
+
+
+def np_dtype(dtype: xp.DType) -> np.dtype:
+    return np.dtype(dtype.name)
+
+
+def assert_matches(actual: xp.Array, expected: np.ndarray | object) -> None:
+    """`actual` is an hxarray Array equal to `expected` in dtype, shape and every value: NaNs
+    (also inside complex numbers) in the same places and zeros with the same sign."""
+    assert type(actual) is xp.Array, f"expected an hxarray Array, got {type(actual).__name__}"
+    expected = np.asarray(expected)
+    assert actual.dtype.name == expected.dtype.name, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    got = np.asarray(actual)
+    np.testing.assert_array_equal(got, expected, strict=True)
+    if got.dtype.kind in "fc":
+        for part in (np.real, np.imag):
+            np.testing.assert_array_equal(np.signbit(part(got)), np.signbit(part(expected)),
+                                          err_msg="signs of zeros differ")
+
+
+def sample(shape: tuple[int, ...], dtype: xp.DType, seed: int = 0) -> np.ndarray:
+    """A numpy array of `shape` whose values cycle through the dtype's extremes, zeros of both
+    signs, NaN and infinities (floats), mixed with random values."""
+    rng = np.random.default_rng(seed)
+    npd = np_dtype(dtype)
+    size = int(np.prod(shape))
+    if dtype is xp.bool:
+        return rng.integers(0, 2, size).astype(bool).reshape(shape)
+    if dtype in INTEGER:
+        info = np.iinfo(npd)
+        special = np.array([0, 1, info.min, info.max, info.max // 2], dtype=npd)
+        values = rng.integers(info.min, info.max, size, dtype=npd, endpoint=True)
+    else:
+        real = np.float32 if dtype in (xp.float32, xp.complex64) else np.float64
+        special = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.5, -2.5,
+                            np.finfo(real).max, np.finfo(real).smallest_normal], dtype=real)
+        values = rng.standard_normal(size).astype(real) * 100
+        if dtype in COMPLEX_FLOATING:
+            special = _complex(special, np.roll(special, 3), npd)
+            values = _complex(values, rng.standard_normal(size).astype(real), npd)
+    values = values.astype(npd)
+    values[: min(size, len(special))] = special[: min(size, len(special))]
+    return rng.permutation(values).reshape(shape)
+
+
+def _complex(real: np.ndarray, imag: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    out = np.empty(real.shape, dtype=dtype)
+    out.real, out.imag = real, imag
+    return out
+
+
+def pair(data: np.ndarray) -> tuple[xp.Array, np.ndarray]:
+    """An hxarray copy of `data` next to `data` itself."""
+    return xp.asarray(data), data
+
+
+# Views that are not C-contiguous, as keys applying to both libraries (ndim >= 2).
+VIEWS: dict[str, Callable[[object], object]] = {
+    "contiguous": lambda a: a,
+    "step": lambda a: a[::2],
+    "flip": lambda a: a[::-1, ::-1],
+    "mT": lambda a: a.mT,
+    "offset_step": lambda a: a[1:, ::-2],
+}
+
+
+def view_pair(kind: str, shape: tuple[int, ...], dtype: xp.DType, seed: int = 0
+              ) -> tuple[xp.Array, np.ndarray]:
+    """The view `kind` of a fresh hxarray array and of its numpy twin; the hxarray one shares its
+    base's buffer."""
+    data = sample(shape, dtype, seed)
+    base = xp.asarray(data)
+    view = VIEWS[kind](base)
+    assert view.buffer is base.buffer
+    return view, VIEWS[kind](data)
