@@ -6,7 +6,8 @@ Transforms check their arguments here, resolve `n`/`s` and the axes to concrete 
 Input dtypes are enforced (TypeError otherwise): `fft`, `ifft`, `fftn`, `ifftn`, `irfft`,
 `irfftn` and `hfft` take complex input, `rfft`, `rfftn` and `ihfft` real floating-point input;
 results keep the input's precision. `s` without `axes`, repeated axes and transform lengths
-below 1 raise ValueError.
+below 1 raise ValueError. An entry -1 in `s` means that axis's default length, so for the last
+axis of `irfftn` it is 2*(M-1) and all the input is used, as the standard says (numpy takes M).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from typing import Any, Literal
 
 from . import _dtypes as dt
 from ._array import Array
-from ._checks import as_dtype, check_array, check_dtype, normalize_axis
+from ._checks import as_device, as_dtype, check_array, check_dtype, normalize_axis
 from ._creation import arange, asarray
 from ._manipulation import concat, roll
+from .hal.device import Device
 
 __all__ = ["fft", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifftn", "ifftshift", "ihfft",
            "irfft", "irfftn", "rfft", "rfftfreq", "rfftn"]
@@ -54,6 +56,16 @@ def _length(function: str, n: Any, name: str, m: int, last: builtins.bool = True
     return n
 
 
+def _sequence(value: Any, function: str, name: str) -> tuple[Any, ...]:
+    if not isinstance(value, (str, Array)):  # iterable, but not sequences of ints
+        try:
+            return tuple(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{function}(): {name} must be a sequence of ints, got "
+                    f"{type(value).__name__}")
+
+
 def _start(function: str, x: Any, norm: Any) -> None:
     check_array(x, function)
     check_dtype(x, _REAL if function in ("rfft", "rfftn", "ihfft") else _COMPLEX, function)
@@ -78,14 +90,14 @@ def _transform_n(function: str, x: Array, s: Sequence[int] | None,
                              "undefined)")
         axes = tuple(range(x.ndim))
     else:
-        axes = tuple(normalize_axis(a, x.ndim, function) for a in axes)
+        axes = tuple(normalize_axis(a, x.ndim, function) for a in _sequence(axes, function,
+                                                                             "axes"))
         if len(set(axes)) != len(axes):
             raise ValueError(f"{function}(): repeated axis in {axes}")
     if not axes and function in ("rfftn", "irfftn"):
         raise ValueError(f"{function}(): needs at least one axis to transform")
-    if s is None:
-        s = (None,) * len(axes)
-    elif len(s) != len(axes):
+    s = (None,) * len(axes) if s is None else _sequence(s, function, "s")
+    if len(s) != len(axes):
         raise ValueError(f"{function}(): s and axes must have the same length, got {len(s)} "
                          f"and {len(axes)}")
     last = len(axes) - 1
@@ -138,7 +150,8 @@ def ihfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "ba
     return _transform("ihfft", x, n, axis, norm)
 
 
-def _frequency_args(function: str, n: Any, d: Any, dtype: Any) -> tuple[int, float, dt.DType]:
+def _frequency_args(function: str, n: Any, d: Any, dtype: Any,
+                    device: Any) -> tuple[int, float, dt.DType, Device]:
     n = _positive(n, function, "n")
     if isinstance(d, builtins.bool) or not isinstance(d, (int, float)):
         raise TypeError(f"{function}(): d must be a real number, got {type(d).__name__}")
@@ -148,18 +161,18 @@ def _frequency_args(function: str, n: Any, d: Any, dtype: Any) -> tuple[int, flo
     if dtype not in dt.REAL_FLOATING:
         raise TypeError(f"{function}(): dtype must be a real floating-point dtype, "
                         f"got {dtype.name}")
-    return n, float(d), dtype
+    return n, float(d), dtype, as_device(device, function)
 
 
 def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
-    n, d, dtype = _frequency_args("fftfreq", n, d, dtype)
+    n, d, dtype, device = _frequency_args("fftfreq", n, d, dtype, device)
     positive = arange((n - 1) // 2 + 1, dtype=dtype, device=device)
     negative = arange(-(n // 2), 0, dtype=dtype, device=device)
     return concat([positive, negative]) / (n * d)
 
 
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
-    n, d, dtype = _frequency_args("rfftfreq", n, d, dtype)
+    n, d, dtype, device = _frequency_args("rfftfreq", n, d, dtype, device)
     return arange(n // 2 + 1, dtype=dtype, device=device) / (n * d)
 
 

@@ -78,11 +78,11 @@ def _index(value: Any, function: str, name: str) -> int:
             from None
 
 
-def _matrices(x: Any, function: str, *, square: builtins.bool = False, name: str = "x",
-              floating: builtins.bool = True) -> Array:
-    """`x` checked as a matrix or a stack of matrices in the last two axes."""
+def _matrices(x: Any, function: str, *, square: builtins.bool = False,
+              name: str = "x") -> Array:
+    """`x` checked as a floating-point matrix or stack of matrices in the last two axes."""
     check_array(x, function, name)
-    check_dtype(x, "floating-point" if floating else "numeric", function)
+    check_dtype(x, "floating-point", function)
     if x.ndim < 2:
         raise ValueError(f"{function}(): {name} must have at least 2 dimensions (..., M, N), "
                          f"got shape {x._shape}")
@@ -116,8 +116,7 @@ def _adjoint(x: Array) -> Array:
 
 
 def cholesky(x: Array, /, *, upper: builtins.bool = False) -> Array:
-    """Lower (or upper) Cholesky factor. Whether `x` is Hermitian is not checked: only its lower
-    triangle is read."""
+    """Lower (or upper) Cholesky factor. Whether `x` is Hermitian is not checked."""
     return _run("cholesky", _matrices(x, "cholesky", square=True), upper=builtins.bool(upper))
 
 
@@ -134,18 +133,17 @@ def inv(x: Array, /) -> Array:
 
 
 def eigh(x: Array, /) -> EighResult:
-    """Eigenvalues in ascending order with orthonormal eigenvectors; only the lower triangle of
-    `x` is read."""
+    """Whether `x` is Hermitian is not checked."""
     return EighResult(*_run("eigh", _matrices(x, "eigh", square=True)))
 
 
 def eigvalsh(x: Array, /) -> Array:
-    """Eigenvalues in ascending order; only the lower triangle of `x` is read."""
+    """Whether `x` is Hermitian is not checked."""
     return _run("eigvalsh", _matrices(x, "eigvalsh", square=True))
 
 
 def eig(x: Array, /) -> EigResult:
-    """Eigenvalues and unit-norm eigenvectors (complex even for real input), in no set order."""
+    """Eigenvalues and eigenvectors, complex even for real `x` with real eigenvalues."""
     return EigResult(*_run("eig", _matrices(x, "eig", square=True)))
 
 
@@ -225,18 +223,21 @@ def outer(x1: Array, x2: Array, /) -> Array:
     return multiply(expand_dims(x1, axis=1), expand_dims(x2, axis=0))
 
 
+def _diagonal(x: Array, offset: Any, function: str) -> Array:
+    if x.ndim < 2:
+        raise ValueError(f"{function}(): x must have at least 2 dimensions, got shape {x._shape}")
+    return _views.diagonal(x, _index(offset, function, "offset"))
+
+
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     """The diagonal as a view of `x` (writing to it writes to `x`)."""
-    check_array(x, "diagonal")
-    if x.ndim < 2:
-        raise ValueError(f"diagonal(): x must have at least 2 dimensions, got shape {x._shape}")
-    return _views.diagonal(x, _index(offset, "diagonal", "offset"))
+    return _diagonal(check_array(x, "diagonal"), offset, "diagonal")
 
 
 def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
     check_array(x, "trace")
     check_dtype(x, "numeric", "trace")
-    return sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+    return sum(_diagonal(x, offset, "trace"), axis=-1, dtype=dtype)
 
 
 def matrix_power(x: Array, n: int, /) -> Array:
