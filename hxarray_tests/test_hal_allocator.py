@@ -20,10 +20,11 @@ class FakeRaw(Allocator):
     """A raw allocator with `capacity` bytes of pretend device memory; `fail` forces the next
     that many mallocs to raise MemoryError."""
 
-    def __init__(self, capacity: int = 1 << 20, fail: int = 0) -> None:
+    def __init__(self, capacity: int = 1 << 20, fail: int = 0, granule: int = 1) -> None:
         self.device = Device("cpu")
         self.capacity = capacity
         self.fail = fail
+        self.granule = granule  # sizes are rounded up to multiples of this
         self.used = 0
         self.mallocs = 0
         self.frees = 0
@@ -34,6 +35,7 @@ class FakeRaw(Allocator):
         if self.fail:
             self.fail -= 1
             raise MemoryError("fake device: forced failure")
+        nbytes = -(-nbytes // self.granule) * self.granule
         if self.used + nbytes > self.capacity:
             raise MemoryError(f"fake device: {self.used} of {self.capacity} bytes in use")
         self.used += nbytes
@@ -137,6 +139,18 @@ def test_empty_cache_releases_cached_blocks_only() -> None:
     assert raw.used == 256 and raw.live == {kept.address}
     assert (stats["cached_bytes"], stats["reserved_bytes"], stats["num_raw_frees"]) == (0, 256, 3)
     assert alloc.malloc(640) is not None and alloc.stats()["cache_hits"] == 0
+
+
+def test_raw_blocks_larger_than_requested_are_accounted_as_such() -> None:
+    raw = FakeRaw(granule=4096)
+    alloc = CachingAllocator(raw)
+    block = alloc.malloc(100)
+    assert block.nbytes == 4096 and alloc.stats()["allocated_bytes"] == 4096 == raw.used
+    alloc.free(block)
+    stats = alloc.stats()
+    assert (stats["allocated_bytes"], stats["cached_bytes"]) == (0, 4096)
+    assert alloc.malloc(4096) is block  # cached under its real size
+    assert alloc.stats()["allocated_bytes"] == 4096
 
 
 def test_max_cached_bytes_bounds_the_cache() -> None:

@@ -124,7 +124,7 @@ class CachingAllocator(Allocator):
                 return block
         block = self._raw_malloc(size)
         with self._lock:
-            self._allocated += size
+            self._allocated += block.nbytes  # a raw allocator may round up; `free` counts this
             if self._allocated > self._peak_allocated:
                 self._peak_allocated = self._allocated
             reserved = self._allocated + self._cached
