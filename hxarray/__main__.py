@@ -1,0 +1,109 @@
+"""`python -m hxarray {demo,info}`: a short showcase, and what this machine offers."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import hxarray as xp
+from hxarray.hal import Device, registry
+
+
+def _human(nbytes: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if nbytes < 1024 or unit == "TiB":
+            return f"{nbytes:.1f} {unit}" if unit != "B" else f"{nbytes} B"
+        nbytes /= 1024
+    return ""
+
+
+def _describe(device: Device) -> str:
+    caps = device.capabilities()
+    features = caps.get("simd") or caps.get("features") or []
+    return (f"{str(device):8s} {caps['name']} ({caps['vendor']}), {caps['compute_units']} compute "
+            f"units, {_human(caps['free_memory'])} free of {_human(caps['total_memory'])}"
+            + (f", features: {' '.join(features)}" if features else ""))
+
+
+def _best_device() -> Device:
+    """The first CUDA device if there is one, else the CPU (plug-in devices only on request)."""
+    devices = registry.devices()
+    return next((d for d in devices if d.type.name == "cuda"), Device("cpu"))
+
+
+def _timed(fn: Callable[[], Any], repeat: int = 5) -> tuple[Any, float]:
+    """The result of `fn` and its best wall time in milliseconds (after one warm-up call)."""
+    result = fn()
+    xp.Stream(result.device if hasattr(result, "device") else None).synchronize()
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return result, best * 1e3
+
+
+def info() -> None:
+    print(f"hxarray, Array API {xp.__array_api_version__}; numpy {np.__version__}")
+    print("devices:")
+    for device in registry.devices():
+        print("  " + _describe(device))
+    unavailable = [t for t in ("cuda",) if t not in registry.available_types()]
+    for name in unavailable:
+        try:
+            registry.get(name)
+        except ValueError as exc:
+            print(f"  {name:8s} not available: {exc}")
+
+
+def demo(device: Device | None = None) -> None:
+    info()
+    device = device or _best_device()
+    print(f"\nworkload on {device}:")
+    rng = np.random.default_rng(0)
+    n = 1_000_000
+    a_host, b_host = rng.standard_normal(n), rng.standard_normal(n)
+    m_host = rng.standard_normal((512, 512))
+    a = xp.asarray(a_host, device=device)
+    b = xp.asarray(b_host, device=device)
+    m = xp.asarray(m_host, device=device)
+
+    cases = [
+        ("sqrt(a*a + b*b) * 0.5 + 1", lambda: xp.sqrt(a * a + b * b) * 0.5 + 1,
+         lambda: np.sqrt(a_host * a_host + b_host * b_host) * 0.5 + 1),
+        ("sum(exp(a) * sin(b))", lambda: xp.sum(xp.exp(a) * xp.sin(b)),
+         lambda: np.sum(np.exp(a_host) * np.sin(b_host))),
+        ("sort(a)", lambda: xp.sort(a), lambda: np.sort(a_host)),
+        ("m @ m.T (512x512)", lambda: m @ m.T, lambda: m_host @ m_host.T),
+        ("mean(a[a > 0])", lambda: xp.mean(a[a > 0]), lambda: np.mean(a_host[a_host > 0])),
+    ]
+    print(f"  {'operation':28s} {'hxarray':>10s} {'numpy':>10s}   check")
+    for label, ours, theirs in cases:
+        result, t_ours = _timed(ours)
+        expected, t_numpy = _timed(theirs)
+        got = np.asarray(result.to_device("cpu"))
+        ok = np.allclose(got, expected, rtol=1e-10, atol=1e-8)
+        print(f"  {label:28s} {t_ours:8.2f}ms {t_numpy:8.2f}ms   {'ok' if ok else 'MISMATCH'}")
+    stats = xp.memory_stats(device)
+    print(f"\nallocator on {device}: {_human(stats['allocated_bytes'])} in use, "
+          f"{_human(stats['reserved_bytes'])} reserved, peak {_human(stats['peak_allocated_bytes'])}, "
+          f"{stats['cache_hits']} of {stats['num_allocs']} allocations served from the cache")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m hxarray", description=__doc__)
+    parser.add_argument("command", choices=("demo", "info"), nargs="?", default="demo")
+    parser.add_argument("--device", type=Device, help="run the demo on this device, e.g. cpu")
+    args = parser.parse_args(argv)
+    if args.command == "info":
+        info()
+    else:
+        demo(args.device)
+
+
+if __name__ == "__main__":
+    main()
