@@ -80,8 +80,11 @@ def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np
     try:
         host = np.asarray(obj, dtype=None if dtype is None else dtype.numpy)
     except OverflowError as exc:
-        raise OverflowError(f"asarray(): {exc}; Python ints must fit in int64 or uint64") \
-            from None
+        raise OverflowError(f"asarray(): {exc}; Python ints must fit the dtype") from None
+    if dtype is None and host.dtype.kind in "uO" and _has_big_int(obj):
+        # numpy stores such ints as uint64 or objects; the spec gives them the default int64
+        raise OverflowError("asarray(): Python ints must fit in int64, the default integer "
+                            "dtype; pass dtype=uint64 for larger ones")
     if host.dtype not in dt.FROM_NUMPY:
         if host.dtype.kind in "iufcb" and not host.dtype.isnative:
             host = host.astype(host.dtype.newbyteorder("="))
@@ -91,6 +94,13 @@ def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np
             raise TypeError(f"asarray(): cannot make an array from data of numpy dtype "
                             f"{host.dtype} (from {type(obj).__name__})")
     return host
+
+
+def _has_big_int(obj: Any) -> builtins.bool:
+    """Whether nested lists and tuples `obj` hold a Python int beyond int64."""
+    if obj.__class__ is int:
+        return not -(2**63) <= obj < 2**63
+    return isinstance(obj, (list, tuple)) and any(_has_big_int(v) for v in obj)
 
 
 def _shared_host(obj: Any, dtype: dt.DType | None) -> np.ndarray:
