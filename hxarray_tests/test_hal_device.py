@@ -15,8 +15,13 @@ import pytest
 import hxarray as xp
 from hxarray.hal import device as device_mod
 from hxarray.hal import registry
-from hxarray.hal.device import (Device, DeviceType, DeviceUnavailableError, default_device,
-                                device_scope)
+from hxarray.hal.device import (
+    Device,
+    DeviceType,
+    DeviceUnavailableError,
+    default_device,
+    device_scope,
+)
 
 _SIMD_FLAGS = {"sse2", "sse4_1", "sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw",
                "avx512_vnni", "amx_tile", "neon", "asimd", "sve"}
@@ -68,7 +73,7 @@ def test_device_type_pickles_to_the_same_member() -> None:
         assert pickle.loads(pickle.dumps(member)) is member
 
 
-# -- Device ------------------------------------------------------------------------------------------
+# -- Device ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("spec, index, type_name, expected_index", [
     ("cuda:1", None, "cuda", 1),
     ("cuda", 1, "cuda", 1),

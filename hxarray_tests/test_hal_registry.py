@@ -256,7 +256,7 @@ def test_discovery_reads_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(registry_module, "entry_points", fake_entry_points)
     reg = BackendRegistry()
-    with pytest.warns(RuntimeWarning, match="ignoring hxarray backend entry point 'bad_module:Bad'"):
+    with pytest.warns(RuntimeWarning, match="ignoring hxarray backend entry point 'bad_module"):
         reg.discover()
     reg.discover()  # only once
     assert calls == ["hxarray.backends"]

@@ -68,7 +68,7 @@ _Item = tuple[Callable[[], Any], bool]
 
 
 def _work(q: queue.Queue[_Item | None], errors: list[BaseException]) -> None:
-    """A stream's worker thread: run items in order until the `None` the stream's finalizer sends."""
+    """A stream's worker thread: run items in order until the stream's finalizer sends `None`."""
     while True:
         item = q.get()
         try:
