@@ -22,7 +22,7 @@ from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axes, same_device
 from ._creation import asarray, eye
 from ._data_types import astype, finfo
-from ._elementwise import abs, conj, multiply, sqrt
+from ._elementwise import _REAL_OF, abs, conj, multiply, sqrt
 from ._linalg_functions import matmul, matrix_transpose, tensordot, vecdot
 from ._manipulation import broadcast_to, expand_dims, reshape, stack
 from ._searching import count_nonzero, where
@@ -61,11 +61,8 @@ class SVDResult(NamedTuple):
     Vh: Array
 
 
-_REAL = {dt.complex64: dt.float32, dt.complex128: dt.float64}
-
-
 def _real_dtype(dtype: dt.DType) -> dt.DType:
-    return _REAL.get(dtype, dtype)
+    return _REAL_OF.get(dtype, dtype)
 
 
 def _index(value: Any, function: str, name: str) -> int:
@@ -97,6 +94,18 @@ def _broadcast(function: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
         return _views.broadcast_shapes(*shapes)
     except ValueError as exc:
         raise ValueError(f"{function}(): {exc}") from None
+
+
+def _operands(function: str, x1: Any, x2: Any, category: str) -> None:
+    """Both arrays checked for type, dtype category, device and a common promoted dtype."""
+    for name, x in (("x1", x1), ("x2", x2)):
+        check_array(x, function, name)
+        check_dtype(x, category, function)
+    same_device((x1, x2), function)
+    try:
+        dt.promote(x1._dtype, x2._dtype)
+    except TypeError as exc:
+        raise TypeError(f"{function}(): {exc}") from None
 
 
 def _run(function: str, *arrays: Array, **params: Any) -> Any:
@@ -169,10 +178,8 @@ def svdvals(x: Array, /) -> Array:
 
 def solve(x1: Array, x2: Array, /) -> Array:
     """Solve x1 @ result = x2; a 1-D `x2` is one right-hand side shared by every matrix."""
+    _operands("solve", x1, x2, "floating-point")
     _matrices(x1, "solve", square=True, name="x1")
-    check_array(x2, "solve", "x2")
-    check_dtype(x2, "floating-point", "solve")
-    same_device((x1, x2), "solve")
     m = x1._shape[-1]
     if x2.ndim == 1:
         rows = x2._shape[0]
@@ -192,13 +199,11 @@ def solve(x1: Array, x2: Array, /) -> Array:
 
 def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Cross product along `axis`, which counts from the end of both arrays (-1 is the last)."""
-    for name, x in (("x1", x1), ("x2", x2)):
-        check_array(x, "cross", name)
-        check_dtype(x, "numeric", "cross")
-    same_device((x1, x2), "cross")
-    dt.promote(x1._dtype, x2._dtype)
+    _operands("cross", x1, x2, "numeric")
     axis = _index(axis, "cross", "axis")
     ndim = builtins.min(x1.ndim, x2.ndim)
+    if ndim == 0:
+        raise ValueError("cross(): x1 and x2 must have at least one dimension")
     if not -ndim <= axis <= -1:
         raise ValueError(f"cross(): axis must be a negative axis in [-{ndim}, -1] for arrays of "
                          f"shapes {x1._shape} and {x2._shape}, got {axis}")
@@ -214,12 +219,10 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
 
 
 def outer(x1: Array, x2: Array, /) -> Array:
+    _operands("outer", x1, x2, "numeric")
     for name, x in (("x1", x1), ("x2", x2)):
-        check_array(x, "outer", name)
-        check_dtype(x, "numeric", "outer")
         if x.ndim != 1:
             raise ValueError(f"outer(): {name} must be 1-D, got shape {x._shape}")
-    same_device((x1, x2), "outer")
     return multiply(expand_dims(x1, axis=1), expand_dims(x2, axis=0))
 
 

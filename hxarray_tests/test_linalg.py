@@ -529,6 +529,8 @@ BAD_DTYPE = [
     ("matrix_power", lambda f: f(INTS, 2)),
     ("solve", lambda f: f(M, xp.ones(3, dtype=xp.int32))),
     ("cross", lambda f: f(xp.ones(3, dtype=xp.bool), VEC)),
+    ("cross", lambda f: f(xp.ones(3, dtype=xp.int8), VEC)),
+    ("outer", lambda f: f(xp.ones(3, dtype=xp.int8), VEC)),
     ("outer", lambda f: f(xp.ones(3, dtype=xp.bool), VEC)),
     ("trace", lambda f: f(xp.ones((2, 2), dtype=xp.bool))),
     ("matrix_rank", lambda f: f(M, rtol=xp.ones((), dtype=xp.int32))),
@@ -564,6 +566,7 @@ BAD_VALUE = [
     ("cross", lambda f: f(xp.ones((3, 2)), xp.ones((3, 2)))),
     ("cross", lambda f: f(VEC, VEC, axis=0)),
     ("cross", lambda f: f(VEC, VEC, axis=-2)),
+    ("cross", lambda f: f(xp.ones(()), VEC)),
     ("cross", lambda f: f(xp.ones((2, 3)), xp.ones((4, 3)))),
     ("outer", lambda f: f(M, VEC)),
 ]
