@@ -62,7 +62,6 @@ def basic_view(x: Array, key: tuple[Any, ...]) -> Array:
     strides: list[int] = []
     offset = x._offset
     axis = 0
-    empty = False
     for k in key:
         if k is None:
             shape.append(1)
@@ -75,12 +74,8 @@ def basic_view(x: Array, key: tuple[Any, ...]) -> Array:
         elif k.__class__ is slice:
             n, s = x._shape[axis], x._strides[axis]
             start, stop, step = k.indices(n)  # ValueError for a zero step
-            length = len(range(start, stop, step))
-            if length:
-                offset += start * s
-            else:
-                empty = True
-            shape.append(length)
+            offset += start * s
+            shape.append(len(range(start, stop, step)))
             strides.append(s * step)
             axis += 1
         else:
@@ -92,7 +87,9 @@ def basic_view(x: Array, key: tuple[Any, ...]) -> Array:
             axis += 1
     shape.extend(x._shape[axis:])
     strides.extend(x._strides[axis:])
-    return view(x, tuple(shape), tuple(strides), x._offset if empty else offset)
+    if 0 in shape:  # an empty view may not point past its (possibly empty) buffer
+        offset = x._offset
+    return view(x, tuple(shape), tuple(strides), offset)
 
 
 def _advanced_key(x: Array, key: tuple[Any, ...]) -> tuple[Any, ...]:
