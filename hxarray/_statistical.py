@@ -24,9 +24,13 @@ def reduce(name: str, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DT
 
 def _sum_dtype(x: Array, dtype: Any, function: str) -> dt.DType:
     """The spec's accumulator: the default integer of x's signedness for integers, else x's."""
-    if dtype is not None:
-        return as_dtype(dtype, function)
-    return _ACCUMULATOR.get(x._dtype, x._dtype)
+    if dtype is None:
+        return _ACCUMULATOR.get(x._dtype, x._dtype)
+    dtype = as_dtype(dtype, function)
+    if x._dtype in dt.COMPLEX_FLOATING and dtype not in dt.COMPLEX_FLOATING:
+        raise TypeError(f"{function}(): accumulating complex input in {dtype.name} would discard "
+                        "the imaginary part")
+    return dtype
 
 
 def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,

@@ -140,10 +140,10 @@ def diagonal(x: Array, offset: int) -> Array:
     start = x._offset
     if offset >= 0:
         n = max(0, min(rows, cols - offset))
-        if n:
+        if n and x.size:
             start += offset * cs
     else:
         n = max(0, min(rows + offset, cols))
-        if n:
+        if n and x.size:
             start -= offset * rs
     return view(x, (*batch, n), (*bstrides, rs + cs), start)

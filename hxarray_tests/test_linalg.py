@@ -412,10 +412,7 @@ def test_vector_norm_property(x, data):
 
 @pytest.mark.parametrize("offset", [-3, -1, 0, 1, 2, 10])
 @pytest.mark.parametrize("shape", [
-    (3, 4), (2, 4, 3), (3, 0),
-    pytest.param((0, 3, 3), marks=pytest.mark.xfail(
-        reason="hxarray/_views.diagonal moves the offset of an empty view past its buffer, which "
-               "numpy's host view rejects")),
+    (3, 4), (2, 4, 3), (3, 0), (0, 3, 3),
 ])
 def test_diagonal_and_trace(shape, offset):
     a = np.arange(math.prod(shape), dtype=np.int32).reshape(shape)
