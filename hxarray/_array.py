@@ -9,6 +9,7 @@ array on the CPU); device-neutral code never looks inside it.
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 from typing import TYPE_CHECKING, Any
 
@@ -131,8 +132,7 @@ class Array:
         source = self._buffer.device
         if target is source:
             return self
-        if stream is not None and stream is not getattr(stream, "device", None) and \
-                getattr(stream, "device", target) not in (source, target):
+        if stream is not None and getattr(stream, "device", target) not in (source, target):
             raise ValueError(f"stream {stream!r} belongs to neither {source} nor {target}")
         return target.backend.from_host(source.backend.to_host(self), target)
 
@@ -195,7 +195,7 @@ class Array:
 
     def __complex__(self) -> complex:
         value = self._scalar("complex")
-        if value != value and self._dtype in dt.REAL_FLOATING:
+        if self._dtype in dt.REAL_FLOATING and math.isnan(value):
             return complex(value, value)  # the spec maps a real NaN to NaN + NaN j
         return complex(value)
 

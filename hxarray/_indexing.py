@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _dtypes as dt
 from ._array import Array
-from ._checks import check_array, normalize_axis
+from ._checks import check_array, normalize_axis, same_device
 from ._views import broadcast_shapes, view
 
 __all__ = ["take", "take_along_axis"]
@@ -176,6 +176,7 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
         raise TypeError(f"take(): indices must be an integer array, got {indices._dtype.name}")
     if indices.ndim != 1:
         raise ValueError(f"take(): indices must be 1-D, got {indices.ndim}-D")
+    same_device((x, indices), "take")
     if axis is None:
         if x.ndim != 1:
             raise ValueError(f"take(): axis is required unless x is 1-D, got {x.ndim}-D")
@@ -193,6 +194,7 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     if indices.ndim != x.ndim:
         raise ValueError(f"take_along_axis(): indices must have x's {x.ndim} dimensions, got "
                          f"{indices.ndim}")
+    same_device((x, indices), "take_along_axis")
     axis = normalize_axis(axis, x.ndim, "take_along_axis")
     x_rest = x._shape[:axis] + x._shape[axis + 1:]
     indices_rest = indices._shape[:axis] + indices._shape[axis + 1:]

@@ -214,6 +214,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
             raise TypeError("repeat(): repeats must be an integer array")
         if repeats.ndim > 1:
             raise ValueError("repeat(): repeats must be 0-D or 1-D")
+        same_device((x, repeats), "repeat")
         repeats = repeats._host()
         if (repeats < 0).any():
             raise ValueError("repeat(): repeats must be non-negative")

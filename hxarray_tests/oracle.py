@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 from hypothesis.extra.array_api import make_strategies_namespace
 
 import hxarray as xp
@@ -22,6 +23,12 @@ FLOATING = REAL_FLOATING + COMPLEX_FLOATING
 NUMERIC = INTEGER + FLOATING
 REAL = INTEGER + REAL_FLOATING
 DTYPES = BOOL + NUMERIC
+
+
+# A second device: the toy plug-in backend (hxarray_tests/plugin_pkg), when it is installed.
+TOY = next((d for d in xp.__array_namespace_info__().devices() if d.type.name == "toy"), None)
+needs_toy = pytest.mark.skipif(TOY is None, reason="needs the toy backend plug-in "
+                               "(pip install -e hxarray_tests/plugin_pkg)")
 
 
 def ids(dtypes: tuple[xp.DType, ...]) -> list[str]:

@@ -16,8 +16,22 @@ from hypothesis import strategies as st
 import hxarray as xp
 
 from .oracle import (
-    BOOL, COMPLEX_FLOATING, DTYPES, FLOATING, INTEGER, NUMERIC, REAL, REAL_FLOATING, VIEWS,
-    assert_matches, ids, np_dtype, sample, view_pair, xps,
+    BOOL,
+    COMPLEX_FLOATING,
+    DTYPES,
+    FLOATING,
+    INTEGER,
+    NUMERIC,
+    REAL,
+    REAL_FLOATING,
+    TOY,
+    VIEWS,
+    assert_matches,
+    ids,
+    needs_toy,
+    sample,
+    view_pair,
+    xps,
 )
 
 # -- attributes and views --------------------------------------------------------------------------
@@ -209,21 +223,21 @@ def test_inplace_operator_broadcasts_the_right_operand():
     assert_matches(x, np.array([[0, 1, 2], [0, 1, 2]], dtype=np.int32))
 
 
-@pytest.mark.parametrize("statement,error", [
-    ("x += xp.ones((2, 3), dtype=xp.int16)", ValueError),  # would grow x
-    ("x += xp.ones(2, dtype=xp.int16)", ValueError),  # does not broadcast
-    ("x += xp.ones(3, dtype=xp.int32)", TypeError),  # would change the dtype
-    ("x += 1.5", TypeError),  # a float does not fit an integer array
-    ("x /= 2", TypeError),  # true division needs floats
-    ("x += 2**20", OverflowError),  # the int does not fit int16
-    ("x += xp.ones(3)", TypeError),  # no promotion between integer and floating
-    ("x @= xp.ones((3, 2), dtype=xp.int16)", ValueError),  # would change x's shape
+@pytest.mark.parametrize("update,error", [
+    (lambda x: operator.iadd(x, xp.ones((2, 3), dtype=xp.int16)), ValueError),  # would grow x
+    (lambda x: operator.iadd(x, xp.ones(2, dtype=xp.int16)), ValueError),  # does not broadcast
+    (lambda x: operator.iadd(x, xp.ones(3, dtype=xp.int32)), TypeError),  # changes the dtype
+    (lambda x: operator.iadd(x, 1.5), TypeError),  # a float does not fit an integer array
+    (lambda x: operator.itruediv(x, 2), TypeError),  # true division needs floats
+    (lambda x: operator.iadd(x, 2**20), OverflowError),  # the int does not fit int16
+    (lambda x: operator.iadd(x, xp.ones(3)), TypeError),  # no integer/floating promotion
+    (lambda x: operator.imatmul(x, xp.ones((3, 2), dtype=xp.int16)), ValueError),  # new shape
 ])
-def test_failed_inplace_operator_leaves_x_unchanged(statement, error):
+def test_failed_inplace_operator_leaves_x_unchanged(update, error):
     x = xp.asarray([1, 2, 3], dtype=xp.int16)
     before = np.asarray(x).copy()
     with pytest.raises(error):
-        exec(statement, {"x": x, "xp": xp})
+        update(x)
     assert_matches(x, before)
 
 
@@ -547,6 +561,35 @@ def test_to_device_same_device(device):
 def test_to_device_rejects_bad_devices(device, error):
     with pytest.raises(error):
         xp.arange(3).to_device(device)
+
+
+@needs_toy
+@pytest.mark.parametrize("kind", list(VIEWS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))
+def test_to_device_copies_between_devices(kind, dtype):
+    x, expected = view_pair(kind, (3, 4), dtype)
+    moved = x.to_device(TOY, stream=None)
+    assert moved.device == TOY and moved.buffer is not x.buffer
+    assert_matches(moved, expected)
+    back = moved.to_device("cpu")
+    assert back.device == xp.Device("cpu")
+    assert_matches(back, expected)
+    moved[0, 0] = moved[1, 1]
+    assert_matches(x, expected)  # the source is untouched
+
+
+@needs_toy
+def test_operators_refuse_arrays_on_different_devices():
+    x = xp.arange(3.0)
+    other = x.to_device(TOY)
+    for op in (operator.add, operator.mul, operator.eq, operator.matmul):
+        with pytest.raises(ValueError):
+            op(x, other)
+    with pytest.raises(ValueError):
+        x += other
+    assert_matches(x, np.arange(3.0))
+    assert_matches(other * 2.0, np.arange(3.0) * 2.0)
+    assert (other * 2.0).device == TOY
 
 
 @pytest.mark.parametrize("version", [None, "2023.12", "2024.12", "2025.12"])

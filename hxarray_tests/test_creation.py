@@ -15,7 +15,17 @@ from hypothesis import strategies as st
 import hxarray as xp
 
 from .oracle import (
-    COMPLEX_FLOATING, DTYPES, INTEGER, NUMERIC, VIEWS, assert_matches, ids, np_dtype, sample,
+    COMPLEX_FLOATING,
+    DTYPES,
+    INTEGER,
+    NUMERIC,
+    TOY,
+    VIEWS,
+    assert_matches,
+    ids,
+    needs_toy,
+    np_dtype,
+    sample,
     view_pair,
 )
 
@@ -203,6 +213,48 @@ class TestAsarrayCopy:
             xp.asarray(np.arange(3), dtype=xp.float32, copy=False)
         x = xp.asarray(np.arange(3), dtype=xp.int64, copy=False)
         assert_matches(x, np.arange(3))
+
+
+@needs_toy
+class TestOtherDevices:
+    """Creation on a second device, and `asarray`/`*_like`/`from_dlpack` moving arrays there."""
+
+    @pytest.mark.parametrize("function,args", [
+        (xp.zeros, ((2, 3),)), (xp.ones, (3,)), (xp.empty, ((0, 2),)), (xp.full, (2, 1.5)),
+        (xp.arange, (5,)), (xp.linspace, (0, 1, 4)), (xp.eye, (3,)), (xp.asarray, ([1, 2],)),
+    ])
+    def test_creation_on_the_device(self, function, args):
+        x = function(*args, device=TOY)
+        assert x.device == TOY
+        if function is not xp.empty:
+            cpu = function(*args)
+            assert_matches(x, np.asarray(cpu))
+
+    def test_asarray_moves_arrays(self):
+        x, data = view_pair("flip", (3, 4), xp.int8)
+        moved = xp.asarray(x, device=TOY)
+        assert moved.device == TOY
+        assert_matches(moved, data)
+        assert_matches(xp.asarray(moved, dtype=xp.float32, device="cpu"), data.astype(np.float32))
+        with pytest.raises(ValueError):
+            xp.asarray(x, device=TOY, copy=False)
+        with pytest.raises(ValueError):
+            xp.asarray(np.arange(3), device=TOY, copy=False)
+
+    def test_like_functions_and_from_dlpack(self):
+        x = xp.ones((2, 3), dtype=xp.int16)
+        for result in (xp.zeros_like(x, device=TOY), xp.ones_like(x, device=TOY),
+                       xp.empty_like(x, device=TOY), xp.full_like(x, 4, device=TOY)):
+            assert result.device == TOY and result.shape == (2, 3) and result.dtype is xp.int16
+        on_toy = xp.full_like(x, 4, device=TOY)
+        assert xp.ones_like(on_toy).device == TOY  # the device follows x by default
+        assert xp.from_dlpack(np.arange(3), device=TOY).device == TOY
+        with pytest.raises(ValueError):
+            xp.from_dlpack(np.arange(3), device=TOY, copy=False)
+
+    def test_meshgrid_needs_one_device(self):
+        with pytest.raises(ValueError):
+            xp.meshgrid(xp.arange(2), xp.arange(2, device=TOY))
 
 
 # -- empty, zeros, ones, full ----------------------------------------------------------------------

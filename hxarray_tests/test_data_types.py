@@ -14,8 +14,19 @@ from hypothesis import strategies as st
 import hxarray as xp
 
 from .oracle import (
-    COMPLEX_FLOATING, DTYPES, FLOATING, INTEGER, REAL_FLOATING, SIGNED, UNSIGNED, VIEWS,
-    assert_matches, ids, np_dtype, sample, view_pair,
+    COMPLEX_FLOATING,
+    DTYPES,
+    FLOATING,
+    INTEGER,
+    REAL_FLOATING,
+    SIGNED,
+    UNSIGNED,
+    VIEWS,
+    assert_matches,
+    ids,
+    np_dtype,
+    sample,
+    view_pair,
 )
 
 CODES = {"i1": xp.int8, "i2": xp.int16, "i4": xp.int32, "i8": xp.int64, "u1": xp.uint8,

@@ -15,7 +15,17 @@ from hypothesis.extra import numpy as hnp
 import hxarray as xp
 
 from .oracle import (
-    COMPLEX_FLOATING, DTYPES, INTEGER, VIEWS, assert_matches, ids, np_dtype, sample, view_pair,
+    COMPLEX_FLOATING,
+    DTYPES,
+    INTEGER,
+    TOY,
+    VIEWS,
+    assert_matches,
+    ids,
+    needs_toy,
+    np_dtype,
+    sample,
+    view_pair,
 )
 
 try:
@@ -351,6 +361,22 @@ def test_failed_setitem_leaves_x_unchanged(dtype, key, value, error):
     with pytest.raises(error):
         x[key] = value
     assert_matches(x, data)
+
+
+@needs_toy
+def test_keys_and_values_on_another_device_are_refused():
+    x = xp.arange(6.0)
+    index, mask = xp.asarray([0, 1], device=TOY), xp.asarray(True, device=TOY)
+    for call in (lambda: x[index], lambda: x[mask], lambda: x.__setitem__(index, 1.0),
+                 lambda: x.__setitem__(0, xp.asarray(1.0, device=TOY)),
+                 lambda: xp.take(x, index), lambda: xp.take_along_axis(x, index)):
+        with pytest.raises(ValueError):
+            call()
+    assert_matches(x, np.arange(6.0))
+    on_toy = x.to_device(TOY)
+    on_toy[index] = -1.0
+    assert_matches(on_toy[1:4], np.array([-1.0, 2.0, 3.0]))
+    assert on_toy[index].device == TOY and xp.take(on_toy, index).device == TOY
 
 
 # -- take, take_along_axis -------------------------------------------------------------------------

@@ -11,7 +11,17 @@ from hypothesis.extra import numpy as hnp
 
 import hxarray as xp
 
-from .oracle import DTYPES, VIEWS, assert_matches, ids, np_dtype, sample, view_pair
+from .oracle import (
+    DTYPES,
+    TOY,
+    VIEWS,
+    assert_matches,
+    ids,
+    needs_toy,
+    np_dtype,
+    sample,
+    view_pair,
+)
 
 
 @st.composite
@@ -382,3 +392,15 @@ def test_tile_edge_cases_and_errors():
                                ((True,), TypeError)]:
         with pytest.raises(error):
             xp.tile(xp.ones(2), repetitions)
+
+
+@needs_toy
+def test_functions_of_several_arrays_need_one_device():
+    x, other = xp.ones(2), xp.ones(2, device=TOY)
+    for call in (lambda: xp.concat([x, other]), lambda: xp.stack([x, other]),
+                 lambda: xp.repeat(x, xp.asarray([1, 2], device=TOY))):
+        with pytest.raises(ValueError):
+            call()
+    for result in (xp.reshape(other, (1, 2)), xp.flip(other), xp.roll(other, 1),
+                   xp.concat([other, other]), xp.tile(other, (2,))):
+        assert result.device == TOY
