@@ -75,8 +75,11 @@ def as_shape(shape: Any, function: str) -> tuple[int, ...]:
 
 
 def normalize_axis(axis: Any, ndim: int, function: str) -> int:
-    if isinstance(axis, builtins.bool) or not isinstance(axis, int):
+    """`axis` in [0, ndim); any integer with `__index__` except a bool is an axis."""
+    if axis.__class__ is not int:
         try:
+            if isinstance(axis, builtins.bool):
+                raise TypeError
             axis = operator.index(axis)
         except TypeError:
             raise TypeError(f"{function}(): axis must be an int, got {type(axis).__name__}") \

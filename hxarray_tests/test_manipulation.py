@@ -26,14 +26,17 @@ from .oracle import (
 
 @st.composite
 def strided(draw, max_dims: int = 4):
-    """(x, data): an hxarray view through a random basic key, perhaps with negative steps and
-    gaps, and its numpy twin."""
+    """(x, data): an hxarray view through a random basic key (negative steps, gaps, new axes),
+    perhaps broadcast along a new leading axis, and its numpy twin."""
     shape = draw(hnp.array_shapes(min_dims=0, max_dims=max_dims, min_side=0, max_side=5))
     dtype = draw(st.sampled_from(DTYPES))
     base = sample(shape, dtype, seed=draw(st.integers(0, 9)))
-    key = draw(hnp.basic_indices(shape, min_dims=0, allow_ellipsis=True))
-    x = xp.asarray(base)[key]
-    return x, np.asarray(base[key])
+    key = draw(hnp.basic_indices(shape, min_dims=0, allow_newaxis=True, allow_ellipsis=True))
+    x, data = xp.asarray(base)[key], np.asarray(base[key])
+    if draw(st.booleans()):  # zero strides too
+        lead = (draw(st.integers(0, 3)),)
+        x, data = xp.broadcast_to(x, lead + x.shape), np.broadcast_to(data, lead + data.shape)
+    return x, data
 
 
 @st.composite
@@ -159,6 +162,13 @@ def test_random_permutations_and_moves(case, draw):
     assert_matches(xp.moveaxis(x, source, destination), np.moveaxis(data, source, destination))
 
 
+def test_axes_may_be_numpy_integers():
+    x, data = view_pair("step", (4, 6), xp.int8)
+    assert_matches(xp.flip(x, axis=np.int64(1)), np.flip(data, 1))
+    assert_matches(xp.expand_dims(x, axis=(np.int32(0),)), data[None])
+    assert_matches(xp.moveaxis(x, np.uint8(0), -1), data.T)
+
+
 @pytest.mark.parametrize("shape", [(), (0,), (1, 0, 3)])
 def test_axis_functions_on_0d_and_empty(shape):
     data = np.zeros(shape, dtype=np.int8)
@@ -189,6 +199,10 @@ def test_axis_functions_on_0d_and_empty(shape):
     (lambda x: xp.broadcast_to(x, (2, 3, 5)), ValueError),
     (lambda x: xp.broadcast_to(x, (-1, 3, 4)), ValueError),
     (lambda x: xp.permute_dims(np.ones((2, 3, 4)), (0, 1, 2)), TypeError),
+    (lambda x: xp.flip(x, axis=True), TypeError),
+    (lambda x: xp.expand_dims(x, axis=1.0), TypeError),
+    (lambda x: xp.squeeze(x, axis=[0]), TypeError),
+    (lambda x: xp.moveaxis(x, "0", 1), TypeError),
 ])
 def test_axis_functions_reject_bad_axes(call, error):
     x = xp.reshape(xp.arange(12), (1, 3, 4))
