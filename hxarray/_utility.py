@@ -43,7 +43,7 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
         check_array(other, "diff", name)
         if other._buffer.device is not x._buffer.device:
             raise ValueError(f"diff(): {name} is on {other.device}, x on {x.device}")
-        if other.ndim != x.ndim or any(a != b for i, (a, b) in
+        if other.ndim != x.ndim or builtins.any(a != b for i, (a, b) in
                                        enumerate(zip(other._shape, x._shape)) if i != axis):
             raise ValueError(f"diff(): {name} of shape {other._shape} does not match x's shape "
                              f"{x._shape} off axis {axis}")

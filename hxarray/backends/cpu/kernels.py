@@ -82,6 +82,47 @@ def _round(x: np.ndarray, out: np.ndarray) -> None:
     np.round(x, out=out)
 
 
+def _floor_divide(x1: Any, x2: Any, out: np.ndarray) -> None:
+    """numpy divides through fmod, which gives NaN for inf // finite and -1 for 1 // -inf; the
+    standard wants floor(x1 / x2) there. (The fix is computed first: `out` may alias `x1`.)"""
+    fix = None
+    if out.dtype.kind == "f":
+        infinite = np.isinf(x1) | np.isinf(x2)
+        if infinite.any():
+            fix = (infinite, np.floor(np.divide(x1, x2)))
+    np.floor_divide(x1, x2, out=out)
+    if fix is not None:
+        np.copyto(out, fix[1], where=fix[0])
+
+
+def _expm1(x: np.ndarray, out: np.ndarray) -> None:
+    """Complex expm1 as exp(x)cis(y) - 1 computed without cancellation, with C99's cexp special
+    values (numpy's complex expm1 loses them)."""
+    if out.dtype.kind != "c":
+        np.expm1(x, out=out)
+        return
+    re, im = x.real, x.imag
+    real = np.expm1(re) * np.cos(im) - 2 * np.sin(im / 2) ** 2 + 0.0  # + 0.0: -0 -> +0
+    imag = np.where(im == 0, im, np.exp(re) * np.sin(im))
+    real = np.where(re == -np.inf, -1.0, real)
+    imag = np.where(re == -np.inf, np.where(np.isfinite(im), np.copysign(0.0, np.sin(im)), 0.0),
+                    imag)
+    blown = (re == np.inf) & ~np.isfinite(im)
+    real = np.where(blown, np.inf, real)
+    imag = np.where(blown, np.nan, imag)
+    out.real, out.imag = real, imag
+
+
+def _tanh(x: np.ndarray, out: np.ndarray) -> None:
+    """tanh(±inf + iy) for finite y is ±1 + copysign(0, y)j; numpy's sign of the zero varies."""
+    np.tanh(x, out=out)
+    if out.dtype.kind == "c":
+        edge = np.isinf(x.real) & np.isfinite(x.imag)
+        if edge.any():
+            out.real[edge] = np.sign(x.real[edge])
+            out.imag[edge] = np.copysign(0.0, x.imag[edge])
+
+
 _UFUNCS = {
     "abs": np.absolute, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin,
     "asinh": np.arcsinh, "atan": np.arctan, "atanh": np.arctanh, "bitwise_invert": np.invert,
@@ -106,6 +147,8 @@ ELEMENTWISE: dict[str, Callable[..., None]] = {
     name: _quiet_kernel(ufunc) for name, ufunc in _UFUNCS.items()}
 ELEMENTWISE.update({
     "real": _real, "imag": _imag, "round": _quiet_kernel(_round), "where": _where,
+    "floor_divide": _quiet_kernel(_floor_divide), "expm1": _quiet_kernel(_expm1),
+    "tanh": _quiet_kernel(_tanh),
     "clip": _quiet_kernel(_clip),
 })
 
