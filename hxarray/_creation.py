@@ -42,6 +42,12 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     dtype = _optional_dtype(dtype, "asarray")
     if copy not in (None, True, False):
         raise TypeError(f"asarray(): copy must be None, True or False, got {copy!r}")
+    if dtype is not None and dtype not in dt.COMPLEX_FLOATING and dtype is not dt.bool:
+        source = getattr(obj, "dtype", None)  # an hxarray or numpy dtype
+        if source in dt.COMPLEX_FLOATING if source.__class__ is dt.DType else \
+                getattr(source, "kind", None) == "c":
+            raise TypeError(f"asarray(): converting complex data to {dtype.name} would discard "
+                            "the imaginary part; take the real or imaginary part first")
     if obj.__class__ is Array:
         target = obj._buffer.device if device is None else as_device(device, "asarray")
         moves = target is not obj._buffer.device

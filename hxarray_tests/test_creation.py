@@ -92,6 +92,20 @@ def test_asarray_with_dtype(dtype):
     assert_matches(xp.asarray(True, dtype=dtype), np.asarray(True, dtype=np_dtype(dtype)))
 
 
+@pytest.mark.parametrize("obj", [np.array([1 + 2j]), np.complex64(1j), xp.asarray([1j]), [1j]],
+                         ids=["numpy", "numpy-scalar", "hxarray", "list"])
+@pytest.mark.parametrize("dtype", [xp.float32, xp.float64, xp.int64], ids=str)
+def test_asarray_refuses_complex_to_real(obj, dtype):
+    with pytest.raises(TypeError):
+        xp.asarray(obj, dtype=dtype)
+
+
+def test_asarray_complex_to_bool_and_complex():
+    assert_matches(xp.asarray(np.array([0j, 1j]), dtype=xp.bool), np.array([False, True]))
+    assert_matches(xp.asarray(xp.asarray([0j, 2.0]), dtype=xp.bool), np.array([False, True]))
+    assert_matches(xp.asarray(np.array([1j]), dtype=xp.complex64), np.array([1j], np.complex64))
+
+
 @pytest.mark.parametrize("obj,dtype", [(-1, xp.uint8), (256, xp.uint8), (2**64, None),
                                        ([2**63], None), ([[1], [2**64]], None),
                                        (-(2**63) - 1, None)])
