@@ -238,28 +238,31 @@ def round(x: Array, /) -> Array:
 
 def clip(x: Array, /, min: Array | Scalar | None = None,
          max: Array | Scalar | None = None) -> Array:
-    """Clamp to [min, max]; bounds broadcast to x's shape and never change x's dtype."""
+    """Clamp to [min, max]. The result has x's dtype and the broadcast shape of x and the bounds;
+    integer bounds beyond x's dtype are clamped to its range first."""
     if x.__class__ is not _Array:
         raise TypeError(f"clip() expects an hxarray Array, got {type(x).__name__}")
     if x._dtype not in dt.REAL_NUMERIC:
         raise TypeError(f"clip() requires real-valued input, got {x._dtype.name}")
     bounds = []
+    shapes = [x._shape]
     for label, bound in (("min", min), ("max", max)):
-        if bound is None or bound.__class__ is not _Array:
-            if bound is not None:
-                bound = _check_scalar("clip", bound, x._dtype)
-        else:
+        if bound is not None and bound.__class__ is not _Array:
+            if bound.__class__ is int and x._dtype in dt.INTEGER:
+                low, high = dt.INTEGER_BOUNDS[x._dtype]
+                bound = builtins.min(builtins.max(bound, low), high)
+            bound = _check_scalar("clip", bound, x._dtype)
+        elif bound is not None:
             if bound._buffer.device is not x._buffer.device:
                 raise ValueError(f"clip(): {label} is on {bound.device}, x on {x.device}")
             if bound._dtype not in dt.REAL_NUMERIC or \
                     (bound._dtype in dt.FLOATING) != (x._dtype in dt.FLOATING):
                 raise TypeError(f"clip(): {label} of dtype {bound._dtype.name} does not match x "
                                 f"of dtype {x._dtype.name}")
-            if broadcast_shapes(x._shape, bound._shape) != x._shape:
-                raise ValueError(f"clip(): {label} of shape {bound._shape} does not broadcast "
-                                 f"to x's shape {x._shape}")
+            shapes.append(bound._shape)
         bounds.append(bound)
-    return _backend_of(x).elementwise("clip", (x, *bounds), x._dtype, x._shape)
+    shape = broadcast_shapes(*shapes)
+    return _backend_of(x).elementwise("clip", (x, *bounds), x._dtype, shape)
 
 
 __all__ = [*UNARY, *BINARY, "clip"]
