@@ -57,6 +57,14 @@ def same_device(arrays: Sequence[Array], function: str) -> Device:
 
 def as_shape(shape: Any, function: str) -> tuple[int, ...]:
     """`shape` (an integer or a sequence of integers; bools are not integers here) as a tuple."""
+    if shape.__class__ is tuple:
+        for n in shape:
+            if n.__class__ is not int or n < 0:
+                break
+        else:
+            return shape  # the common case, checked without building anything
+    elif shape.__class__ is int and shape >= 0:
+        return (shape,)
     if shape.__class__ is not tuple and shape.__class__ is not builtins.bool:
         try:
             shape = (operator.index(shape),)

@@ -30,22 +30,24 @@ def _as_tuple(key: Any) -> tuple[Any, ...]:
 def _basic_key(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """`key` with every integer-like entry (numpy integers, 0-D integer arrays: anything with
     `__index__` except bool) as an int, or None if `key` needs advanced indexing."""
-    converted = None
-    for i, k in enumerate(key):
+    for k in key:
+        if k.__class__ is builtins.bool or not isinstance(k, _BASIC_TYPES):
+            break
+    else:
+        return key  # the common case: only ints, slices, None and Ellipsis
+    converted = []
+    for k in key:
         if k.__class__ is builtins.bool:
             return None
-        if isinstance(k, _BASIC_TYPES):
-            continue
-        if k.__class__ is Array and (k._shape != () or k._dtype not in dt.INTEGER):
-            return None
-        try:
-            k = operator.index(k)
-        except TypeError:
-            return None
-        if converted is None:
-            converted = list(key)
-        converted[i] = k
-    return key if converted is None else tuple(converted)
+        if not isinstance(k, _BASIC_TYPES):
+            if k.__class__ is Array and (k._shape != () or k._dtype not in dt.INTEGER):
+                return None
+            try:
+                k = operator.index(k)
+            except TypeError:
+                return None
+        converted.append(k)
+    return tuple(converted)
 
 
 def basic_view(x: Array, key: tuple[Any, ...]) -> Array:

@@ -25,6 +25,12 @@ def _ints(values: Any, function: str, name: str, allow_int: builtins.bool = Fals
           ) -> tuple[int, ...]:
     """A tuple or list of integers (or, if allowed, one integer) as a tuple of Python ints;
     TypeError for anything else, bools included."""
+    if values.__class__ is tuple:
+        for v in values:
+            if v.__class__ is not int:
+                break
+        else:
+            return values  # the common case, checked without building anything
     items = values if isinstance(values, (tuple, list)) or not allow_int else (values,)
     try:
         if not isinstance(items, (tuple, list)) or \
