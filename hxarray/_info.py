@@ -7,6 +7,7 @@ from typing import Any
 from . import _dtypes as dt
 from ._checks import as_device
 from .hal.device import Device, default_device
+from ._version import sequence_result
 from .hal.registry import registry
 
 __all__ = ["__array_namespace_info__", "empty_cache", "memory_stats"]
@@ -23,8 +24,8 @@ class Info:
     def default_device(self) -> Device:
         return default_device()
 
-    def devices(self) -> tuple[Device, ...]:
-        return tuple(registry.devices())
+    def devices(self) -> tuple[Device, ...] | list[Device]:
+        return sequence_result(registry.devices())
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, dt.DType]:
         as_device(device, "default_dtypes")
