@@ -137,8 +137,11 @@ INPLACE_CASES = [(name, dtype) for name, dtype in CASES if name in INPLACE]
 
 def _operands(name: str, dtype: xp.DType) -> tuple[np.ndarray, np.ndarray]:
     """Two (3, 4) operands for `name` that stay inside what the operator defines for integers
-    (no zero divisors, no negative powers, shifts within the bit width)."""
+    (no zero divisors, no negative powers, shifts within the bit width) and where numpy follows
+    the spec's special cases."""
     a, b = sample((3, 4), dtype, seed=1), sample((3, 4), dtype, seed=2)
+    if name == "floordiv" and dtype in REAL_FLOATING:  # numpy misses the spec's cases with inf
+        a, b = (np.where(np.isinf(v), v.dtype.type(7.5), v) for v in (a, b))
     if dtype in INTEGER:
         if name in ("floordiv", "mod"):
             b[b == 0] = 1
@@ -199,9 +202,9 @@ def test_inplace_operator_writes_into_the_array(name, dtype):
     assert y is x and x.buffer is buffer
     assert_matches(x, _expected(function, a, b))
     s = _scalar(name, dtype)
-    y = INPLACE[name](x, s)
-    assert y is x
-    assert_matches(x, _expected(function, _expected(function, a, b), np.asarray(s, a.dtype)))
+    x = xp.asarray(a)
+    assert INPLACE[name](x, s) is x
+    assert_matches(x, _expected(function, a, np.asarray(s, a.dtype)))
 
 
 def test_inplace_operator_on_a_view_writes_through_to_the_base():
