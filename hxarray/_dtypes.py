@@ -23,7 +23,8 @@ class DType:
 
     def __init__(self, name: str, kind: str) -> None:
         self.name = name
-        self.kind = kind  # "bool", "signed integer", "unsigned integer", "real floating", "complex floating"
+        # "bool", "signed integer", "unsigned integer", "real floating" or "complex floating"
+        self.kind = kind
         self.numpy = np.dtype(name)
         self.itemsize = self.numpy.itemsize
 

@@ -122,12 +122,7 @@ def getitem(x: Array, key: Any) -> Array:
     basic = _basic_key(key)
     if basic is not None:
         return basic_view(x, basic)
-    try:
-        return x._buffer.device.backend.gather(x, _advanced_key(x, key))
-    except (IndexError, ValueError, TypeError):
-        raise
-    except Exception as exc:  # numpy's own index errors are IndexError already; be safe
-        raise IndexError(str(exc)) from None
+    return x._buffer.device.backend.gather(x, _advanced_key(x, key))
 
 
 def _check_value(x: Array, value: Any) -> Any:

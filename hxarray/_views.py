@@ -64,7 +64,8 @@ def broadcast_to(x: Array, shape: Shape) -> Array:
         return x
     ndim = len(shape)
     if x.ndim > ndim:
-        raise ValueError(f"cannot broadcast an array of shape {x._shape} to the smaller rank of {shape}")
+        raise ValueError(f"cannot broadcast an array of shape {x._shape} to the smaller rank of "
+                         f"{shape}")
     lead = ndim - x.ndim
     strides = [0] * lead
     for i, (n, s) in enumerate(zip(x._shape, x._strides)):
