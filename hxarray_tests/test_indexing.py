@@ -54,6 +54,13 @@ def basic_cases(draw, base_views: bool = True):
     return x, data, key
 
 
+def _hx_key(key: object) -> object:
+    """`key` with its numpy arrays turned into hxarray arrays."""
+    if isinstance(key, tuple):
+        return tuple(_hx_key(k) for k in key)
+    return xp.asarray(key) if isinstance(key, np.ndarray) else key
+
+
 # -- basic indexing --------------------------------------------------------------------------------
 
 
@@ -254,6 +261,33 @@ def test_integer_arrays_with_negatives_duplicates_and_views():
     assert_matches(x[xp.asarray(empty)], data[empty])
 
 
+@st.composite
+def integer_array_keys(draw):
+    """(data, key): a numpy array and a tuple of integer arrays (broadcasting together, negative
+    entries included) and ints for its leading axes."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=4))
+    count = draw(st.integers(1, len(shape)))
+    index_shapes, _ = draw(hnp.mutually_broadcastable_shapes(num_shapes=count, max_dims=3))
+    key = []
+    for n, index_shape in zip(shape, index_shapes):
+        if draw(st.booleans()):
+            key.append(draw(st.integers(-n, n - 1)))
+        else:
+            dtype = draw(st.sampled_from([np.int8, np.int16, np.int32, np.int64]))
+            key.append(draw(hnp.arrays(dtype, index_shape, elements=st.integers(-n, n - 1))))
+    return np.arange(int(np.prod(shape))).reshape(shape), tuple(key)
+
+
+@given(integer_array_keys())
+def test_random_integer_array_keys(case):
+    data, key = case
+    x = xp.asarray(data)
+    assert_matches(x[_hx_key(key)], np.asarray(data[key]))
+    x[_hx_key(key)] = -1
+    data[key] = -1
+    assert_matches(x, data)
+
+
 def test_integer_array_results_are_copies():
     x = xp.arange(5)
     picked = x[xp.asarray([1, 2])]
@@ -296,9 +330,7 @@ def test_setitem_python_scalars_for_every_key_kind(dtype):
     for key in keys:
         data = sample((3, 4), dtype)
         x = xp.asarray(data)
-        hx_key = tuple(xp.asarray(k) if isinstance(k, np.ndarray) else k for k in key) \
-            if isinstance(key, tuple) else xp.asarray(key) if isinstance(key, np.ndarray) else key
-        x[hx_key] = scalar
+        x[_hx_key(key)] = scalar
         data[key] = scalar
         assert_matches(x, data)
 
