@@ -24,6 +24,7 @@ from ._sorting import *  # noqa: F403
 from ._statistical import *  # noqa: F403
 from ._utility import *  # noqa: F403
 from ._info import __array_namespace_info__, empty_cache, memory_stats
+from .backends.cpu.parallel import get_num_threads, threads
 from .hal import Device, DeviceType, Event, Stream, device_scope
 from . import fft, hal, linalg
 

@@ -20,7 +20,7 @@ from ...hal.allocator import CachingAllocator
 from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType
 from ...hal.registry import Backend
-from . import kernels
+from . import kernels, parallel
 from .linalg_kernels import FFT, LINALG
 from .allocator import CpuAllocator
 from .device import cpu_capabilities
@@ -175,16 +175,35 @@ class CpuBackend(Backend):
             out = self.empty(shape, dtype)
         handles = [a._handle if a.__class__ is Array and a._handle is not None else
                    self.native(a) if a.__class__ is Array else a for a in args]
-        kernels.ELEMENTWISE[name](*handles, out=out._handle if out._handle is not None
-                                  else self.native(out))
+        parallel.elementwise(kernels.ELEMENTWISE[name], handles,
+                             out._handle if out._handle is not None else self.native(out))
         return out
 
     def reduce(self, name, x, axes, keepdims, dtype, **params) -> Array:
+        if not params and len(axes or ()) == x.ndim > 0:
+            result = self._parallel_full_reduction(name, x, keepdims, dtype)
+            if result is not None:
+                return result
         params = {k: self.native(v) if isinstance(v, Array) else v for k, v in params.items()}
         with kernels.quiet():
             result = kernels.REDUCTIONS[name](self.native(x), axes, keepdims, dtype.numpy,
                                               **params)
         return self._result(result)
+
+    def _parallel_full_reduction(self, name, x, keepdims, dtype) -> Array | None:
+        """sum/prod/max/min/all/any (and mean, as a sum) of a whole large array, in chunks."""
+        partial_name = "sum" if name == "mean" else name
+        kernel = kernels.REDUCTIONS[partial_name]
+        h = self.native(x)
+        with kernels.quiet():
+            result = parallel.full_reduction(
+                partial_name, lambda chunk: kernel(chunk, (0,), False, dtype.numpy), h)
+            if result is None:
+                return None
+            if name == "mean":
+                result = result / h.size
+        result = np.asarray(result, dtype=dtype.numpy)
+        return self._result(result.reshape((1,) * x.ndim) if keepdims else result)
 
     def matmul(self, a, b, dtype) -> Array:
         with kernels.quiet():

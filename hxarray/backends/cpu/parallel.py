@@ -1,0 +1,140 @@
+"""Multi-threaded execution of numpy kernels on large arrays.
+
+numpy releases the GIL inside its loops, so chunks of one large operation run truly in parallel.
+Chunking is deterministic: chunk boundaries depend only on the shape and the thread count, never on
+timing, so results are reproducible. Small operations (fewer than `PARALLEL_MIN_ELEMENTS`) run
+inline, where threads would cost more than they save.
+
+The thread count comes from `HXARRAY_NUM_THREADS`, else the CPUs this process may use; `threads(n)`
+changes it for a block and also caps BLAS threads there (through threadpoolctl), so one knob
+governs all of hxarray's CPU parallelism without oversubscription.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+PARALLEL_MIN_ELEMENTS = 1 << 17
+
+
+def _default_threads() -> int:
+    configured = os.environ.get("HXARRAY_NUM_THREADS", "").strip()
+    if configured:
+        try:
+            count = int(configured)
+        except ValueError:
+            raise ValueError(f"HXARRAY_NUM_THREADS must be a positive integer, got "
+                             f"{configured!r}") from None
+        if count < 1:
+            raise ValueError(f"HXARRAY_NUM_THREADS must be a positive integer, got {count}")
+        return count
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+_threads: contextvars.ContextVar[int] = contextvars.ContextVar("hxarray_threads",
+                                                              default=_default_threads())
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+
+
+def get_num_threads() -> int:
+    """How many threads a large CPU operation uses here."""
+    return _threads.get()
+
+
+@contextlib.contextmanager
+def threads(count: int) -> Iterator[int]:
+    """Use `count` threads for CPU operations (and at most `count` BLAS threads) in the block."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"threads(): count must be a positive integer, got {count!r}")
+    token = _threads.set(count)
+    try:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+            yield count
+        else:
+            with threadpool_limits(limits=count, user_api="blas"):
+                yield count
+    finally:
+        _threads.reset(token)
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size < workers:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hxarray-cpu")
+            _pool_size = workers
+        return _pool
+
+
+def run_chunks(task: Callable[[int, int], Any], length: int, count: int) -> list[Any]:
+    """Run `task(start, stop)` over `count` equal slices of range(length): slices 1.. on the pool,
+    slice 0 on the calling thread. Returns the results in slice order; re-raises the first error."""
+    bounds = [length * i // count for i in range(count + 1)]
+    futures = [_executor(count - 1).submit(task, bounds[i], bounds[i + 1])
+               for i in range(1, count)]
+    first = task(bounds[0], bounds[1])
+    return [first, *(f.result() for f in futures)]
+
+
+def _independent(handles: Sequence[Any], out: np.ndarray) -> bool:
+    """True if no input overlaps `out` except as exactly the same view (which is chunk-safe)."""
+    for h in handles:
+        if isinstance(h, np.ndarray) and np.may_share_memory(h, out):
+            same = (h.__array_interface__["data"][0] == out.__array_interface__["data"][0]
+                    and h.strides == out.strides and h.shape == out.shape)
+            if not same:
+                return False
+    return True
+
+
+def elementwise(kernel: Callable[..., None], handles: Sequence[Any], out: np.ndarray) -> None:
+    """`kernel(*handles, out=out)`, split along the output's first long-enough axis."""
+    count = _threads.get()
+    if count < 2 or out.size < PARALLEL_MIN_ELEMENTS or not _independent(handles, out):
+        kernel(*handles, out=out)
+        return
+    axis = next((i for i, n in enumerate(out.shape) if n >= count), None)
+    if axis is None:
+        kernel(*handles, out=out)
+        return
+    shape = out.shape
+    inputs = [np.broadcast_to(h, shape) if isinstance(h, np.ndarray) else h for h in handles]
+    lead = (slice(None),) * axis
+
+    def chunk(start: int, stop: int) -> None:
+        key = (*lead, slice(start, stop))
+        kernel(*(h[key] if isinstance(h, np.ndarray) else h for h in inputs), out=out[key])
+
+    run_chunks(chunk, shape[axis], count)
+
+
+# Reductions that combine partial results of chunks with themselves.
+_COMBINE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "all": np.all,
+            "any": np.any}
+
+
+def full_reduction(name: str, reduce: Callable[[np.ndarray], Any], x: np.ndarray) -> Any | None:
+    """Reduce all of a large C-contiguous `x` in parallel chunks, or None where that does not
+    apply (the caller then reduces on one thread)."""
+    count = _threads.get()
+    combine = _COMBINE.get(name)
+    if combine is None or count < 2 or x.size < PARALLEL_MIN_ELEMENTS or \
+            not x.flags.c_contiguous:
+        return None
+    flat = x.reshape(-1)
+    partials = run_chunks(lambda start, stop: reduce(flat[start:stop]), flat.size, count)
+    return combine(np.stack(partials), axis=0)

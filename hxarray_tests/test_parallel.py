@@ -1,0 +1,111 @@
+"""The multi-threaded CPU paths: same values as numpy, deterministic, safe with aliasing."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import hxarray as xp
+from hxarray.backends.cpu import parallel
+
+N = parallel.PARALLEL_MIN_ELEMENTS * 3 + 7  # large enough to split, not a multiple of the count
+
+
+@pytest.fixture(params=[1, 2, 3], ids=lambda n: f"threads{n}")
+def thread_count(request):
+    with xp.threads(request.param):
+        yield request.param
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(42)
+    return rng.standard_normal(N), rng.standard_normal(N)
+
+
+def test_elementwise_matches_numpy(thread_count, data):
+    a, b = data
+    x, y = xp.asarray(a), xp.asarray(b)
+    np.testing.assert_array_equal(np.asarray(x + y), a + b)
+    np.testing.assert_array_equal(np.asarray(xp.sin(x)), np.sin(a))
+    np.testing.assert_array_equal(np.asarray(xp.where(x > 0, x, y)), np.where(a > 0, a, b))
+    np.testing.assert_array_equal(np.asarray(x * 2.5), a * 2.5)
+
+
+def test_broadcast_and_views(thread_count):
+    a = np.arange(2 * N, dtype=np.float32).reshape(2, N)
+    row = np.linspace(0, 1, N, dtype=np.float32)
+    x, r = xp.asarray(a), xp.asarray(row)
+    np.testing.assert_array_equal(np.asarray(x + r), a + row)
+    np.testing.assert_array_equal(np.asarray(x[:, ::-1] - x[::-1, :]), a[:, ::-1] - a[::-1, :])
+    col = xp.asarray(a.T.copy())
+    np.testing.assert_array_equal(np.asarray(col.mT * 2), a * 2)
+
+
+def test_in_place_same_view(thread_count, data):
+    a, b = data
+    x = xp.asarray(a)
+    x += xp.asarray(b)
+    np.testing.assert_array_equal(np.asarray(x), a + b)
+
+
+def test_overlapping_in_place_falls_back_to_one_thread(thread_count):
+    a = np.arange(N, dtype=np.float64)
+    x = xp.asarray(a)
+    x[1:] += x[:-1]  # overlapping but shifted: chunking would race
+    expected = a.copy()
+    expected[1:] += expected[:-1].copy()
+    np.testing.assert_array_equal(np.asarray(x), expected)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean", "all", "any"])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_full_reductions(thread_count, name, keepdims):
+    rng = np.random.default_rng(1)
+    a = rng.uniform(0.999, 1.001, size=(3, N // 3)) if name == "prod" else \
+        rng.standard_normal((3, N // 3))
+    if name in ("all", "any"):
+        a = a > -3.5 if name == "all" else a > 3.5
+    got = np.asarray(getattr(xp, name)(xp.asarray(a), keepdims=keepdims))
+    expected = getattr(np, name)(a, keepdims=keepdims)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_reductions_are_deterministic(data):
+    x = xp.asarray(data[0])
+    with xp.threads(2):
+        first = float(xp.sum(x))
+        assert all(float(xp.sum(x)) == first for _ in range(5))
+
+
+def test_integer_sums_are_exact(thread_count):
+    a = np.arange(N, dtype=np.int32)
+    assert int(xp.sum(xp.asarray(a))) == int(a.astype(np.int64).sum())
+
+
+def test_threads_setting():
+    before = xp.get_num_threads()
+    with xp.threads(3) as count:
+        assert count == 3 and xp.get_num_threads() == 3
+    assert xp.get_num_threads() == before
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="positive integer"):
+            with xp.threads(bad):
+                pass
+
+
+@pytest.mark.parametrize("value, expected", [("1", "1"), ("3", "3")])
+def test_environment_variable(value, expected):
+    out = subprocess.run([sys.executable, "-c", "import hxarray; print(hxarray.get_num_threads())"],
+                         env={**os.environ, "HXARRAY_NUM_THREADS": value}, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == expected
+
+
+def test_bad_environment_variable():
+    out = subprocess.run([sys.executable, "-c", "import hxarray"], env={**os.environ, "HXARRAY_NUM_THREADS": "x"},
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and "HXARRAY_NUM_THREADS" in out.stderr
