@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ... import _dtypes as dt
+from ... import _views
 from ..._array import Array
 from ...hal.allocator import CachingAllocator
 from ...hal.buffer import MemoryBuffer
@@ -206,8 +207,13 @@ class CpuBackend(Backend):
         return self._result(result.reshape((1,) * x.ndim) if keepdims else result)
 
     def matmul(self, a, b, dtype) -> Array:
+        ha, hb = self.native(a), self.native(b)
+        batch = np.broadcast_shapes(ha.shape[:-2], hb.shape[:-2])
+        shape = (*batch, *ha.shape[-2:-1], *(hb.shape[-1:] if hb.ndim > 1 else ()))
+        out = self.empty(shape, dtype)
         with kernels.quiet():
-            return self._result(np.matmul(self.native(a), self.native(b), dtype=dtype.numpy))
+            np.matmul(ha, hb, out=out._handle, dtype=dtype.numpy)
+        return out
 
     def tensordot(self, a, b, axes, dtype) -> Array:
         with kernels.quiet():
@@ -216,7 +222,13 @@ class CpuBackend(Backend):
                                              axes=axes))
 
     def sort(self, x, axis, descending, stable, indices) -> Array:
-        return self._result(kernels.sort(self.native(x), axis, descending, stable, indices))
+        if indices:
+            return self._result(kernels.sort(self.native(x), axis, descending, stable, indices))
+        # Equal values are indistinguishable, so a value sort needs no stability: sort a copy in
+        # place with introsort; descending order is a reversed view of it.
+        out = self.copy(x)
+        out._handle.sort(axis=axis)
+        return _views.flip(out, (axis,)) if descending else out
 
     def searchsorted(self, x1, x2, side, sorter) -> Array:
         return self._result(np.searchsorted(
