@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _dtypes as dt
 from . import _views
+from ._version import SUPPORTED_API_VERSIONS
 from .hal.device import Device
 
 if TYPE_CHECKING:
@@ -26,7 +27,6 @@ __all__ = ["Array"]
 
 _new = object.__new__
 _SCALAR_TYPES = (builtins.bool, int, float, complex)
-SUPPORTED_API_VERSIONS = ("2023.12", "2024.12", "2025.12")
 
 
 class Array:

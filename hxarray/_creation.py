@@ -13,6 +13,7 @@ from . import _dtypes as dt
 from . import _views
 from ._array import Array
 from ._checks import as_device, as_dtype, as_shape, check_array
+from ._version import sequence_result
 from .hal.device import Device
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
@@ -263,7 +264,8 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     return out
 
 
-def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
+def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...] | list[Array]:
+    """Copies, not views; a list under versions before 2025.12."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid(): indexing must be 'xy' or 'ij', got {indexing!r}")
     for a in arrays:
@@ -271,7 +273,7 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
         if a.ndim != 1:
             raise ValueError(f"meshgrid(): inputs must be 1-D, got shape {a._shape}")
     if not arrays:
-        return ()
+        return sequence_result(())
     from ._checks import same_device
 
     same_device(arrays, "meshgrid")
@@ -290,7 +292,7 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
                                tuple(a._strides[0] if j == axis else 0 for j in range(len(shape))),
                                a._offset)
         outputs.append(a._buffer.device.backend.copy(_views.broadcast_to(expanded, shape)))
-    return tuple(outputs)
+    return sequence_result(outputs)
 
 
 def _triangle(name: str, x: Array, k: int) -> Array:

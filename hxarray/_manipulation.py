@@ -15,6 +15,7 @@ from . import _dtypes as dt
 from . import _views
 from ._array import Array
 from ._checks import check_array, normalize_axes, normalize_axis, same_device
+from ._version import sequence_result
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
            "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile",
@@ -49,11 +50,12 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return _views.broadcast_shapes(*shapes)
 
 
-def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
+def broadcast_arrays(*arrays: Array) -> tuple[Array, ...] | list[Array]:
+    """Views of the inputs; a list under versions before 2025.12."""
     for a in arrays:
         check_array(a, "broadcast_arrays", "each input")
     shape = _views.broadcast_shapes(*(a._shape for a in arrays))
-    return tuple(_views.broadcast_to(a, shape) for a in arrays)
+    return sequence_result(_views.broadcast_to(a, shape) for a in arrays)
 
 
 def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:

@@ -31,6 +31,10 @@ needs_toy = pytest.mark.skipif(TOY is None, reason="needs the toy backend plug-i
                                "(pip install -e hxarray_tests/plugin_pkg)")
 
 
+# What functions whose return type changed in 2025.12 return under the presented version.
+SEQUENCE = tuple if xp.__array_api_version__ >= "2025.12" else list
+
+
 def ids(dtypes: tuple[xp.DType, ...]) -> list[str]:
     return [d.name for d in dtypes]
 

@@ -19,6 +19,7 @@ from .oracle import (
     DTYPES,
     INTEGER,
     NUMERIC,
+    SEQUENCE,
     TOY,
     VIEWS,
     assert_matches,
@@ -484,7 +485,7 @@ def test_meshgrid(sizes, indexing, dtype):
     data = [sample((n,), dtype, seed=i) for i, n in enumerate(sizes)]
     result = xp.meshgrid(*(xp.asarray(d) for d in data), indexing=indexing)
     expected = np.meshgrid(*data, indexing=indexing)
-    assert type(result) is tuple and len(result) == len(expected)
+    assert type(result) is SEQUENCE and len(result) == len(expected)
     for r, e in zip(result, expected):
         assert_matches(r, e)
 

@@ -13,6 +13,7 @@ import hxarray as xp
 
 from .oracle import (
     DTYPES,
+    SEQUENCE,
     TOY,
     VIEWS,
     assert_matches,
@@ -221,14 +222,14 @@ def test_broadcast_shapes_and_arrays(shapes):
     data = [sample(s, xp.int16, seed=i) for i, s in enumerate(input_shapes)]
     arrays = [xp.asarray(d) for d in data]
     result = xp.broadcast_arrays(*arrays)
-    assert type(result) is tuple
+    assert type(result) is SEQUENCE
     for r, e, a in zip(result, np.broadcast_arrays(*data), arrays):
         assert_matches(r, e)
         assert r.buffer is a.buffer
 
 
 def test_broadcast_edge_cases():
-    assert xp.broadcast_arrays() == ()
+    assert xp.broadcast_arrays() == SEQUENCE()
     assert xp.broadcast_shapes() == ()
     assert xp.broadcast_shapes((0,), (1,)) == (0,)
     assert xp.broadcast_shapes((2, 1), (3,)) == (2, 3)
