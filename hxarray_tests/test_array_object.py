@@ -484,8 +484,6 @@ def test_dlpack_versions_and_devices():
         x.__dlpack__(stream=1)
 
 
-@pytest.mark.xfail(strict=True, reason="backends/cpu/backend.py CpuBackend.dlpack exports a copy "
-                                       "with copy=False, so DLPACK_FLAG_BITMASK_IS_COPIED is unset")
 def test_dlpack_copy_sets_the_is_copied_flag():
     x = xp.arange(3)
     assert _capsule_flags(x.__dlpack__(max_version=(1, 0), copy=True)) & 2

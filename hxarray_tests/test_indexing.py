@@ -179,7 +179,7 @@ def test_out_of_bounds_integers_raise_index_error(key):
     ((0, slice(2, 1, 0)), ValueError), (1.0, IndexError), ("a", IndexError),
     ((0, 1.5), IndexError), (xp.asarray(1.0), IndexError), (object(), IndexError),
     (slice(1.5, None), TypeError),
-], ids=repr)
+], ids=lambda value: "object()" if type(value) is object else repr(value))
 def test_bad_keys(key, error):
     with pytest.raises(error):
         xp.ones((3, 4))[key]

@@ -71,11 +71,9 @@ class CpuBackend(Backend):
         if stream is not None:
             raise ValueError("stream must be None for CPU arrays")
         host = self.host_view(x)
-        if copy:
-            host = host.copy()
-        if max_version is None:
-            return host.__dlpack__()
-        return host.__dlpack__(max_version=max_version, copy=False if copy else copy)
+        if max_version is None:  # a legacy consumer: no versioned capsule, no copy flag
+            return (host.copy() if copy else host).__dlpack__()
+        return host.__dlpack__(max_version=max_version, copy=copy)
 
     # -- numpy views -------------------------------------------------------------------------------
     def native(self, x: Array) -> np.ndarray:
