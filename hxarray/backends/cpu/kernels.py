@@ -123,6 +123,31 @@ def _tanh(x: np.ndarray, out: np.ndarray) -> None:
             out.imag[edge] = np.copysign(0.0, x.imag[edge])
 
 
+def _tan(x: np.ndarray, out: np.ndarray) -> None:
+    """Complex tan as -1j * tanh(1j * x): tan(a ± inf j) for finite a is copysign(0, a) ± 1j,
+    where numpy signs the zero by sin(2a)."""
+    np.tan(x, out=out)
+    if out.dtype.kind == "c":
+        edge = np.isinf(x.imag) & np.isfinite(x.real)
+        if edge.any():
+            out.real[edge] = np.copysign(0.0, x.real[edge])
+
+
+def _sign(x: np.ndarray, out: np.ndarray) -> None:
+    """Complex sign is NaN + NaN j when either part is NaN (numpy gives e.g. 1 + 0j at inf + NaN
+    j)."""
+    np.sign(x, out=out)
+    if out.dtype.kind == "c":
+        nan = np.isnan(x.real) | np.isnan(x.imag)
+        if nan.any():
+            out[nan] = complex(np.nan, np.nan)
+
+
+def _reciprocal(x: np.ndarray, out: np.ndarray) -> None:
+    """1.0 / x, as the standard defines it; numpy's complex reciprocal differs at infinities."""
+    np.divide(1.0, x, out=out)
+
+
 _UFUNCS = {
     "abs": np.absolute, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin,
     "asinh": np.arcsinh, "atan": np.arctan, "atanh": np.arctanh, "bitwise_invert": np.invert,
@@ -148,7 +173,8 @@ ELEMENTWISE: dict[str, Callable[..., None]] = {
 ELEMENTWISE.update({
     "real": _real, "imag": _imag, "round": _quiet_kernel(_round), "where": _where,
     "floor_divide": _quiet_kernel(_floor_divide), "expm1": _quiet_kernel(_expm1),
-    "tanh": _quiet_kernel(_tanh),
+    "tanh": _quiet_kernel(_tanh), "tan": _quiet_kernel(_tan), "sign": _quiet_kernel(_sign),
+    "reciprocal": _quiet_kernel(_reciprocal),
     "clip": _quiet_kernel(_clip),
 })
 
