@@ -33,5 +33,13 @@ conformance: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[conformance]'
 	$(PY) -m conformance --suite $(SUITE) $(CONFORMANCE_ARGS)
 
+bench: $(VENV)/.installed
+	$(PIP) install --quiet -e '.[bench]'
+	$(PY) -m benchmarks $(BENCH_ARGS)
+
+bench-quick: $(VENV)/.installed
+	$(PIP) install --quiet -e '.[bench]'
+	$(PY) -m benchmarks --quick $(BENCH_ARGS)
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

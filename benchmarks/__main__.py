@@ -1,0 +1,107 @@
+"""`python -m benchmarks [--quick] [--cases NAME ...] [--update-docs]`: hxarray against numpy and
+array-api-strict on the CPU; writes benchmarks/results/{<timestamp>,latest}.json, latest.md and
+latest-<group>.png, and prints the markdown table."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+
+import hxarray
+
+from . import memory, report
+from .cases import CASES, Case, libraries
+from .runner import FULL, QUICK, Measurement, measure
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+DOCS_PAGE, DOCS_IMAGES = ROOT / "docs" / "performance.md", ROOT / "docs" / "img"
+RSS_SIZE = 10_000_000
+
+
+def _select(names: list[str] | None) -> list[Case]:
+    """The cases named, by case or group name (all when none are named)."""
+    if not names:
+        return list(CASES)
+    known = {c.name for c in CASES} | {c.group for c in CASES}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise SystemExit(f"unknown case or group {', '.join(unknown)}; expected some of "
+                         f"{', '.join(sorted(known))}")
+    return [c for c in CASES if c.name in names or c.group in names]
+
+
+def _release() -> None:
+    """Free the last case's arrays and hxarray's cached blocks, so every case starts alike."""
+    gc.collect()
+    hxarray.empty_cache()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer sizes and rounds, matmul up to 512 (under a minute)")
+    parser.add_argument("--cases", nargs="+", metavar="NAME",
+                        help="only these cases or groups (the chain's peak RSS runs with 'chain')")
+    parser.add_argument("--update-docs", action="store_true",
+                        help=f"also write the table into {DOCS_PAGE.relative_to(ROOT)} and the "
+                             f"plots into {DOCS_IMAGES.relative_to(ROOT)}/")
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    args = parser.parse_args(argv)
+    if args.list:
+        for case in CASES:
+            print(f"{case.group:12s} {case.name:12s} {case.description}")
+        return
+    cases, settings = _select(args.cases), QUICK if args.quick else FULL
+    libs, notes = libraries()
+    info = report.machine(libs)
+    created = datetime.datetime.now(datetime.timezone.utc)
+    start = time.perf_counter()
+
+    rss = []
+    if any(case.name == "chain" for case in cases):  # first, while this process is small
+        print(f"peak RSS of the chain at {RSS_SIZE:,} elements", file=sys.stderr, flush=True)
+        try:
+            rss = [memory.measure(library, RSS_SIZE) for library in memory.LIBRARIES]
+        except RuntimeError as exc:
+            notes.append(str(exc))
+    plan = [(case, size) for case in cases for size in case.sizes_for(args.quick)]
+    measurements: list[Measurement] = []
+    for i, (case, size) in enumerate(plan, 1):
+        print(f"[{i}/{len(plan)} {time.perf_counter() - start:5.0f} s] {case.name} {size}",
+              file=sys.stderr, flush=True)
+        measurements.append(measure(case, size, libs, settings))
+        _release()
+
+    document = report.document(
+        measurements, rss, info, notes, mode="quick" if args.quick else "full",
+        created=created.isoformat(timespec="seconds"),
+        duration_s=time.perf_counter() - start, command=sys.argv, settings=vars(settings))
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    plots = report.plot(document, RESULTS, "latest-")
+    if isinstance(plots, str):
+        document["notes"].append(plots)
+    text = json.dumps(document, indent=1)
+    (RESULTS / f"{created:%Y%m%dT%H%M%SZ}.json").write_text(text, encoding="utf-8")
+    (RESULTS / "latest.json").write_text(text, encoding="utf-8")
+    table = report.markdown(document, None if isinstance(plots, str) else "latest-")
+    (RESULTS / "latest.md").write_text(table, encoding="utf-8")
+    if args.update_docs:
+        DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+        docs_plots = report.plot(document, DOCS_IMAGES, "bench-")
+        report.update_docs(DOCS_PAGE, report.markdown(
+            document, None if isinstance(docs_plots, str) else "img/bench-"))
+    print(table)
+    print(f"written: {RESULTS.relative_to(ROOT)}/latest.{{json,md}}"
+          + ("" if isinstance(plots, str) else f" and {len(plots)} plots")
+          + (f"; {DOCS_PAGE.relative_to(ROOT)} updated" if args.update_docs else ""),
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

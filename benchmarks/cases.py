@@ -1,0 +1,232 @@
+"""What is measured: the libraries under comparison and the benchmark cases.
+
+A case's `setup(lib, size)` builds its inputs with `lib` and returns the zero-argument callable that
+is timed. Every setup is written once against the Array API namespace `lib.xp`, so the same code
+runs on numpy, hxarray and array-api-strict; inputs come from the same numpy data for each library,
+so results can be compared with numpy's.
+
+Everything runs on the CPU today. A CUDA column would be one more `Library` whose `from_numpy`
+places the data on the GPU (hxarray on `cuda:0` against CuPy); the runner would then also have to
+synchronise the device around each timed round. Neither exists yet, so neither is here.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.metadata
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+Thunk = Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class Library:
+    """One column of the comparison: an Array API namespace and how data gets in and out."""
+
+    name: str
+    xp: Any
+    version: str
+    from_numpy: Callable[[np.ndarray], Any]  # a fresh copy of host data, owned by this library
+    to_numpy: Callable[[Any], np.ndarray]
+
+
+def _distribution_version(name: str, module: Any) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return getattr(module, "__version__", "not installed (imported from the source tree)")
+
+
+def libraries() -> tuple[list[Library], list[str]]:
+    """numpy (the reference, always first), hxarray, and array-api-strict if it can be imported;
+    plus notes about anything skipped."""
+    import hxarray
+
+    libs = [
+        Library("numpy", np, np.__version__, lambda h: np.array(h, copy=True), np.asarray),
+        Library("hxarray", hxarray, _distribution_version("hxarray", hxarray),
+                lambda h: hxarray.asarray(h, copy=True), np.asarray),
+    ]
+    notes: list[str] = []
+    try:
+        strict = importlib.import_module("array_api_strict")
+    except ImportError as exc:
+        notes.append(f"array-api-strict column skipped: it cannot be imported ({exc})")
+    else:
+        libs.append(Library("array-api-strict", strict, strict.__version__,
+                            lambda h: strict.asarray(h, copy=True), np.from_dlpack))
+    return libs, notes
+
+
+@dataclass(frozen=True)
+class Case:
+    """A benchmark: what `setup(lib, size)` returns is called in the timing loop."""
+
+    name: str
+    group: str
+    description: str
+    setup: Callable[[Library, int], Thunk]
+    sizes: tuple[int, ...]  # full run: number of elements (matmul: the side n of n x n matrices)
+    quick_sizes: tuple[int, ...]
+    compare_values: bool = True  # False: only shape and dtype are compared (uninitialised memory)
+    shape: Callable[[int], tuple[int, ...]] = lambda size: (size,)  # the inputs' shape at a size
+
+    def sizes_for(self, quick: bool) -> tuple[int, ...]:
+        return self.quick_sizes if quick else self.sizes
+
+
+SIZES = (10, 1_000, 100_000, 1_000_000, 10_000_000)
+QUICK_SIZES = (10, 10_000, 1_000_000)
+MATMUL_SIZES = (64, 128, 256, 512, 1024, 2048)
+QUICK_MATMUL_SIZES = (64, 256, 512)
+
+
+@functools.lru_cache(maxsize=6)
+def host_data(size: int, seed: int, dtype: str = "float64") -> np.ndarray:
+    """Standard-normal host data, the same for every library (cached: setups ask repeatedly)."""
+    data = np.random.default_rng(seed).standard_normal(size).astype(dtype, copy=False)
+    data.flags.writeable = False
+    return data
+
+
+def near_square(size: int) -> tuple[int, int]:
+    """The 2-D shape (rows, cols) with rows * cols == size and rows the largest divisor <= sqrt."""
+    rows = next(r for r in range(math.isqrt(size), 0, -1) if size % r == 0)
+    return rows, size // rows
+
+
+def _square(n: int) -> tuple[int, int]:
+    return n, n
+
+
+def _two(lib: Library, size: int) -> tuple[Any, Any]:
+    return lib.from_numpy(host_data(size, 0)), lib.from_numpy(host_data(size, 1))
+
+
+def _creation(function: str) -> Callable[[Library, int], Thunk]:
+    def setup(lib: Library, size: int) -> Thunk:
+        create = getattr(lib.xp, function)
+        return lambda: create(size)
+    return setup
+
+
+def _asarray(lib: Library, size: int) -> Thunk:
+    host, asarray = host_data(size, 0), lib.xp.asarray
+    return lambda: asarray(host, copy=True)
+
+
+def _unary(function: str) -> Callable[[Library, int], Thunk]:
+    def setup(lib: Library, size: int) -> Thunk:
+        a, f = lib.from_numpy(host_data(size, 0)), getattr(lib.xp, function)
+        return lambda: f(a)
+    return setup
+
+
+def _add(lib: Library, size: int) -> Thunk:
+    (a, b), add = _two(lib, size), lib.xp.add
+    return lambda: add(a, b)
+
+
+def _chain(lib: Library, size: int) -> Thunk:
+    (a, b), sqrt = _two(lib, size), lib.xp.sqrt
+    return lambda: sqrt(a * a + b * b) * 0.5 + 1
+
+
+def _reduction(function: str, axis: int | None) -> Callable[[Library, int], Thunk]:
+    def setup(lib: Library, size: int) -> Thunk:
+        a = lib.from_numpy(host_data(size, 0))
+        if axis is not None:
+            a = lib.xp.reshape(a, near_square(size))
+        reduce = getattr(lib.xp, function)
+        return lambda: reduce(a, axis=axis)
+    return setup
+
+
+def _mask(lib: Library, size: int) -> Thunk:
+    a = lib.from_numpy(host_data(size, 0))
+    return lambda: a[a > 0]
+
+
+def _where(lib: Library, size: int) -> Thunk:
+    (a, b), where = _two(lib, size), lib.xp.where
+    return lambda: where(a > 0, a, b)
+
+
+def _matmul(dtype: str) -> Callable[[Library, int], Thunk]:
+    def setup(lib: Library, n: int) -> Thunk:
+        a = lib.from_numpy(host_data(n * n, 0, dtype).reshape(n, n))
+        b = lib.from_numpy(host_data(n * n, 1, dtype).reshape(n, n))
+        matmul = lib.xp.matmul
+        return lambda: matmul(a, b)
+    return setup
+
+
+def _to_device(lib: Library, size: int) -> Thunk:
+    a = lib.from_numpy(host_data(size, 0))
+    device = a.device
+    return lambda: a.to_device(device)
+
+
+def _copy(lib: Library, size: int) -> Thunk:
+    a, asarray = lib.from_numpy(host_data(size, 0)), lib.xp.asarray
+    return lambda: asarray(a, copy=True)
+
+
+def _overhead(lib: Library, size: int) -> Thunk:
+    xp = lib.xp
+    (a, b), shape = _two(lib, size), near_square(size)
+
+    def twelve_ops() -> Any:
+        e = xp.exp((a + b) * 0.5)
+        f = xp.sqrt(xp.abs(xp.where(e > 1.0, e, a)))
+        rows = xp.sum(xp.reshape(f, shape), axis=1)
+        return xp.mean(rows) - xp.max(f)
+
+    return twelve_ops
+
+
+CASES: tuple[Case, ...] = (
+    Case("zeros", "creation", "`zeros(n)`, float64", _creation("zeros"), SIZES, QUICK_SIZES),
+    Case("ones", "creation", "`ones(n)`, float64", _creation("ones"), SIZES, QUICK_SIZES),
+    Case("arange", "creation", "`arange(n)`, int64", _creation("arange"), SIZES, QUICK_SIZES),
+    Case("asarray", "creation", "`asarray(numpy_array, copy=True)`: host data into the library",
+         _asarray, SIZES, QUICK_SIZES),
+    Case("add", "elementwise", "`add(a, b)`: binary, memory-bound", _add, SIZES, QUICK_SIZES),
+    Case("exp", "elementwise", "`exp(a)`: unary, compute-bound", _unary("exp"), SIZES,
+         QUICK_SIZES),
+    Case("sin", "elementwise", "`sin(a)`: unary, compute-bound", _unary("sin"), SIZES,
+         QUICK_SIZES),
+    Case("chain", "elementwise", "`sqrt(a*a + b*b) * 0.5 + 1`: five ops and their temporaries",
+         _chain, SIZES, QUICK_SIZES),
+    Case("sum", "reduction", "`sum(a)` over all elements", _reduction("sum", None), SIZES,
+         QUICK_SIZES),
+    Case("sum_axis0", "reduction", "`sum(m, axis=0)`, m near-square 2-D, C order",
+         _reduction("sum", 0), SIZES, QUICK_SIZES, shape=near_square),
+    Case("sum_axis1", "reduction", "`sum(m, axis=1)`, m near-square 2-D, C order",
+         _reduction("sum", 1), SIZES, QUICK_SIZES, shape=near_square),
+    Case("mean", "reduction", "`mean(a)` over all elements", _reduction("mean", None), SIZES,
+         QUICK_SIZES),
+    Case("mask", "indexing", "`a[a > 0]`: boolean-mask indexing (about half kept)", _mask, SIZES,
+         QUICK_SIZES),
+    Case("where", "indexing", "`where(a > 0, a, b)`", _where, SIZES, QUICK_SIZES),
+    Case("sort", "indexing", "`sort(a)`, float64, each library's default algorithm",
+         _unary("sort"), SIZES, QUICK_SIZES),
+    Case("matmul_f32", "matmul", "`matmul(a, b)`, n x n float32", _matmul("float32"),
+         MATMUL_SIZES, QUICK_MATMUL_SIZES, shape=_square),
+    Case("matmul_f64", "matmul", "`matmul(a, b)`, n x n float64", _matmul("float64"),
+         MATMUL_SIZES, QUICK_MATMUL_SIZES, shape=_square),
+    Case("to_device", "memory", "`a.to_device(a.device)`: same device, a no-op on the CPU",
+         _to_device, SIZES, QUICK_SIZES),
+    Case("copy", "memory", "`asarray(a, copy=True)`: a device-to-device copy", _copy, SIZES,
+         QUICK_SIZES),
+    Case("empty", "memory", "`empty(n)`, dropped at once: the allocator's allocate + free",
+         _creation("empty"), SIZES, QUICK_SIZES, compare_values=False),
+    Case("overhead", "overhead", "a loop body of 12 mixed ops on 10-element arrays", _overhead,
+         (10,), (10,)),
+)
