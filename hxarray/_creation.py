@@ -66,10 +66,11 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     host = _to_host(obj, dtype, copy)
     backend = target.backend
     if copy is False:
-        if target.type.name != "cpu" or not hasattr(backend, "adopt"):
+        shared = backend.adopt(host)
+        if shared is None:
             raise ValueError(f"asarray(copy=False): data in host memory cannot be used on "
                              f"{target} without a copy")
-        return backend.adopt(host)
+        return shared
     return backend.from_host(host, target)
 
 
@@ -325,8 +326,9 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
                           "host memory; this build imports host memory only")
     host = np.from_dlpack(x, copy=copy)
     shareable = host.flags.writeable and host.dtype in dt.FROM_NUMPY
-    if copy is not True and shareable and target.type.name == "cpu":
-        return target.backend.adopt(host)
+    shared = target.backend.adopt(host) if copy is not True and shareable else None
+    if shared is not None:
+        return shared
     if copy is False:
         raise ValueError(f"from_dlpack(copy=False): this {host.dtype} "
                          f"{'read-only ' if not host.flags.writeable else ''}memory cannot be "

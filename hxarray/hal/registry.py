@@ -74,6 +74,26 @@ class Backend(ABC):
         """Wait for all work on `device`."""
         self.default_stream(device).synchronize()
 
+    # -- interchange -------------------------------------------------------------------------------
+    def host_view(self, x: Array) -> np.ndarray | None:
+        """A numpy view of `x` that keeps its buffer alive, or None if the memory is not
+        host-accessible (then callers copy with `to_host`)."""
+        return None
+
+    def adopt(self, data: np.ndarray) -> Array | None:
+        """An array sharing the host array `data`'s memory, or None if this device cannot use
+        host memory in place."""
+        return None
+
+    @abstractmethod
+    def dlpack_device(self, device: Device) -> tuple[int, int]:
+        """The DLPack (device type, index) pair of `device`."""
+
+    @abstractmethod
+    def dlpack(self, x: Array, *, stream: Any, max_version: tuple[int, int] | None,
+               dl_device: tuple[int, int] | None, copy: bool | None) -> Any:
+        """A DLPack capsule of `x` (spec: array.__dlpack__)."""
+
     # -- data movement and creation ----------------------------------------------------------------
     @abstractmethod
     def empty(self, shape: Shape, dtype: DType, device: Device) -> Array:

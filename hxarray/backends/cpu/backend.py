@@ -9,7 +9,6 @@ results reuses both the memory and the view.
 from __future__ import annotations
 
 import math
-import threading
 from typing import Any
 
 import numpy as np
@@ -41,7 +40,6 @@ class CpuBackend(Backend):
                                            max_cached_bytes=cpu_capabilities()["total_memory"] // 4)
         self._default_stream = CpuStream(self.device, default=True)
         self._layouts: dict[tuple[tuple[int, ...], dt.DType], tuple[int, tuple[int, ...]]] = {}
-        self._lock = threading.Lock()
 
     # -- devices, memory, streams ------------------------------------------------------------------
     def device_count(self) -> int:
@@ -119,12 +117,7 @@ class CpuBackend(Backend):
         size = math.prod(shape)
         if size * dtype.itemsize > 2**62:
             raise MemoryError(f"an array of shape {shape} and dtype {dtype.name} is too large")
-        strides = []
-        step = dtype.itemsize
-        for n in reversed(shape):
-            strides.append(step)
-            step *= max(n, 1)
-        layout = (size * dtype.itemsize, tuple(reversed(strides)))
+        layout = (size * dtype.itemsize, _views.contiguous_strides(shape, dtype.itemsize))
         if len(self._layouts) < 4096:
             self._layouts[shape, dtype] = layout
         return layout
