@@ -11,17 +11,23 @@ $(VENV)/bin/python:
 	$(PIP) install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install --quiet -e .
+	touch $@
+
+# The tests also need the in-repo plug-in backend (device type "toy").
+$(VENV)/.installed-test: $(VENV)/.installed hxarray_tests/plugin_pkg/pyproject.toml
 	$(PIP) install --quiet -e '.[test]' -e hxarray_tests/plugin_pkg
 	touch $@
 
 run: $(VENV)/.installed
 	$(PY) -m hxarray demo
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 -q
 
-test-slow: $(VENV)/.installed
-	$(PY) -m pytest -n 2 -q -m slow
+# Everything, slow tests included, with 500 hypothesis examples per property.
+test-slow: $(VENV)/.installed-test
+	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -n 2 -q -m "slow or not slow"
 
 ifneq ($(filter conformance,$(MAKECMDGOALS)),)
 ifndef SUITE
