@@ -165,10 +165,13 @@ class CpuBackend(Backend):
     def elementwise(self, name, args, dtype, shape, out=None) -> Array:
         if out is None:
             out = self.empty(shape, dtype)
+        target = out._handle if out._handle is not None else self.native(out)
         handles = [a._handle if a.__class__ is Array and a._handle is not None else
                    self.native(a) if a.__class__ is Array else a for a in args]
-        parallel.elementwise(kernels.ELEMENTWISE[name], handles,
-                             out._handle if out._handle is not None else self.native(out))
+        if target.size < parallel.PARALLEL_MIN_ELEMENTS:
+            kernels.ELEMENTWISE[name](*handles, out=target)
+        else:
+            parallel.elementwise(kernels.ELEMENTWISE[name], handles, target)
         return out
 
     def reduce(self, name, x, axes, keepdims, dtype, **params) -> Array:
