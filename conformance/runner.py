@@ -28,7 +28,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(
         prog="python -m conformance",
         description="Run the array-api-tests conformance suite against hxarray.",
-        epilog="Arguments after -- are passed to pytest unchanged (they may override the defaults).",
+        epilog="Arguments after -- are passed to pytest unchanged (they may override the "
+               "defaults).",
     )
     parser.add_argument(
         "--suite",
@@ -69,7 +70,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         "--module",
         default="hxarray",
         metavar="NAME",
-        help="namespace under test (default: %(default)s; e.g. numpy or array_api_strict to compare)",
+        help="namespace under test (default: %(default)s; e.g. numpy or array_api_strict to "
+             "compare)",
     )
     return parser.parse_args(argv), extra
 

@@ -5,17 +5,30 @@
 
 from __future__ import annotations
 
-from ._version import API_VERSION as __array_api_version__
-from ._dtypes import (
-    DType, bool, complex64, complex128, float32, float64, int8, int16, int32, int64, uint8,
-    uint16, uint32, uint64,
-)
+from . import fft, hal, linalg
 from ._array import Array, _install_operators
 from ._constants import e, inf, nan, newaxis, pi
 from ._creation import *  # noqa: F403
 from ._data_types import *  # noqa: F403
+from ._dtypes import (
+    DType,
+    bool,
+    complex64,
+    complex128,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from ._elementwise import *  # noqa: F403
 from ._indexing import *  # noqa: F403
+from ._info import __array_namespace_info__, empty_cache, memory_stats
 from ._linalg_functions import *  # noqa: F403
 from ._manipulation import *  # noqa: F403
 from ._searching import *  # noqa: F403
@@ -23,10 +36,9 @@ from ._sets import *  # noqa: F403
 from ._sorting import *  # noqa: F403
 from ._statistical import *  # noqa: F403
 from ._utility import *  # noqa: F403
-from ._info import __array_namespace_info__, empty_cache, memory_stats
+from ._version import API_VERSION as __array_api_version__
 from .backends.cpu.parallel import get_num_threads, threads
 from .hal import Device, DeviceType, Event, Stream, device_scope
-from . import fft, hal, linalg
 
 _install_operators()
 del _install_operators

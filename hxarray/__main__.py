@@ -90,7 +90,8 @@ def demo(device: Device | None = None) -> None:
         print(f"  {label:28s} {t_ours:8.2f}ms {t_numpy:8.2f}ms   {'ok' if ok else 'MISMATCH'}")
     stats = xp.memory_stats(device)
     print(f"\nallocator on {device}: {_human(stats['allocated_bytes'])} in use, "
-          f"{_human(stats['reserved_bytes'])} reserved, peak {_human(stats['peak_allocated_bytes'])}, "
+          f"{_human(stats['reserved_bytes'])} reserved, "
+          f"peak {_human(stats['peak_allocated_bytes'])}, "
           f"{stats['cache_hits']} of {stats['num_allocs']} allocations served from the cache")
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from . import _dtypes as dt
 from ._checks import as_device
-from .hal.device import Device, default_device
 from ._version import sequence_result
+from .hal.device import Device, default_device
 from .hal.registry import registry
 
 __all__ = ["__array_namespace_info__", "empty_cache", "memory_stats"]

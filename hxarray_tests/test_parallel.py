@@ -106,6 +106,7 @@ def test_environment_variable(value, expected):
 
 
 def test_bad_environment_variable():
-    out = subprocess.run([sys.executable, "-c", "import hxarray"], env={**os.environ, "HXARRAY_NUM_THREADS": "x"},
+    out = subprocess.run([sys.executable, "-c", "import hxarray"],
+                         env={**os.environ, "HXARRAY_NUM_THREADS": "x"},
                          capture_output=True, text=True)
     assert out.returncode != 0 and "HXARRAY_NUM_THREADS" in out.stderr

@@ -25,7 +25,7 @@ __all__ = ["Block", "Allocator", "CachingAllocator", "size_class"]
 
 class Block:
     """A piece of raw device memory: its address, size, the backend's handle for it, and a slot in
-    which a backend may cache a derived object (e.g. a typed view) for the next user of the block."""
+    which a backend may cache a derived object (e.g. a typed view) for the block's next user."""
 
     __slots__ = ("address", "nbytes", "handle", "cache")
 
@@ -72,7 +72,7 @@ class Allocator(ABC):
     def stats(self) -> dict[str, int]:
         return {}
 
-    def empty_cache(self) -> None:
+    def empty_cache(self) -> None:  # noqa: B027 - a no-op unless the allocator caches
         """Release cached, unused memory back to the device (nothing to do without a cache)."""
 
 

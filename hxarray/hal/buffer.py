@@ -34,7 +34,7 @@ class MemoryBuffer:
         return self.block.address
 
     def copy_to_host(self, out: np.ndarray, offset: int = 0) -> np.ndarray:
-        """Copy `out.nbytes` bytes starting at byte `offset` into the contiguous host array `out`."""
+        """Copy `out.nbytes` bytes from byte `offset` on into the contiguous host array `out`."""
         if not (out.flags.c_contiguous and out.flags.writeable):
             raise ValueError("copy_to_host needs a writeable C-contiguous output array")
         self._check_span(offset, out.nbytes)
@@ -57,7 +57,8 @@ class MemoryBuffer:
         return self.allocator.array_interface(self.block, self.nbytes)
 
     def __repr__(self) -> str:
-        return f"MemoryBuffer(device={self.device!r}, nbytes={self.nbytes}, address={self.address:#x})"
+        return (f"MemoryBuffer(device={self.device!r}, nbytes={self.nbytes}, "
+                f"address={self.address:#x})")
 
     def __del__(self) -> None:
         allocator = self.allocator

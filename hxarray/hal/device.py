@@ -23,7 +23,7 @@ class DeviceUnavailableError(ValueError):
 
 
 class DeviceType:
-    """An extensible enumeration of device kinds; plug-ins add members with `DeviceType.register`."""
+    """An extensible enumeration of device kinds; plug-ins add members with `register`."""
 
     __slots__ = ("name",)
     _members: dict[str, DeviceType] = {}
@@ -97,7 +97,8 @@ class Device:
                 index = int(index_text)
             except ValueError:
                 raise ValueError(
-                    f"invalid device string {spec!r}: expected 'type' or 'type:index' such as 'cuda:1'"
+                    f"invalid device string {spec!r}: expected 'type' or 'type:index' "
+                    "such as 'cuda:1'"
                 ) from None
             spec = type_name
         elif not isinstance(spec, (str, DeviceType)):
@@ -164,7 +165,8 @@ def default_device() -> Device:
         try:
             _env_default.append(Device(spec))
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"HXARRAY_DEFAULT_DEVICE={spec!r} is not a valid device: {exc}") from None
+            raise ValueError(f"HXARRAY_DEFAULT_DEVICE={spec!r} is not a valid device: "
+                             f"{exc}") from None
     return _env_default[0]
 
 
@@ -172,7 +174,7 @@ def default_device() -> Device:
 def device_scope(device: Device | str) -> Iterator[Device]:
     """Make `device` the default device inside the `with` block (per thread and per task)."""
     device = Device(device)
-    device.backend  # fail now, with the reason, if the device cannot be used
+    device.backend  # noqa: B018 - fail now, with the reason, if the device cannot be used
     token = _scoped_device.set(device)
     try:
         yield device

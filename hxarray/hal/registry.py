@@ -138,8 +138,8 @@ class Backend(ABC):
     def reduce(self, name: str, x: Array, axes: tuple[int, ...], keepdims: bool,
                dtype: DType, **params: Any) -> Array:
         """Reductions: sum, prod, max, min, mean, var, std (param `correction`), all, any,
-        count_nonzero, argmax, argmin (one axis), cumulative_sum, cumulative_prod, cumulative_max,
-        cumulative_min (one axis, param `include_initial`), diff (params `n`, `prepend`, `append`)."""
+        count_nonzero, argmax, argmin (one axis), cumulative_sum, cumulative_prod (one axis,
+        params `include_initial`, `initial`), diff (params `n`, `prepend`, `append`)."""
 
     @abstractmethod
     def matmul(self, a: Array, b: Array, dtype: DType) -> Array: ...

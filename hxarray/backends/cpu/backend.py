@@ -21,9 +21,9 @@ from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType
 from ...hal.registry import Backend
 from . import kernels, parallel
-from .linalg_kernels import FFT, LINALG
 from .allocator import CpuAllocator
 from .device import cpu_capabilities
+from .linalg_kernels import FFT, LINALG
 from .stream import CpuEvent, CpuStream
 
 _make = Array._make
@@ -111,7 +111,8 @@ class CpuBackend(Backend):
         else:
             h = _ndarray(shape, dtype.numpy, buffer=block.handle)
             block.cache = (dtype, h)
-        return _make(MemoryBuffer(self.device, nbytes, block, allocator), dtype, shape, strides, 0, h)
+        buffer = MemoryBuffer(self.device, nbytes, block, allocator)
+        return _make(buffer, dtype, shape, strides, 0, h)
 
     def _layout(self, shape: tuple[int, ...], dtype: dt.DType) -> tuple[int, tuple[int, ...]]:
         size = math.prod(shape)

@@ -39,8 +39,9 @@ def _default_threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+_DEFAULT_THREADS = _default_threads()
 _threads: contextvars.ContextVar[int] = contextvars.ContextVar("hxarray_threads",
-                                                              default=_default_threads())
+                                                              default=_DEFAULT_THREADS)
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _pool_lock = threading.Lock()
