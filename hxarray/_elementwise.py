@@ -48,7 +48,8 @@ BINARY: dict[str, tuple[str, str]] = {
     "multiply": ("numeric", "same"), "divide": ("floating-point", "same"),
     "floor_divide": ("real-valued", "same"), "remainder": ("real-valued", "same"),
     "pow": ("numeric", "same"),
-    "atan2": ("real-valued floating-point", "same"), "hypot": ("real-valued floating-point", "same"),
+    "atan2": ("real-valued floating-point", "same"),
+    "hypot": ("real-valued floating-point", "same"),
     "copysign": ("real-valued floating-point", "same"),
     "nextafter": ("real-valued floating-point", "same"),
     "logaddexp": ("real-valued floating-point", "same"),
@@ -65,6 +66,7 @@ BINARY: dict[str, tuple[str, str]] = {
 
 
 _REAL_OF = {dt.complex64: dt.float32, dt.complex128: dt.float64}
+_COMPLEX_OF = {dt.float32: dt.complex64, dt.float64: dt.complex128}
 _result_cache: dict[tuple[str, dt.DType, dt.DType], dt.DType] = {}
 
 
@@ -113,6 +115,15 @@ def _check_scalar(name: str, value: Any, dtype: dt.DType) -> Scalar:
     return value
 
 
+def scalar_operand(name: str, value: Any, dtype: dt.DType) -> tuple[Scalar, dt.DType]:
+    """`value` checked as the Python scalar operand of an array of `dtype`, and the dtype of the
+    0-D array it stands for: `dtype`, or for a complex scalar with a real floating array the
+    complex dtype of the same precision (spec: "Mixing arrays with Python scalars")."""
+    if dtype in _COMPLEX_OF and isinstance(value, complex):
+        dtype = _COMPLEX_OF[dtype]
+    return _check_scalar(name, value, dtype), dtype
+
+
 def _backend_of(x: Array) -> Any:
     device = x._buffer.device
     return device._backend or device.backend
@@ -138,14 +149,16 @@ def _binary(name: str, x1: Any, x2: Any, out: Array | None = None) -> Array:
             shape = s1 if s1 == s2 else broadcast_shapes(s1, s2)
             backend = device._backend or device.backend
             return backend.elementwise(name, (x1, x2), dtype, shape, out)
-        d1 = x1._dtype
-        x2 = _check_scalar(name, x2, d1)
-        dtype = _result_cache.get((name, d1, d1)) or _resolve(name, d1, d1)
+        d1 = x1._dtype  # scalar_operand, inlined: this is the hot path
+        d2 = _COMPLEX_OF[d1] if d1 in _COMPLEX_OF and isinstance(x2, complex) else d1
+        x2 = _check_scalar(name, x2, d2)
+        dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
         return _backend_of(x1).elementwise(name, (x1, x2), dtype, x1._shape, out)
     if x2.__class__ is _Array:
         d2 = x2._dtype
-        x1 = _check_scalar(name, x1, d2)
-        dtype = _result_cache.get((name, d2, d2)) or _resolve(name, d2, d2)
+        d1 = _COMPLEX_OF[d2] if d2 in _COMPLEX_OF and isinstance(x1, complex) else d2
+        x1 = _check_scalar(name, x1, d1)
+        dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
         return _backend_of(x2).elementwise(name, (x1, x2), dtype, x2._shape, out)
     raise TypeError(f"{name}() needs at least one hxarray Array argument, got "
                     f"{type(x1).__name__} and {type(x2).__name__}")
@@ -184,7 +197,10 @@ def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
                                  f"to {result._shape} {result._dtype.name}")
             _backend_of(self).assign(self, result)
             return self
-        d2 = other._dtype if other.__class__ is _Array else self._dtype
+        if other.__class__ is _Array:
+            d2 = other._dtype
+        else:
+            other, d2 = scalar_operand(name, other, self._dtype)
         dtype = _result_cache.get((name, self._dtype, d2)) or _resolve(name, self._dtype, d2)
         if dtype is not self._dtype:
             raise TypeError(f"in-place {name} would change the dtype of x from "

@@ -8,7 +8,7 @@ from typing import Any
 from . import _dtypes as dt
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axes, normalize_axis
-from ._elementwise import _check_scalar
+from ._elementwise import _check_scalar, scalar_operand
 from ._views import broadcast_shapes
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
@@ -81,6 +81,11 @@ def where(condition: Array, x1: Array | Any, x2: Array | Any, /) -> Array:
             raise ValueError(f"where(): arrays are on different devices ({condition.device} and "
                              f"{a.device})")
     dtype = dt.result_type_of(*(a._dtype for a in arrays))
-    x1, x2 = (a if a.__class__ is Array else _check_scalar("where", a, dtype) for a in (x1, x2))
+    operands = []
+    for a in (x1, x2):
+        if a.__class__ is not Array:
+            a, dtype = scalar_operand("where", a, dtype)
+        operands.append(a)
     shape = broadcast_shapes(condition._shape, *(a._shape for a in arrays))
-    return condition._buffer.device.backend.elementwise("where", (condition, x1, x2), dtype, shape)
+    return condition._buffer.device.backend.elementwise("where", (condition, *operands), dtype,
+                                                        shape)

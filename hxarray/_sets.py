@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 from . import _dtypes as dt
 from ._array import Array
 from ._checks import check_array
-from ._elementwise import _check_scalar
+from ._elementwise import scalar_operand
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -62,10 +62,13 @@ def isin(x1: Array | Any, x2: Array | Any, /, *, invert: builtins.bool = False) 
     device = arrays[0]._buffer.device
     if any(a._buffer.device is not device for a in arrays):
         raise ValueError("isin(): x1 and x2 must be on the same device")
-    dtype = arrays[0]._dtype
     if len(arrays) == 2:
         dt.promote(x1._dtype, x2._dtype)
     backend = device.backend
-    x1, x2 = (a if a.__class__ is Array else
-              backend.full((), _check_scalar("isin", a, dtype), dtype, device) for a in (x1, x2))
-    return backend.isin(x1, x2, bool(invert))
+    operands = []
+    for a in (x1, x2):
+        if a.__class__ is not Array:
+            value, dtype = scalar_operand("isin", a, arrays[0]._dtype)
+            a = backend.full((), value, dtype, device)
+        operands.append(a)
+    return backend.isin(*operands, bool(invert))

@@ -95,6 +95,21 @@ def _floor_divide(x1: Any, x2: Any, out: np.ndarray) -> None:
         np.copyto(out, fix[1], where=fix[0])
 
 
+def _pow(x1: Any, x2: Any, out: np.ndarray) -> None:
+    """numpy raises for integers to negative powers, which the standard leaves unspecified; here
+    they are 1 / x1**-x2 truncated (1 for 1, ±1 for -1, else 0), so that no value makes the
+    kernel fail part-way through an in-place or chunked operation."""
+    if out.dtype.kind == "i":
+        negative = np.less(x2, 0)
+        if negative.any():
+            odd = np.bitwise_and(x2, 1).astype(bool)
+            fix = np.where(np.equal(x1, 1), 1, np.where(np.equal(x1, -1), 1 - 2 * odd, 0))
+            np.power(x1, np.maximum(x2, 0), out=out)
+            np.copyto(out, fix, where=negative, casting="unsafe")
+            return
+    np.power(x1, x2, out=out)
+
+
 def _expm1(x: np.ndarray, out: np.ndarray) -> None:
     """Complex expm1 as exp(x)cis(y) - 1 computed without cancellation, with C99's cexp special
     values (numpy's complex expm1 loses them)."""
@@ -174,7 +189,7 @@ ELEMENTWISE.update({
     "real": _real, "imag": _imag, "round": _quiet_kernel(_round), "where": _where,
     "floor_divide": _quiet_kernel(_floor_divide), "expm1": _quiet_kernel(_expm1),
     "tanh": _quiet_kernel(_tanh), "tan": _quiet_kernel(_tan), "sign": _quiet_kernel(_sign),
-    "reciprocal": _quiet_kernel(_reciprocal),
+    "reciprocal": _quiet_kernel(_reciprocal), "pow": _quiet_kernel(_pow),
     "clip": _quiet_kernel(_clip),
 })
 
