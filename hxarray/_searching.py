@@ -17,9 +17,9 @@ __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "wher
 def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool) -> Array:
     check_array(x, name)
     check_dtype(x, "real-valued", name)
-    if x.size == 0 or (axis is not None and x._shape[normalize_axis(axis, x.ndim, name)] == 0):
-        raise ValueError(f"{name}() of an empty selection has no value")
     axes = None if axis is None else (normalize_axis(axis, x.ndim, name),)
+    if (x.size if axes is None else x._shape[axes[0]]) == 0:
+        raise ValueError(f"{name}() of an empty selection has no value")
     return x._buffer.device.backend.reduce(name, x, axes, keepdims, dt.int64)
 
 

@@ -12,8 +12,7 @@ from ._checks import as_dtype, check_array, check_dtype, normalize_axes, normali
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
-_ACCUMULATOR = {**{d: dt.int64 for d in dt.SIGNED}, **{d: dt.uint64 for d in dt.UNSIGNED},
-                dt.bool: dt.int64}
+_ACCUMULATOR = {**{d: dt.int64 for d in dt.SIGNED}, **{d: dt.uint64 for d in dt.UNSIGNED}}
 
 
 def reduce(name: str, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DType,
@@ -51,7 +50,7 @@ def _extremum(name: str, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
     check_array(x, name)
     check_dtype(x, "real-valued", name)
     axes = normalize_axes(axis, x.ndim, name)
-    if any(x._shape[a] == 0 for a in axes) or (not axes and x.size == 0):
+    if any(x._shape[a] == 0 for a in axes):
         raise ValueError(f"{name}() of an empty selection has no value (the standard leaves "
                          "it undefined)")
     return x._buffer.device.backend.reduce(name, x, axes, keepdims, x._dtype)

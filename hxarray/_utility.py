@@ -31,6 +31,8 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
     check_dtype(x, "numeric", "diff")
     if x.ndim == 0:
         raise ValueError("diff(): x must have at least one dimension")
+    if isinstance(n, builtins.bool):
+        raise TypeError("diff(): n must be an int, got bool")
     n = operator.index(n)
     if n < 0:
         raise ValueError(f"diff(): n must be non-negative, got {n}")

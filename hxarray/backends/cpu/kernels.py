@@ -8,6 +8,7 @@ numpy's context variable where it exists, since `np.errstate` costs a microsecon
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -201,14 +202,60 @@ def _statistic(function: Callable[..., Any]) -> Callable[..., Any]:
     return kernel
 
 
+def _sum(x, axes, keepdims, dtype):
+    """The sum; as successive additions, a sum of negative zeros only is -0 (numpy's starts from
+    +0), part by part for complex numbers."""
+    result = np.asarray(np.sum(x, axis=axes, keepdims=keepdims, dtype=dtype))
+    if result.dtype.kind not in "fc" or x.dtype.kind not in "fc" or _count(x, axes) == 0:
+        return result
+    pairs = ((result.real, x.real), (result.imag, x.imag)) if result.dtype.kind == "c" else \
+        ((result, x),)
+    for total, terms in pairs:
+        if not total.all():
+            negative = np.logical_and.reduce((terms == 0) & np.signbit(terms), axis=axes,
+                                             keepdims=keepdims)
+            np.copysign(total, -1.0, out=total, where=negative & (total == 0))
+    return result
+
+
 def _extremum(function: Callable[..., Any]) -> Callable[..., Any]:
     def kernel(x, axes, keepdims, dtype):
         return function(x, axis=axes, keepdims=keepdims)
     return kernel
 
 
+def _undefined(x: np.ndarray, axes: tuple[int, ...], keepdims: bool,
+               dtype: np.dtype) -> np.ndarray:
+    """The all-NaN result of a statistic with no degrees of freedom left (numpy warns there)."""
+    shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape)) if keepdims else \
+        tuple(n for i, n in enumerate(x.shape) if i not in axes)
+    return np.full(shape, complex(np.nan, np.nan) if dtype.kind == "c" else np.nan, dtype=dtype)
+
+
+def _count(x: np.ndarray, axes: tuple[int, ...]) -> int:
+    return math.prod(x.shape[i] for i in axes)
+
+
+def _mean(x, axes, keepdims, dtype):
+    """The mean; NaN for an empty selection, and for complex input the real and imaginary sums
+    divided separately, so that a NaN in one part leaves the other alone (spec: mean, "Special
+    cases"; numpy's complex division spreads it)."""
+    count = _count(x, axes)
+    if count == 0:
+        return _undefined(x, axes, keepdims, dtype)
+    if dtype.kind != "c":
+        return np.mean(x, axis=axes, keepdims=keepdims, dtype=dtype)
+    total = np.sum(x, axis=axes, keepdims=keepdims, dtype=dtype)
+    result = np.empty(total.shape, dtype)
+    result.real, result.imag = total.real / count, total.imag / count
+    return result
+
+
 def _var(function: Callable[..., Any]) -> Callable[..., Any]:
     def kernel(x, axes, keepdims, dtype, correction=0.0):
+        """NaN where M - correction <= 0 (spec: var, "Special cases")."""
+        if _count(x, axes) - correction <= 0:
+            return _undefined(x, axes, keepdims, dtype)
         return function(x, axis=axes, keepdims=keepdims, ddof=correction, dtype=dtype)
     return kernel
 
@@ -246,7 +293,7 @@ def _diff(x, axes, keepdims, dtype, n=1, prepend=None, append=None):
 
 
 REDUCTIONS: dict[str, Callable[..., Any]] = {
-    "sum": _statistic(np.sum), "prod": _statistic(np.prod), "mean": _statistic(np.mean),
+    "sum": _sum, "prod": _statistic(np.prod), "mean": _mean,
     "max": _extremum(np.max), "min": _extremum(np.min),
     "all": _extremum(np.all), "any": _extremum(np.any),
     "var": _var(np.var), "std": _var(np.std),

@@ -1,0 +1,411 @@
+"""Statistical functions (spec: "Statistical Functions") against numpy: accumulator dtypes, axes,
+keepdims, empty reductions, NaN propagation, corrections, cumulative sums and products."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import hxarray as xp
+
+from .oracle import (
+    BOOL,
+    COMPLEX_FLOATING,
+    FLOATING,
+    INTEGER,
+    NUMERIC,
+    REAL,
+    REAL_FLOATING,
+    SIGNED,
+    UNSIGNED,
+    VIEWS,
+    assert_matches,
+    ids,
+    np_dtype,
+    sample,
+    xps,
+)
+
+AXES = [None, 0, 1, -1, (0, 1), (-1, 0), (), (1,)]
+
+
+def _accumulator(dtype: xp.DType) -> xp.DType:
+    """The spec's default dtype of sum, prod and the cumulative functions: integers widen to the
+    default integer of their signedness, everything else stays."""
+    return xp.int64 if dtype in SIGNED else xp.uint64 if dtype in UNSIGNED else dtype
+
+
+def _views(dtype: xp.DType, seed: int = 0) -> list[tuple[xp.Array, np.ndarray]]:
+    data = sample((4, 6), dtype, seed)
+    base = xp.asarray(data)
+    return [(view(base), view(data)) for view in VIEWS.values()]
+
+
+def _expected(function, a: np.ndarray, **kwargs) -> np.ndarray:
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(function(a, **kwargs))
+
+
+def _spec_sum(a: np.ndarray, axis=None, keepdims: bool = False, dtype=None) -> np.ndarray:
+    """numpy's sum, its zeros signed as successive additions sign them (spec: sum, "Special
+    cases"): a sum of negative zeros is -0, where numpy's pairwise sum starts from +0."""
+    total = _expected(np.sum, a, axis=axis, keepdims=keepdims, dtype=dtype)
+    if total.dtype.kind not in "fc" or a.dtype.kind not in "fc" or a.size == 0:
+        return total
+    axes = tuple(range(a.ndim)) if axis is None else (axis,) if isinstance(axis, int) else axis
+    axes = tuple(i % a.ndim for i in axes)
+    if not axes:  # a sum of one term is that term
+        return a.astype(total.dtype)
+    if any(a.shape[i] == 0 for i in axes):
+        return total
+    moved = np.moveaxis(a.astype(total.dtype), axes, range(-len(axes), 0))
+    flat = moved.reshape(*moved.shape[:a.ndim - len(axes)], -1)
+    successive = np.add.accumulate(flat, axis=-1)[..., -1]
+    if keepdims:
+        successive = np.expand_dims(successive, axes)
+    parts = (np.real, np.imag) if total.dtype.kind == "c" else (lambda v: v,)
+    for part in parts:
+        target, source = part(total), part(successive)
+        np.copyto(target, source, where=(target == 0) & (source == 0))
+    return total
+
+
+def _close(result: xp.Array, expected: np.ndarray) -> None:
+    """Same dtype and shape, values equal to rounding (NaN where NaN)."""
+    assert result.dtype.name == expected.dtype.name and result.shape == expected.shape
+    rtol = 1e-5 if expected.dtype in (np.float32, np.complex64) else 1e-12
+    for part in (np.real, np.imag):
+        np.testing.assert_allclose(part(np.asarray(result)), part(expected), rtol=rtol, atol=0,
+                                   equal_nan=True)
+
+
+# -- sum and prod ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["sum", "prod"])
+@pytest.mark.parametrize("dtype", NUMERIC, ids=ids(NUMERIC))
+def test_sum_and_prod(name, dtype):
+    """Every axis form and view, keepdims, the spec's accumulator dtype."""
+    accumulator = np_dtype(_accumulator(dtype))
+    oracle = _spec_sum if name == "sum" else np.prod
+    for x, a in _views(dtype):
+        for axis in AXES:
+            for keepdims in (False, True):
+                expected = _expected(oracle, a, axis=axis, keepdims=keepdims, dtype=accumulator)
+                assert_matches(getattr(xp, name)(x, axis=axis, keepdims=keepdims), expected)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod"])
+@pytest.mark.parametrize(("dtype", "accumulator"), [
+    (xp.int8, xp.int64), (xp.int32, xp.int64), (xp.int64, xp.int64), (xp.uint8, xp.uint64),
+    (xp.uint32, xp.uint64), (xp.uint64, xp.uint64), (xp.float32, xp.float32),
+    (xp.float64, xp.float64), (xp.complex64, xp.complex64), (xp.complex128, xp.complex128)],
+    ids=lambda d: d.name)
+def test_sum_and_prod_default_dtype(name, dtype, accumulator):
+    """Small integers do not overflow: they are accumulated in the default integer type."""
+    big = 100 if dtype in INTEGER else 1e3
+    x = xp.full((50,), big, dtype=dtype)
+    result = getattr(xp, name)(x)
+    assert result.dtype is accumulator
+    expected = _expected(getattr(np, name), np.asarray(x), dtype=np_dtype(accumulator))
+    assert_matches(result, expected)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod"])
+@pytest.mark.parametrize(("dtype", "requested"), [
+    (xp.int8, xp.int8), (xp.int32, xp.float64), (xp.uint8, xp.int16), (xp.float32, xp.float64),
+    (xp.float64, xp.float32), (xp.float32, xp.complex128), (xp.int64, xp.complex64)],
+    ids=lambda d: d.name)
+def test_sum_and_prod_with_an_explicit_dtype(name, dtype, requested):
+    """The input is cast to `dtype` before accumulating."""
+    a = sample((3, 5), dtype)
+    for axis in (None, 0, 1):
+        result = getattr(xp, name)(xp.asarray(a), axis=axis, dtype=requested)
+        with np.errstate(all="ignore"):
+            cast = a.astype(np_dtype(requested))
+        assert_matches(result, _expected(getattr(np, name), cast, axis=axis,
+                                         dtype=np_dtype(requested)))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "cumulative_sum", "cumulative_prod"])
+def test_complex_input_refuses_a_real_accumulator(name):
+    with pytest.raises(TypeError):
+        getattr(xp, name)(xp.asarray([1j, 2j]), dtype=xp.float64)
+
+
+@pytest.mark.parametrize(("name", "identity"), [("sum", 0), ("prod", 1)])
+@pytest.mark.parametrize("dtype", NUMERIC, ids=ids(NUMERIC))
+def test_empty_sum_and_prod_are_their_identity(name, identity, dtype):
+    empty = xp.zeros((0, 3), dtype=dtype)
+    accumulator = np_dtype(_accumulator(dtype))
+    assert_matches(getattr(xp, name)(empty), np.asarray(identity, dtype=accumulator))
+    assert_matches(getattr(xp, name)(empty, axis=0), np.full(3, identity, dtype=accumulator))
+    assert_matches(getattr(xp, name)(empty, axis=1), np.zeros(0, dtype=accumulator))
+    assert_matches(getattr(xp, name)(empty, axis=0, keepdims=True),
+                   np.full((1, 3), identity, dtype=accumulator))
+
+
+def test_sum_of_floats_propagates_nan_and_infinities():
+    a = np.array([[1.0, np.nan], [np.inf, 2.0], [np.inf, -np.inf]])
+    assert_matches(xp.sum(xp.asarray(a), axis=1), _expected(np.sum, a, axis=1))
+    assert math.isnan(float(xp.prod(xp.asarray([0.0, np.inf]))))
+
+
+def test_sum_of_negative_zeros_is_negative_zero():
+    """As successive additions: -0 + -0 is -0; the empty sum is +0."""
+    x = xp.asarray([[-0.0, -0.0], [0.0, -0.0]])
+    assert_matches(xp.sum(x, axis=1), np.array([-0.0, 0.0]))
+    assert_matches(xp.sum(x, axis=0), np.array([0.0, -0.0]))
+    assert_matches(xp.sum(x[0]), np.asarray(-0.0))
+    assert_matches(xp.sum(x[:, :0], axis=1), np.zeros(2))
+    z = xp.asarray([complex(-0.0, 0.0), complex(-0.0, -0.0)], dtype=xp.complex64)
+    assert_matches(xp.sum(z), np.asarray(complex(-0.0, 0.0), dtype=np.complex64))
+    assert_matches(xp.sum(x[0], dtype=xp.float32), np.asarray(-0.0, dtype=np.float32))
+
+
+# -- max and min -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("dtype", REAL, ids=ids(REAL))
+def test_max_and_min(name, dtype):
+    """Every axis form and view; NaNs propagate (the samples hold NaN)."""
+    for x, a in _views(dtype):
+        for axis in AXES:
+            for keepdims in (False, True):
+                expected = _expected(getattr(np, name), a, axis=axis, keepdims=keepdims)
+                assert_matches(getattr(xp, name)(x, axis=axis, keepdims=keepdims), expected)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_and_min_propagate_nan(name):
+    x = xp.asarray([[1.0, np.nan, 3.0], [np.inf, -np.inf, 0.0]])
+    assert math.isnan(float(getattr(xp, name)(x)))
+    result = np.asarray(getattr(xp, name)(x, axis=1))
+    assert math.isnan(result[0]) and not math.isnan(result[1])
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_and_min_of_an_empty_selection_raise(name):
+    empty = xp.zeros((0, 3))
+    for axis in (None, 0, (0, 1)):
+        with pytest.raises(ValueError):
+            getattr(xp, name)(empty, axis=axis)
+    assert getattr(xp, name)(empty, axis=1).shape == (0,)  # nothing to reduce: no error
+    assert getattr(xp, name)(empty, axis=()).shape == (0, 3)
+
+
+@pytest.mark.parametrize("name", ["max", "min", "mean", "var", "std"])
+@pytest.mark.parametrize("dtype", BOOL + COMPLEX_FLOATING + INTEGER[:1],
+                         ids=ids(BOOL + COMPLEX_FLOATING + INTEGER[:1]))
+def test_functions_refuse_dtypes_outside_their_category(name, dtype):
+    allowed = {"max": REAL, "min": REAL, "mean": FLOATING}.get(name, REAL_FLOATING)
+    x = xp.ones(3, dtype=dtype)
+    if dtype in allowed:
+        getattr(xp, name)(x)
+    else:
+        with pytest.raises(TypeError):
+            getattr(xp, name)(x)
+
+
+# -- mean, var and std -----------------------------------------------------------------------------
+def _mean_by_parts(a: np.ndarray, **kwargs) -> np.ndarray:
+    """numpy's mean, of the real and imaginary parts separately for complex input."""
+    if a.dtype.kind != "c":
+        return _expected(np.mean, a, **kwargs)
+    real, imag = _expected(np.mean, a.real, **kwargs), _expected(np.mean, a.imag, **kwargs)
+    result = np.empty(real.shape, a.dtype)
+    result.real, result.imag = real, imag
+    return result
+
+
+@pytest.mark.parametrize("dtype", FLOATING, ids=ids(FLOATING))
+def test_mean(dtype):
+    for x, a in _views(dtype):
+        for axis in AXES:
+            for keepdims in (False, True):
+                _close(xp.mean(x, axis=axis, keepdims=keepdims),
+                       _mean_by_parts(a, axis=axis, keepdims=keepdims))
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("dtype", REAL_FLOATING, ids=ids(REAL_FLOATING))
+@pytest.mark.parametrize("correction", [0, 1, 0.5, 2.0])
+def test_var_and_std(name, dtype, correction):
+    """Finite data (NaN propagation has its own test), every axis form and view."""
+    data = np.random.default_rng(1).standard_normal((4, 6)).astype(np_dtype(dtype))
+    base = xp.asarray(data)
+    for view in VIEWS.values():
+        x, a = view(base), view(data)
+        for axis in AXES:
+            for keepdims in (False, True):
+                expected = _expected(getattr(np, name), a, axis=axis, ddof=correction,
+                                     keepdims=keepdims)
+                count = a.size // max(expected.size, 1) if a.size else 0
+                if count - correction <= 0:  # the spec's NaN, where numpy divides by <= 0
+                    expected = np.full_like(expected, np.nan)
+                _close(getattr(xp, name)(x, axis=axis, correction=correction,
+                                         keepdims=keepdims), expected)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_and_std_propagate_nan_and_need_degrees_of_freedom(name):
+    """NaN where a NaN is reduced or where M - correction <= 0, with no warnings."""
+    x = xp.asarray([[1.0, np.nan, 2.0], [1.0, 2.0, 4.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = np.asarray(getattr(xp, name)(x, axis=1))
+        assert math.isnan(result[0]) and not math.isnan(result[1])
+        for correction, axis in ((3, 1), (2, 0), (4.5, 1), (1, ())):
+            result = getattr(xp, name)(x, axis=axis, correction=correction)
+            assert np.isnan(np.asarray(result)).all()
+        assert xp.isnan(getattr(xp, name)(xp.zeros((0, 2)), axis=0)).shape == (2,)
+        keep = getattr(xp, name)(xp.zeros((0, 2)), axis=0, keepdims=True)
+        assert keep.shape == (1, 2) and keep.dtype is xp.float64
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("correction", [-1, -0.5, "1", None])
+def test_var_and_std_refuse_bad_corrections(name, correction):
+    with pytest.raises((ValueError, TypeError)):
+        getattr(xp, name)(xp.ones(3), correction=correction)
+
+
+@pytest.mark.parametrize("dtype", FLOATING, ids=ids(FLOATING))
+def test_mean_of_an_empty_selection_is_nan(dtype):
+    nan = complex(math.nan, math.nan) if dtype in COMPLEX_FLOATING else math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = xp.mean(xp.zeros((0, 3), dtype=dtype))
+        assert result.dtype is dtype and result.shape == ()
+        assert_matches(result, np.asarray(nan, dtype=np_dtype(dtype)))
+        assert_matches(xp.mean(xp.zeros((0, 3), dtype=dtype), axis=0),
+                       np.full(3, nan, dtype=np_dtype(dtype)))
+
+
+def test_mean_of_complex_numbers_propagates_nan_by_part():
+    x = xp.asarray([complex(math.nan, 1.0), complex(2.0, 3.0)])
+    result = complex(xp.mean(x))
+    assert math.isnan(result.real) and result.imag == 2.0
+
+
+# -- cumulative sums and products ------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+@pytest.mark.parametrize("dtype", NUMERIC, ids=ids(NUMERIC))
+def test_cumulative(name, dtype):
+    """Every axis and view, with and without the initial value (0 or 1), the accumulator dtype."""
+    function = np.cumsum if name == "cumulative_sum" else np.cumprod
+    initial = 0 if name == "cumulative_sum" else 1
+    accumulator = np_dtype(_accumulator(dtype))
+    for x, a in _views(dtype):
+        for axis in (0, 1, -1, -2):
+            expected = _expected(function, a, axis=axis, dtype=accumulator)
+            assert_matches(getattr(xp, name)(x, axis=axis), expected)
+            shape = list(a.shape)
+            shape[axis] = 1
+            with_initial = np.concatenate([np.full(shape, initial, accumulator), expected], axis)
+            assert_matches(getattr(xp, name)(x, axis=axis, include_initial=True), with_initial)
+
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_cumulative_of_1d_empty_and_explicit_dtypes(name):
+    function = np.cumsum if name == "cumulative_sum" else np.cumprod
+    initial = 0 if name == "cumulative_sum" else 1
+    a = np.arange(1, 8, dtype=np.int8)
+    x = xp.asarray(a)
+    assert_matches(getattr(xp, name)(x), function(a, dtype=np.int64))
+    assert_matches(getattr(xp, name)(x, dtype=xp.int8), function(a, dtype=np.int8))
+    assert_matches(getattr(xp, name)(x, dtype=xp.float32), function(a, dtype=np.float32))
+    assert_matches(getattr(xp, name)(x[::-2]), function(a[::-2], dtype=np.int64))
+    empty = xp.zeros((3, 0), dtype=xp.float32)
+    assert_matches(getattr(xp, name)(empty, axis=1), np.zeros((3, 0), np.float32))
+    assert_matches(getattr(xp, name)(empty, axis=1, include_initial=True),
+                   np.full((3, 1), initial, np.float32))
+    assert_matches(getattr(xp, name)(empty, axis=0, include_initial=True),
+                   np.zeros((4, 0), np.float32))
+
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_cumulative_errors(name):
+    function = getattr(xp, name)
+    with pytest.raises(ValueError):
+        function(xp.ones((2, 3)))  # the axis is required above one dimension
+    with pytest.raises(ValueError):
+        function(xp.asarray(1.0))  # 0-D
+    with pytest.raises(IndexError):
+        function(xp.ones((2, 3)), axis=2)
+    with pytest.raises(TypeError):
+        function(xp.ones((2, 3)), axis=(0,))
+    with pytest.raises(TypeError):
+        function(xp.asarray([True, False]))
+    with pytest.raises(TypeError):
+        function([1, 2])
+
+
+# -- axes and arguments ----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean", "var", "std"])
+def test_axis_errors(name):
+    function = getattr(xp, name)
+    x = xp.ones((2, 3))
+    for axis in (2, -3, (0, 2)):
+        with pytest.raises(IndexError):  # also a ValueError, as in numpy
+            function(x, axis=axis)
+        with pytest.raises(ValueError):
+            function(x, axis=axis)
+    with pytest.raises(ValueError):
+        function(x, axis=(0, -2))  # repeated
+    for axis in (True, 1.0, "0", [0]):
+        with pytest.raises(TypeError):
+            function(x, axis=axis)
+    with pytest.raises(TypeError):
+        function(np.ones(3))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean"])
+@pytest.mark.parametrize("dtype", REAL_FLOATING + (xp.int32,), ids=ids(REAL_FLOATING + (xp.int32,)))
+def test_0d_input(name, dtype):
+    if name == "mean" and dtype is xp.int32:
+        return
+    value = xp.asarray(3, dtype=dtype)
+    result = getattr(xp, name)(value)
+    expected_dtype = _accumulator(dtype) if name in ("sum", "prod") else dtype
+    assert result.shape == () and result.dtype is expected_dtype and float(result) == 3
+    assert getattr(xp, name)(value, axis=(), keepdims=True).shape == ()
+
+
+@given(x=xps.arrays(dtype=st.sampled_from(REAL), shape=xps.array_shapes(min_dims=1, max_dims=3,
+                                                                        min_side=1)),
+       data=st.data())
+def test_reductions_on_random_arrays(x, data):
+    axis = data.draw(st.none() | st.integers(-x.ndim, x.ndim - 1)
+                     | st.lists(st.integers(0, x.ndim - 1), unique=True).map(tuple), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    a = np.asarray(x)
+    for name, oracle in (("sum", _spec_sum), ("prod", np.prod)):
+        expected = _expected(oracle, a, axis=axis, keepdims=keepdims,
+                             dtype=np_dtype(_accumulator(x.dtype)))
+        assert_matches(getattr(xp, name)(x, axis=axis, keepdims=keepdims), expected)
+    for name in ("max", "min"):
+        assert_matches(getattr(xp, name)(x, axis=axis, keepdims=keepdims),
+                       _expected(getattr(np, name), a, axis=axis, keepdims=keepdims))
+    if x.dtype in REAL_FLOATING:
+        _close(xp.mean(x, axis=axis, keepdims=keepdims),
+               _expected(np.mean, a, axis=axis, keepdims=keepdims))
+
+
+@pytest.mark.parametrize("dtype", [xp.float32, xp.float64, xp.int64], ids=lambda d: d.name)
+def test_large_full_reductions(dtype):
+    """Arrays big enough for the CPU backend's chunked reductions give numpy's results."""
+    a = np.random.default_rng(2).standard_normal(300_001).astype(np_dtype(dtype))
+    x = xp.asarray(a)
+    for name in ("sum", "max", "min") + (("mean",) if dtype in REAL_FLOATING else ()):
+        expected = _expected(getattr(np, name), a, **(
+            {"dtype": np_dtype(_accumulator(dtype))} if name == "sum" else {}))
+        _close(getattr(xp, name)(x), expected)
+        _close(getattr(xp, name)(x, keepdims=True), expected.reshape(1))
+    if dtype in REAL_FLOATING:
+        a[123_456] = np.nan
+        assert math.isnan(float(xp.max(xp.asarray(a)))) and math.isnan(float(xp.sum(
+            xp.asarray(a))))
