@@ -409,3 +409,14 @@ def test_large_full_reductions(dtype):
         a[123_456] = np.nan
         assert math.isnan(float(xp.max(xp.asarray(a)))) and math.isnan(float(xp.sum(
             xp.asarray(a))))
+
+
+@pytest.mark.xfail(strict=True, reason="CpuBackend._parallel_full_reduction (backend.py) takes "
+                   "the mean of large complex arrays as one complex division, which spreads a "
+                   "NaN part, and combines chunk sums with np.sum, which loses -0")
+def test_large_full_reductions_keep_the_special_cases():
+    a = np.ones(300_001, dtype=np.complex128)
+    a[7] = complex(math.nan, 1.0)
+    mean = complex(xp.mean(xp.asarray(a)))
+    assert math.isnan(mean.real) and not math.isnan(mean.imag)
+    assert math.copysign(1.0, float(xp.sum(xp.asarray(np.full(300_001, -0.0))))) == -1.0
