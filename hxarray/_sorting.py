@@ -1,4 +1,9 @@
-"""Sorting functions (spec: "Sorting Functions")."""
+"""Sorting functions (spec: "Sorting Functions").
+
+The order of floating-point values the standard leaves open: NaNs sort after every number
+(ascending) and before every number (descending), and -0 equals +0, so argsort keeps the two in
+their original order while a value sort may return them in either order.
+"""
 
 from __future__ import annotations
 
