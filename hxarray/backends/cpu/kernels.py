@@ -37,11 +37,16 @@ def quiet() -> Iterator[None]:
         _errstate_var.reset(token)
 
 
-def _quiet_kernel(ufunc: Callable[..., Any]) -> Callable[..., Any]:
+def _quiet_kernel(ufunc: Callable[..., Any],
+                  complex_fix: Callable[..., None] | None = None) -> Callable[..., Any]:
+    """`ufunc(*args, out=out)` with floating-point warnings silenced; `complex_fix(*args, out)`
+    then corrects complex results (for unary kernels, whose `out` never aliases the input)."""
     if _errstate_var is None:
         def kernel(*args: Any, out: np.ndarray) -> None:
             with np.errstate(all="ignore"):
                 ufunc(*args, out=out)
+                if complex_fix is not None and out.dtype.kind == "c":
+                    complex_fix(*args, out)
         return kernel
     set_state, reset_state = _errstate_var.set, _errstate_var.reset
 
@@ -52,7 +57,16 @@ def _quiet_kernel(ufunc: Callable[..., Any]) -> Callable[..., Any]:
         finally:
             reset_state(token)
 
-    return kernel
+    def fixed_kernel(*args: Any, out: np.ndarray) -> None:
+        token = set_state(_QUIET)
+        try:
+            ufunc(*args, out=out)
+            if out.dtype.kind == "c":
+                complex_fix(*args, out)
+        finally:
+            reset_state(token)
+
+    return kernel if complex_fix is None else fixed_kernel
 
 
 def _real(x: Any, out: np.ndarray) -> None:
@@ -101,8 +115,8 @@ def _pow(x1: Any, x2: Any, out: np.ndarray) -> None:
     they are 1 / x1**-x2 truncated (1 for 1, ±1 for -1, else 0), so that no value makes the
     kernel fail part-way through an in-place or chunked operation."""
     if out.dtype.kind == "i":
-        negative = np.less(x2, 0)
-        if negative.any():
+        negative = x2 < 0
+        if negative is True or (negative is not False and negative.any()):
             odd = np.bitwise_and(x2, 1).astype(bool)
             fix = np.where(np.equal(x1, 1), 1, np.where(np.equal(x1, -1), 1 - 2 * odd, 0))
             np.power(x1, np.maximum(x2, 0), out=out)
@@ -129,38 +143,32 @@ def _expm1(x: np.ndarray, out: np.ndarray) -> None:
     out.real, out.imag = real, imag
 
 
-def _tanh(x: np.ndarray, out: np.ndarray) -> None:
+def _fix_tanh(x: np.ndarray, out: np.ndarray) -> None:
     """tanh(±inf + iy) for finite y is ±1 + copysign(0, y)j; numpy's sign of the zero varies."""
-    np.tanh(x, out=out)
-    if out.dtype.kind == "c":
-        edge = np.isinf(x.real) & np.isfinite(x.imag)
-        if edge.any():
-            out.real[edge] = np.sign(x.real[edge])
-            out.imag[edge] = np.copysign(0.0, x.imag[edge])
+    edge = np.isinf(x.real) & np.isfinite(x.imag)
+    if edge.any():
+        out.real[edge] = np.sign(x.real[edge])
+        out.imag[edge] = np.copysign(0.0, x.imag[edge])
 
 
-def _tan(x: np.ndarray, out: np.ndarray) -> None:
-    """Complex tan as -1j * tanh(1j * x): tan(a ± inf j) for finite a is copysign(0, a) ± 1j,
-    where numpy signs the zero by sin(2a)."""
-    np.tan(x, out=out)
-    if out.dtype.kind == "c":
-        edge = np.isinf(x.imag) & np.isfinite(x.real)
-        if edge.any():
-            out.real[edge] = np.copysign(0.0, x.real[edge])
+def _fix_tan(x: np.ndarray, out: np.ndarray) -> None:
+    """tan is -1j * tanh(1j * x): tan(a ± inf j) for finite a is copysign(0, a) ± 1j, where numpy
+    signs the zero by sin(2a)."""
+    edge = np.isinf(x.imag) & np.isfinite(x.real)
+    if edge.any():
+        out.real[edge] = np.copysign(0.0, x.real[edge])
 
 
-def _sign(x: np.ndarray, out: np.ndarray) -> None:
-    """Complex sign is NaN + NaN j when either part is NaN (numpy gives e.g. 1 + 0j at inf + NaN
-    j)."""
-    np.sign(x, out=out)
-    if out.dtype.kind == "c":
-        nan = np.isnan(x.real) | np.isnan(x.imag)
-        if nan.any():
-            out[nan] = complex(np.nan, np.nan)
+def _fix_sign(x: np.ndarray, out: np.ndarray) -> None:
+    """sign is NaN + NaN j when either part is NaN (numpy gives e.g. 1 + 0j at inf + NaN j)."""
+    nan = np.isnan(x.real) | np.isnan(x.imag)
+    if nan.any():
+        out[nan] = complex(np.nan, np.nan)
 
 
-def _reciprocal(x: np.ndarray, out: np.ndarray) -> None:
-    """1.0 / x, as the standard defines it; numpy's complex reciprocal differs at infinities."""
+def _fix_reciprocal(x: np.ndarray, out: np.ndarray) -> None:
+    """reciprocal is 1.0 / x; numpy's complex reciprocal differs from its division (at
+    infinities and in rounding). For real numbers the two agree."""
     np.divide(1.0, x, out=out)
 
 
@@ -189,8 +197,9 @@ ELEMENTWISE: dict[str, Callable[..., None]] = {
 ELEMENTWISE.update({
     "real": _real, "imag": _imag, "round": _quiet_kernel(_round), "where": _where,
     "floor_divide": _quiet_kernel(_floor_divide), "expm1": _quiet_kernel(_expm1),
-    "tanh": _quiet_kernel(_tanh), "tan": _quiet_kernel(_tan), "sign": _quiet_kernel(_sign),
-    "reciprocal": _quiet_kernel(_reciprocal), "pow": _quiet_kernel(_pow),
+    "tanh": _quiet_kernel(np.tanh, _fix_tanh), "tan": _quiet_kernel(np.tan, _fix_tan),
+    "sign": _quiet_kernel(np.sign, _fix_sign),
+    "reciprocal": _quiet_kernel(np.reciprocal, _fix_reciprocal), "pow": _quiet_kernel(_pow),
     "clip": _quiet_kernel(_clip),
 })
 
