@@ -494,6 +494,23 @@ def test_complex_expm1_keeps_precision_near_zero(dtype):
                                rtol=1e-5 if dtype is xp.complex64 else 1e-12)
 
 
+@pytest.mark.parametrize("dtype", COMPLEX_FLOATING, ids=ids(COMPLEX_FLOATING))
+def test_complex_expm1_does_not_overflow_early(dtype):
+    """expm1(z) is exp(z) - 1 where exp(z) is large: finite parts stay finite even when e**Re(z)
+    alone overflows."""
+    big = 89.0 if dtype is xp.complex64 else 710.0
+    z = np.array([complex(big, 1e-20), complex(big, -2e-25), complex(5.0, 3.0),
+                  complex(1.5, -0.0)], dtype=np_dtype(dtype))
+    with np.errstate(all="ignore"):
+        expected = np.exp(z) - np_dtype(dtype).type(1)
+    result = np.asarray(xp.expm1(xp.asarray(z)))
+    assert np.isfinite(result.imag[:2]).all()
+    rtol = 1e-5 if dtype is xp.complex64 else 1e-12
+    for part in (np.real, np.imag):
+        np.testing.assert_allclose(part(result), part(expected), rtol=rtol)
+    assert np.signbit(result.imag[3])
+
+
 def cmath_expm1(z: complex) -> complex:
     """expm1 of a small complex number from its Taylor series."""
     return sum(z**k / math.factorial(k) for k in range(1, 8))

@@ -127,13 +127,18 @@ def _pow(x1: Any, x2: Any, out: np.ndarray) -> None:
 
 def _expm1(x: np.ndarray, out: np.ndarray) -> None:
     """Complex expm1 as exp(x)cis(y) - 1 computed without cancellation, with C99's cexp special
-    values (numpy's complex expm1 loses them)."""
+    values (numpy's complex expm1 loses them). Where exp(x) - 1 cannot cancel (real part > 1),
+    numpy's exp, which scales to avoid premature overflow, gives it."""
     if out.dtype.kind != "c":
         np.expm1(x, out=out)
         return
     re, im = x.real, x.imag
     real = np.expm1(re) * np.cos(im) - 2 * np.sin(im / 2) ** 2 + 0.0  # + 0.0: -0 -> +0
     imag = np.where(im == 0, im, np.exp(re) * np.sin(im))
+    large = np.isfinite(re) & (re > 1)
+    if large.any():
+        grown = np.exp(x[large])
+        real[large], imag[large] = grown.real - 1, grown.imag
     real = np.where(re == -np.inf, -1.0, real)
     imag = np.where(re == -np.inf, np.where(np.isfinite(im), np.copysign(0.0, np.sin(im)), 0.0),
                     imag)
