@@ -137,8 +137,8 @@ def _expm1(x: np.ndarray, out: np.ndarray) -> None:
     imag = np.where(im == 0, im, np.exp(re) * np.sin(im))
     large = np.isfinite(re) & (re > 1)
     if large.any():
-        grown = np.exp(x[large])
-        real[large], imag[large] = grown.real - 1, grown.imag
+        grown = np.exp(np.where(large, x, 0))
+        real, imag = np.where(large, grown.real - 1, real), np.where(large, grown.imag, imag)
     real = np.where(re == -np.inf, -1.0, real)
     imag = np.where(re == -np.inf, np.where(np.isfinite(im), np.copysign(0.0, np.sin(im)), 0.0),
                     imag)
@@ -169,6 +169,16 @@ def _fix_sign(x: np.ndarray, out: np.ndarray) -> None:
     nan = np.isnan(x.real) | np.isnan(x.imag)
     if nan.any():
         out[nan] = complex(np.nan, np.nan)
+
+
+def _fix_log1p(x: np.ndarray, out: np.ndarray) -> None:
+    """numpy's complex log1p is log(1 + z), which loses the digits of a small z (log1p(1e-20) is
+    0); near 0, log|1 + z| = log1p(2a + a² + b²) / 2 and arg(1 + z) = atan2(b, 1 + a)."""
+    small = (np.abs(x) < 0.5) & (x != 0)
+    if small.any():
+        a, b = x.real[small], x.imag[small]
+        out.real[small] = 0.5 * np.log1p(a * (2 + a) + b * b)
+        out.imag[small] = np.arctan2(b, 1 + a)
 
 
 def _fix_reciprocal(x: np.ndarray, out: np.ndarray) -> None:
@@ -203,7 +213,7 @@ ELEMENTWISE.update({
     "real": _real, "imag": _imag, "round": _quiet_kernel(_round), "where": _where,
     "floor_divide": _quiet_kernel(_floor_divide), "expm1": _quiet_kernel(_expm1),
     "tanh": _quiet_kernel(np.tanh, _fix_tanh), "tan": _quiet_kernel(np.tan, _fix_tan),
-    "sign": _quiet_kernel(np.sign, _fix_sign),
+    "sign": _quiet_kernel(np.sign, _fix_sign), "log1p": _quiet_kernel(np.log1p, _fix_log1p),
     "reciprocal": _quiet_kernel(np.reciprocal, _fix_reciprocal), "pow": _quiet_kernel(_pow),
     "clip": _quiet_kernel(_clip),
 })
