@@ -514,6 +514,8 @@ def test_complex_expm1_does_not_overflow_early(dtype):
     for part in (np.real, np.imag):
         np.testing.assert_allclose(part(result), part(expected), rtol=rtol)
     assert np.signbit(result.imag[3])
+    zero_d = xp.expm1(xp.asarray(z[2]))
+    assert zero_d.shape == () and np.isclose(complex(zero_d), expected[2], rtol=rtol)
 
 
 @pytest.mark.parametrize("dtype", COMPLEX_FLOATING, ids=ids(COMPLEX_FLOATING))
