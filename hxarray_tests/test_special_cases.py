@@ -452,6 +452,21 @@ def test_special_case(case):
     assert not failing.any(), f"{case}: at {inputs[:6]} got {got[failing][:6]}"
 
 
+UNARY_GRIDS = [(f, d) for f in REAL_UNARY for d in REAL_FLOATING] + \
+    [(f, d) for f in COMPLEX_UNARY for d in COMPLEX_FLOATING]
+
+
+@pytest.mark.parametrize(("function", "dtype"), UNARY_GRIDS,
+                         ids=[f"{f}-{d.name}" for f, d in UNARY_GRIDS])
+def test_0d_inputs_give_the_same_special_values(function, dtype):
+    """Each point of the grid alone, as a 0-D array (the kernels' fix-ups index their input)."""
+    ops, got = _evaluate(function, dtype)
+    (grid,) = _inputs(dtype, 1)
+    for i in range(grid.shape[0]):
+        single = np.asarray(getattr(xp, function)(grid[i]))
+        assert single.shape == () and _same(single, got[i]), (function, grid[i], single, got[i])
+
+
 # -- symmetries and "as if implemented as" identities ----------------------------------------------
 def _matches(got: np.ndarray, expected: np.ndarray, dtype: xp.DType,
              free: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
