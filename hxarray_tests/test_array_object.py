@@ -325,8 +325,6 @@ def test_operators_reject_mismatched_kinds(expression):
         eval(expression, {"xp": xp})
 
 
-@pytest.mark.xfail(strict=True, reason="_elementwise._scalar_fits refuses a Python complex with a "
-                                       "real floating array; 2025.12 promotes it to complex")
 @pytest.mark.parametrize("dtype", REAL_FLOATING, ids=ids(REAL_FLOATING))
 def test_complex_scalar_with_real_floating_array(dtype):
     a = sample((4,), dtype)

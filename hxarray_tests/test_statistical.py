@@ -411,9 +411,6 @@ def test_large_full_reductions(dtype):
             xp.asarray(a))))
 
 
-@pytest.mark.xfail(strict=True, reason="CpuBackend._parallel_full_reduction (backend.py) takes "
-                   "the mean of large complex arrays as one complex division, which spreads a "
-                   "NaN part, and combines chunk sums with np.sum, which loses -0")
 def test_large_full_reductions_keep_the_special_cases():
     a = np.ones(300_001, dtype=np.complex128)
     a[7] = complex(math.nan, 1.0)

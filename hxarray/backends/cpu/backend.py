@@ -187,17 +187,19 @@ class CpuBackend(Backend):
         return self._result(result)
 
     def _parallel_full_reduction(self, name, x, keepdims, dtype) -> Array | None:
-        """sum/prod/max/min/all/any (and mean, as a sum) of a whole large array, in chunks."""
+        """sum/prod/max/min/all/any (and mean, as a sum) of a whole large array: the kernel on
+        chunks in parallel, then the same kernel over the partial results."""
         partial_name = "sum" if name == "mean" else name
         kernel = kernels.REDUCTIONS[partial_name]
         h = self.native(x)
         with kernels.quiet():
-            result = parallel.full_reduction(
+            partials = parallel.reduction_partials(
                 partial_name, lambda chunk: kernel(chunk, (0,), False, dtype.numpy), h)
-            if result is None:
+            if partials is None:
                 return None
+            result = kernel(np.stack(partials), (0,), False, dtype.numpy)
             if name == "mean":
-                result = result / h.size
+                result = kernels.divide_parts(result, h.size)
         result = np.asarray(result, dtype=dtype.numpy)
         return self._result(result.reshape((1,) * x.ndim) if keepdims else result)
 
@@ -218,7 +220,7 @@ class CpuBackend(Backend):
 
     def sort(self, x, axis, descending, stable, indices) -> Array:
         if indices:
-            return self._result(kernels.sort(self.native(x), axis, descending, stable, indices))
+            return self._result(kernels.argsort(self.native(x), axis, descending, stable))
         # Equal values are indistinguishable, so a value sort needs no stability: sort a copy in
         # place with introsort; descending order is a reversed view of it.
         out = self.copy(x)

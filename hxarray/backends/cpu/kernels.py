@@ -269,8 +269,15 @@ def _mean(x, axes, keepdims, dtype):
         return _undefined(x, axes, keepdims, dtype)
     if dtype.kind != "c":
         return np.mean(x, axis=axes, keepdims=keepdims, dtype=dtype)
-    total = np.sum(x, axis=axes, keepdims=keepdims, dtype=dtype)
-    result = np.empty(total.shape, dtype)
+    return divide_parts(np.sum(x, axis=axes, keepdims=keepdims, dtype=dtype), count)
+
+
+def divide_parts(total: Any, count: int) -> np.ndarray:
+    """`total / count` with complex parts divided separately (a NaN in one stays there)."""
+    total = np.asarray(total)
+    if total.dtype.kind != "c":
+        return total / count
+    result = np.empty(total.shape, total.dtype)
     result.real, result.imag = total.real / count, total.imag / count
     return result
 
@@ -328,13 +335,9 @@ REDUCTIONS: dict[str, Callable[..., Any]] = {
 
 
 # -- sorting and sets ------------------------------------------------------------------------------
-def sort(x: np.ndarray, axis: int, descending: bool, stable: bool, indices: bool) -> np.ndarray:
+def argsort(x: np.ndarray, axis: int, descending: bool, stable: bool) -> np.ndarray:
+    """The sorting permutation (int64); equal elements keep their order when `stable`."""
     kind = "stable" if stable else None
-    if not indices:
-        # Equal values are indistinguishable, so a value sort needs no stability: take the
-        # faster introsort whatever `stable` says.
-        result = np.sort(x, axis=axis)
-        return np.flip(result, axis=axis) if descending else result
     if not descending:
         return np.argsort(x, axis=axis, kind=kind).astype(np.int64, copy=False)
     # Stable descending order: sort the reversed array ascending, then reverse and re-index, so

@@ -17,7 +17,7 @@ import contextvars
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
@@ -83,11 +83,15 @@ def _executor(workers: int) -> ThreadPoolExecutor:
 
 def run_chunks(task: Callable[[int, int], Any], length: int, count: int) -> list[Any]:
     """Run `task(start, stop)` over `count` equal slices of range(length): slices 1.. on the pool,
-    slice 0 on the calling thread. Returns the results in slice order; re-raises the first error."""
+    slice 0 on the calling thread. Returns the results in slice order. Every slice has finished
+    before this returns or raises (the first error is re-raised)."""
     bounds = [length * i // count for i in range(count + 1)]
     futures = [_executor(count - 1).submit(task, bounds[i], bounds[i + 1])
                for i in range(1, count)]
-    first = task(bounds[0], bounds[1])
+    try:
+        first = task(bounds[0], bounds[1])
+    finally:
+        wait(futures)
     return [first, *(f.result() for f in futures)]
 
 
@@ -123,19 +127,17 @@ def elementwise(kernel: Callable[..., None], handles: Sequence[Any], out: np.nda
     run_chunks(chunk, shape[axis], count)
 
 
-# Reductions that combine partial results of chunks with themselves.
-_COMBINE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "all": np.all,
-            "any": np.any}
+# Reductions whose partial results over chunks combine with the same reduction.
+CHUNKABLE_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "all", "any"})
 
 
-def full_reduction(name: str, reduce: Callable[[np.ndarray], Any], x: np.ndarray) -> Any | None:
-    """Reduce all of a large C-contiguous `x` in parallel chunks, or None where that does not
-    apply (the caller then reduces on one thread)."""
+def reduction_partials(name: str, reduce: Callable[[np.ndarray], Any],
+                       x: np.ndarray) -> list[Any] | None:
+    """`reduce` applied to equal chunks of a large C-contiguous `x` (flattened) in parallel, or
+    None where that does not apply (the caller then reduces on one thread)."""
     count = _threads.get()
-    combine = _COMBINE.get(name)
-    if combine is None or count < 2 or x.size < PARALLEL_MIN_ELEMENTS or \
+    if name not in CHUNKABLE_REDUCTIONS or count < 2 or x.size < PARALLEL_MIN_ELEMENTS or \
             not x.flags.c_contiguous:
         return None
     flat = x.reshape(-1)
-    partials = run_chunks(lambda start, stop: reduce(flat[start:stop]), flat.size, count)
-    return combine(np.stack(partials), axis=0)
+    return run_chunks(lambda start, stop: reduce(flat[start:stop]), flat.size, count)
