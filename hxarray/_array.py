@@ -55,14 +55,7 @@ class Array:
 
     @staticmethod
     def _view(base: Array, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
-        x = _new(Array)
-        x._buffer = base._buffer
-        x._dtype = base._dtype
-        x._shape = shape
-        x._strides = strides
-        x._offset = offset
-        x._handle = None
-        return x
+        return Array._make(base._buffer, base._dtype, shape, strides, offset)
 
     # -- attributes --------------------------------------------------------------------------------
     @property

@@ -114,3 +114,14 @@ def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool)
     if keepdims:
         return tuple(1 if i in axes else n for i, n in enumerate(shape))
     return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+def as_int(value: Any, function: str, name: str) -> int:
+    """`value` as a Python int (anything with `__index__`); TypeError for bools and others."""
+    if isinstance(value, builtins.bool):
+        raise TypeError(f"{function}(): {name} must be an int, got bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{function}(): {name} must be an int, got {type(value).__name__}") \
+            from None

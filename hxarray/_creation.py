@@ -12,7 +12,7 @@ import numpy as np
 from . import _dtypes as dt
 from . import _views
 from ._array import Array
-from ._checks import as_device, as_dtype, as_shape, check_array
+from ._checks import as_device, as_dtype, as_int, as_shape, check_array
 from ._version import sequence_result
 from .hal.device import Device
 
@@ -232,7 +232,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
              dtype: Any = None, device: Any = None, endpoint: builtins.bool = True) -> Array:
     start = _number(start, "linspace", "start", allow_complex=True)
     stop = _number(stop, "linspace", "stop", allow_complex=True)
-    num = _index(num, "linspace", "num")
+    num = as_int(num, "linspace", "num")
     if num < 0:
         raise ValueError(f"linspace(): num must be non-negative, got {num}")
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
@@ -243,23 +243,13 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     return target.backend.linspace(start, stop, num, dtype, target, endpoint)
 
 
-def _index(value: Any, function: str, name: str) -> int:
-    """`value` as a Python int; TypeError for bools and non-integers."""
-    if isinstance(value, builtins.bool):
-        raise TypeError(f"{function}(): {name} must be an int, got bool")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{function}(): {name} must be an int, got {type(value).__name__}") \
-            from None
-
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
         device: Any = None) -> Array:
-    n_rows = _index(n_rows, "eye", "n_rows")
-    n_cols = n_rows if n_cols is None else _index(n_cols, "eye", "n_cols")
+    n_rows = as_int(n_rows, "eye", "n_rows")
+    n_cols = n_rows if n_cols is None else as_int(n_cols, "eye", "n_cols")
     out = _filled("eye", (n_rows, n_cols), 0, dtype, device)
-    diagonal = _views.diagonal(out, _index(k, "eye", "k"))
+    diagonal = _views.diagonal(out, as_int(k, "eye", "k"))
     if diagonal.size:
         out._buffer.device.backend.assign(diagonal, 1)
     return out
@@ -300,7 +290,7 @@ def _triangle(name: str, x: Array, k: int) -> Array:
     check_array(x, name)
     if x.ndim < 2:
         raise ValueError(f"{name}(): x must have at least 2 dimensions, got {x.ndim}")
-    return x._buffer.device.backend.manipulate(name, x, k=_index(k, name, "k"))
+    return x._buffer.device.backend.manipulate(name, x, k=as_int(k, name, "k"))
 
 
 def tril(x: Array, /, *, k: int = 0) -> Array:

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import builtins
 import math
-import operator
 from typing import Any, Literal, NamedTuple
 
 from . import _dtypes as dt
 from . import _views
 from ._array import Array
-from ._checks import check_array, check_dtype, normalize_axes, same_device
+from ._checks import as_int, check_array, check_dtype, normalize_axes, same_device
 from ._creation import asarray, eye
 from ._data_types import astype, finfo
 from ._elementwise import _REAL_OF, abs, conj, multiply, sqrt
@@ -64,15 +63,6 @@ class SVDResult(NamedTuple):
 def _real_dtype(dtype: dt.DType) -> dt.DType:
     return _REAL_OF.get(dtype, dtype)
 
-
-def _index(value: Any, function: str, name: str) -> int:
-    if isinstance(value, builtins.bool):
-        raise TypeError(f"{function}(): {name} must be an int, got bool")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{function}(): {name} must be an int, got {type(value).__name__}") \
-            from None
 
 
 def _matrices(x: Any, function: str, *, square: builtins.bool = False,
@@ -200,7 +190,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
 def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Cross product along `axis`, which counts from the end of both arrays (-1 is the last)."""
     _operands("cross", x1, x2, "numeric")
-    axis = _index(axis, "cross", "axis")
+    axis = as_int(axis, "cross", "axis")
     ndim = builtins.min(x1.ndim, x2.ndim)
     if ndim == 0:
         raise ValueError("cross(): x1 and x2 must have at least one dimension")
@@ -229,7 +219,7 @@ def outer(x1: Array, x2: Array, /) -> Array:
 def _diagonal(x: Array, offset: Any, function: str) -> Array:
     if x.ndim < 2:
         raise ValueError(f"{function}(): x must have at least 2 dimensions, got shape {x._shape}")
-    return _views.diagonal(x, _index(offset, function, "offset"))
+    return _views.diagonal(x, as_int(offset, function, "offset"))
 
 
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
@@ -246,7 +236,7 @@ def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
 def matrix_power(x: Array, n: int, /) -> Array:
     """x to the power n by repeated squaring; a negative n inverts x first."""
     _matrices(x, "matrix_power", square=True)
-    n = _index(n, "matrix_power", "n")
+    n = as_int(n, "matrix_power", "n")
     if n == 0:
         identity = eye(x._shape[-1], dtype=x._dtype, device=x._buffer.device)
         return asarray(broadcast_to(identity, x._shape), copy=True)

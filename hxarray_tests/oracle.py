@@ -104,6 +104,12 @@ VIEWS: dict[str, Callable[[object], object]] = {
 }
 
 
+def view_pairs(data: np.ndarray) -> list[tuple[xp.Array, np.ndarray]]:
+    """Every view kind of an hxarray copy of 2-D `data`, next to the same view of `data`."""
+    base = xp.asarray(data)
+    return [(view(base), view(data)) for view in VIEWS.values()]
+
+
 def view_pair(kind: str, shape: tuple[int, ...], dtype: xp.DType, seed: int = 0
               ) -> tuple[xp.Array, np.ndarray]:
     """The view `kind` of a fresh hxarray array and of its numpy twin; the hxarray one shares its

@@ -26,11 +26,11 @@ from .oracle import (
     NUMERIC,
     REAL,
     REAL_FLOATING,
-    VIEWS,
     assert_matches,
     ids,
     np_dtype,
     sample,
+    view_pairs,
     xps,
 )
 
@@ -153,11 +153,6 @@ def _data(name: str, shape: tuple[int, ...], dtype: xp.DType, seed: int) -> np.n
     return data
 
 
-def _views(data: np.ndarray) -> list[tuple[xp.Array, np.ndarray]]:
-    """Every view kind of an hxarray copy of 2-D `data`, next to the same view of `data`."""
-    base = xp.asarray(data)
-    return [(view(base), view(data)) for view in VIEWS.values()]
-
 
 SHAPES = [(), (0,), (2, 0), (5,), (2, 3, 4)]
 BROADCASTS = [((4, 1), (6,)), ((), (3,)), ((3,), ()), ((2, 0, 3), (1, 3)), ((1,), (0,)),
@@ -169,7 +164,7 @@ BROADCASTS = [((4, 1), (6,)), ((), (3,)), ((3,), ()), ((2, 0, 3), (1, 3)), ((1,)
 def test_unary(name, dtype):
     """Every view kind, 0-D and empty inputs; the input is left as it was."""
     function, result_dtype = getattr(xp, name), _result_dtype(name, dtype)
-    for x, a in _views(sample((4, 6), dtype)):
+    for x, a in view_pairs(sample((4, 6), dtype)):
         before = np.asarray(x).copy()
         _check(name, function(x), (a,), result_dtype)
         np.testing.assert_array_equal(np.asarray(x), before, strict=True)
@@ -210,14 +205,15 @@ def test_binary(name, dtype):
     """Same-kind views on both sides, mixed layouts, 0-D, empty and broadcast shapes; the inputs
     are left as they were."""
     function, result_dtype = getattr(xp, name), _result_dtype(name, dtype)
-    pairs = zip(_views(_data(name, (4, 6), dtype, 0)), _views(_data(name, (4, 6), dtype, 1)))
+    pairs = zip(view_pairs(_data(name, (4, 6), dtype, 0)),
+                view_pairs(_data(name, (4, 6), dtype, 1)))
     for (x1, a1), (x2, a2) in pairs:
         before = np.asarray(x1).copy(), np.asarray(x2).copy()
         _check(name, function(x1, x2), (a1, a2), result_dtype)
         for x, copy in zip((x1, x2), before):
             np.testing.assert_array_equal(np.asarray(x), copy, strict=True)
-    (x1, a1), (x2, a2) = _views(_data(name, (4, 6), dtype, 2))[0], \
-        _views(_data(name, (4, 6), dtype, 3))[2]  # contiguous with flipped
+    (x1, a1), (x2, a2) = view_pairs(_data(name, (4, 6), dtype, 2))[0], \
+        view_pairs(_data(name, (4, 6), dtype, 3))[2]  # contiguous with flipped
     _check(name, function(x1, x2), (a1, a2), result_dtype)
     for shape1, shape2 in [(s, s) for s in SHAPES] + BROADCASTS:
         a1, a2 = _data(name, shape1, dtype, 4), _data(name, shape2, dtype, 5)
@@ -542,7 +538,7 @@ def test_clip(dtype):
     a = sample((4, 6), dtype)
     info = np.iinfo(np_dtype(dtype)) if dtype in INTEGER else None
     low = 0 if info is not None and info.min == 0 else -3
-    for x, view in _views(a):
+    for x, view in view_pairs(a):
         for lo, hi in ((low, 5), (None, 5), (low, None), (None, None)):
             with np.errstate(all="ignore"):
                 expected = np.clip(view, lo, hi) if (lo, hi) != (None, None) else view

@@ -19,18 +19,13 @@ from .oracle import (
     INTEGER,
     REAL,
     REAL_FLOATING,
-    VIEWS,
     assert_matches,
     ids,
     np_dtype,
     sample,
+    view_pairs,
     xps,
 )
-
-
-def _views(data: np.ndarray) -> list[tuple[xp.Array, np.ndarray]]:
-    base = xp.asarray(data)
-    return [(view(base), view(data)) for view in VIEWS.values()]
 
 
 def _ties(dtype: xp.DType, shape: tuple[int, ...] = (4, 6)) -> np.ndarray:
@@ -45,7 +40,7 @@ def _ties(dtype: xp.DType, shape: tuple[int, ...] = (4, 6)) -> np.ndarray:
 def test_argmax_and_argmin(name, dtype):
     """The first occurrence of the extreme, for special values and ties, every view and axis."""
     for data in (sample((4, 6), dtype), _ties(dtype)):
-        for x, a in _views(data):
+        for x, a in view_pairs(data):
             for axis in (None, 0, 1, -1):
                 for keepdims in (False, True):
                     result = getattr(xp, name)(x, axis=axis, keepdims=keepdims)
@@ -86,7 +81,7 @@ def _with_zeros(dtype: xp.DType, shape: tuple[int, ...] = (4, 6)) -> np.ndarray:
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))
 def test_count_nonzero(dtype):
     """NaN and a complex number with one nonzero part count; every axis form and view."""
-    for x, a in _views(_with_zeros(dtype)):
+    for x, a in view_pairs(_with_zeros(dtype)):
         for axis in (None, 0, 1, -1, (0, 1), (), (1, 0)):
             for keepdims in (False, True):
                 expected = np.asarray(np.count_nonzero(a, axis=axis, keepdims=keepdims),
@@ -107,7 +102,7 @@ def test_count_nonzero_of_special_and_empty_arrays():
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))
 def test_nonzero(dtype):
     """Indices in row-major order, one int64 array per dimension, for every view and shape."""
-    cases = _views(_with_zeros(dtype)) + [
+    cases = view_pairs(_with_zeros(dtype)) + [
         (xp.asarray(a), a) for a in (_with_zeros(dtype, (7,)), _with_zeros(dtype, (2, 3, 4)),
                                      np.zeros((3, 0), np_dtype(dtype)))]
     for x, a in cases:
@@ -133,7 +128,7 @@ def test_searchsorted(dtype, side):
     x1_data = np.sort(np.concatenate([sample((9,), dtype), sample((5,), dtype)]))
     x2_data = sample((3, 4), dtype, seed=1)
     expected = np.searchsorted(x1_data, x2_data, side=side)
-    for x2, a2 in _views(x2_data):
+    for x2, a2 in view_pairs(x2_data):
         result = xp.searchsorted(xp.asarray(x1_data), x2, side=side)
         assert_matches(result, np.searchsorted(x1_data, a2, side=side).astype(np.int64))
     doubled = xp.asarray(np.repeat(x1_data, 2))[::2]  # a strided x1
@@ -214,7 +209,8 @@ def test_where(dtype):
     """Arrays of one dtype in every view, and broadcast condition / operands."""
     condition = np.random.default_rng(4).integers(0, 2, (4, 6)).astype(bool)
     data1, data2 = sample((4, 6), dtype), sample((4, 6), dtype, seed=1)
-    for (c, ca), (x1, a1), (x2, a2) in zip(_views(condition), _views(data1), _views(data2)):
+    triples = zip(view_pairs(condition), view_pairs(data1), view_pairs(data2))
+    for (c, ca), (x1, a1), (x2, a2) in triples:
         assert_matches(xp.where(c, x1, x2), np.where(ca, a1, a2))
     result = xp.where(xp.asarray(condition[:, :1]), xp.asarray(data1[0]), xp.asarray(data2[0, 0]))
     assert_matches(result, np.where(condition[:, :1], data1[0], data2[0, 0]))

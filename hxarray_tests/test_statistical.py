@@ -28,6 +28,7 @@ from .oracle import (
     ids,
     np_dtype,
     sample,
+    view_pairs,
     xps,
 )
 
@@ -41,9 +42,7 @@ def _accumulator(dtype: xp.DType) -> xp.DType:
 
 
 def _views(dtype: xp.DType, seed: int = 0) -> list[tuple[xp.Array, np.ndarray]]:
-    data = sample((4, 6), dtype, seed)
-    base = xp.asarray(data)
-    return [(view(base), view(data)) for view in VIEWS.values()]
+    return view_pairs(sample((4, 6), dtype, seed))
 
 
 def _expected(function, a: np.ndarray, **kwargs) -> np.ndarray:
