@@ -176,7 +176,8 @@ class CpuBackend(Backend):
         return out
 
     def reduce(self, name, x, axes, keepdims, dtype, **params) -> Array:
-        if not params and len(axes or ()) == x.ndim > 0:
+        if not params and len(axes or ()) == x.ndim > 0 and \
+                x.size >= parallel.PARALLEL_MIN_ELEMENTS:
             result = self._parallel_full_reduction(name, x, keepdims, dtype)
             if result is not None:
                 return result
