@@ -10,7 +10,14 @@ import pytest
 import hxarray as xp
 from hxarray.backends.cpu import parallel
 
-N = parallel.PARALLEL_MIN_ELEMENTS * 3 + 7  # large enough to split, not a multiple of the count
+SPLIT_FROM = 4096  # the thresholds, lowered so that small test arrays take the threaded paths
+N = SPLIT_FROM * 3 + 7  # large enough to split, not a multiple of the thread count
+
+
+@pytest.fixture(autouse=True)
+def low_thresholds(monkeypatch):
+    monkeypatch.setattr(parallel, "MIN_ELEMENTS_COMPUTE_BOUND", SPLIT_FROM)
+    monkeypatch.setattr(parallel, "MIN_ELEMENTS_MEMORY_BOUND", SPLIT_FROM)
 
 
 @pytest.fixture(params=[1, 2, 3], ids=lambda n: f"threads{n}")
@@ -72,6 +79,31 @@ def test_full_reductions(thread_count, name, keepdims):
     expected = getattr(np, name)(a, keepdims=keepdims)
     assert got.shape == expected.shape and got.dtype == expected.dtype
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("operation", ["add", "sin", "sum"])
+def test_large_operations_are_split(monkeypatch, data, operation):
+    calls = []
+    run_chunks = parallel.run_chunks
+
+    def spy(task, length, count):
+        calls.append(count)
+        return run_chunks(task, length, count)
+
+    monkeypatch.setattr(parallel, "run_chunks", spy)
+    x, y = xp.asarray(data[0]), xp.asarray(data[1])
+    compute = {"add": lambda: x + y, "sin": lambda: xp.sin(x), "sum": lambda: xp.sum(x)}[operation]
+    with xp.threads(2):
+        compute()
+    assert calls == [2]
+    with xp.threads(1):
+        compute()
+    assert calls == [2]
+    monkeypatch.setattr(parallel, "MIN_ELEMENTS_COMPUTE_BOUND", N + 1)
+    monkeypatch.setattr(parallel, "MIN_ELEMENTS_MEMORY_BOUND", N + 1)
+    with xp.threads(2):
+        compute()
+    assert calls == [2]
 
 
 def test_reductions_are_deterministic(data):

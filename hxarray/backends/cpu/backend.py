@@ -169,7 +169,8 @@ class CpuBackend(Backend):
         target = out._handle if out._handle is not None else self.native(out)
         handles = [a._handle if a.__class__ is Array and a._handle is not None else
                    self.native(a) if a.__class__ is Array else a for a in args]
-        if target.size < parallel.PARALLEL_MIN_ELEMENTS:
+        if target.size < (parallel.MIN_ELEMENTS_COMPUTE_BOUND if name in kernels.COMPUTE_BOUND
+                          else parallel.MIN_ELEMENTS_MEMORY_BOUND):
             kernels.ELEMENTWISE[name](*handles, out=target)
         else:
             parallel.elementwise(kernels.ELEMENTWISE[name], handles, target)
@@ -177,7 +178,7 @@ class CpuBackend(Backend):
 
     def reduce(self, name, x, axes, keepdims, dtype, **params) -> Array:
         if not params and len(axes or ()) == x.ndim > 0 and \
-                x.size >= parallel.PARALLEL_MIN_ELEMENTS:
+                x.size >= parallel.MIN_ELEMENTS_MEMORY_BOUND:
             result = self._parallel_full_reduction(name, x, keepdims, dtype)
             if result is not None:
                 return result

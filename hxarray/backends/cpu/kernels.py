@@ -207,6 +207,12 @@ _UFUNCS = {
     "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
 }
 
+# Kernels that spend far longer computing than moving memory (worth threads on mid-size arrays).
+COMPUTE_BOUND = frozenset({
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "atan2", "cos", "cosh", "sin", "sinh",
+    "tan", "tanh", "exp", "expm1", "log", "log1p", "log2", "log10", "logaddexp", "pow", "hypot",
+})
+
 ELEMENTWISE: dict[str, Callable[..., None]] = {
     name: _quiet_kernel(ufunc) for name, ufunc in _UFUNCS.items()}
 ELEMENTWISE.update({

@@ -2,8 +2,10 @@
 
 numpy releases the GIL inside its loops, so chunks of one large operation run truly in parallel.
 Chunking is deterministic: chunk boundaries depend only on the shape and the thread count, never on
-timing, so results are reproducible. Small operations (fewer than `PARALLEL_MIN_ELEMENTS`) run
-inline, where threads would cost more than they save.
+timing, so results are reproducible. Handing a chunk to a worker thread costs tens to hundreds of
+microseconds here, so only operations long enough to repay it are split: compute-bound kernels
+(transcendental functions) from `MIN_ELEMENTS_COMPUTE_BOUND` elements, memory-bound ones (the rest,
+and reductions) from `MIN_ELEMENTS_MEMORY_BOUND`.
 
 The thread count comes from `HXARRAY_NUM_THREADS`, else the CPUs this process may use; `threads(n)`
 changes it for a block and also caps BLAS threads there (through threadpoolctl), so one knob
@@ -22,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-PARALLEL_MIN_ELEMENTS = 1 << 17
+MIN_ELEMENTS_COMPUTE_BOUND = 1 << 18
+MIN_ELEMENTS_MEMORY_BOUND = 1 << 21
 
 
 def _default_threads() -> int:
@@ -107,9 +110,10 @@ def _independent(handles: Sequence[Any], out: np.ndarray) -> bool:
 
 
 def elementwise(kernel: Callable[..., None], handles: Sequence[Any], out: np.ndarray) -> None:
-    """`kernel(*handles, out=out)`, split along the output's first long-enough axis."""
+    """`kernel(*handles, out=out)`, split along the output's first long-enough axis (the caller
+    has checked that the output is large enough for the kernel's cost)."""
     count = _threads.get()
-    if count < 2 or out.size < PARALLEL_MIN_ELEMENTS or not _independent(handles, out):
+    if count < 2 or not _independent(handles, out):
         kernel(*handles, out=out)
         return
     axis = next((i for i, n in enumerate(out.shape) if n >= count), None)
@@ -136,7 +140,7 @@ def reduction_partials(name: str, reduce: Callable[[np.ndarray], Any],
     """`reduce` applied to equal chunks of a large C-contiguous `x` (flattened) in parallel, or
     None where that does not apply (the caller then reduces on one thread)."""
     count = _threads.get()
-    if name not in CHUNKABLE_REDUCTIONS or count < 2 or x.size < PARALLEL_MIN_ELEMENTS or \
+    if name not in CHUNKABLE_REDUCTIONS or count < 2 or x.size < MIN_ELEMENTS_MEMORY_BOUND or \
             not x.flags.c_contiguous:
         return None
     flat = x.reshape(-1)
