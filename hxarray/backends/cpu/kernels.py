@@ -7,9 +7,8 @@ numpy's context variable where it exists, since `np.errstate` costs a microsecon
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,18 +22,24 @@ except (ImportError, AttributeError):  # pragma: no cover - other numpy layouts
     _errstate_var = None
 
 
-@contextlib.contextmanager
-def quiet() -> Iterator[None]:
-    """Silence numpy floating-point warnings inside the block."""
-    if _errstate_var is None:
-        with np.errstate(all="ignore"):
-            yield
-        return
-    token = _errstate_var.set(_QUIET)
-    try:
-        yield
-    finally:
-        _errstate_var.reset(token)
+class quiet:
+    """Silence numpy floating-point warnings inside the `with` block (a class, not a generator:
+    this sits on every reduction's path)."""
+
+    __slots__ = ("_token", "_fallback")
+
+    def __enter__(self) -> None:
+        if _errstate_var is None:
+            self._fallback = np.errstate(all="ignore")
+            self._fallback.__enter__()
+        else:
+            self._token = _errstate_var.set(_QUIET)
+
+    def __exit__(self, *exc: object) -> None:
+        if _errstate_var is None:
+            self._fallback.__exit__(*exc)
+        else:
+            _errstate_var.reset(self._token)
 
 
 def _quiet_kernel(ufunc: Callable[..., Any],
@@ -235,8 +240,10 @@ def _statistic(function: Callable[..., Any]) -> Callable[..., Any]:
 def _sum(x, axes, keepdims, dtype):
     """The sum; as successive additions, a sum of negative zeros only is -0 (numpy's starts from
     +0), part by part for complex numbers."""
-    result = np.asarray(np.sum(x, axis=axes, keepdims=keepdims, dtype=dtype))
-    if result.dtype.kind not in "fc" or x.dtype.kind not in "fc" or _count(x, axes) == 0:
+    result = np.asarray(np.add.reduce(x, axis=axes, keepdims=keepdims, dtype=dtype))
+    if result.dtype.kind not in "fc" or x.dtype.kind not in "fc" or _count(x, axes) == 0 or \
+            (result.ndim == 0 and 0 not in (result.item().real, result.item().imag)
+             if result.dtype.kind == "c" else result.ndim == 0 and result.item() != 0):
         return result
     pairs = ((result.real, x.real), (result.imag, x.imag)) if result.dtype.kind == "c" else \
         ((result, x),)
