@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["Array"]
 
 _new = object.__new__
-_SCALAR_TYPES = (builtins.bool, int, float, complex)
 
 
 class Array:

@@ -110,12 +110,6 @@ def normalize_axes(axis: Any, ndim: int, function: str) -> tuple[int, ...]:
     return (normalize_axis(axis, ndim, function),)
 
 
-def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
-    if keepdims:
-        return tuple(1 if i in axes else n for i, n in enumerate(shape))
-    return tuple(n for i, n in enumerate(shape) if i not in axes)
-
-
 def as_int(value: Any, function: str, name: str) -> int:
     """`value` as a Python int (anything with `__index__`); TypeError for bools and others."""
     if isinstance(value, builtins.bool):
