@@ -48,9 +48,6 @@ def can_cast(from_: Any, to: Any, /) -> builtins.bool:
     return dt.PROMOTION_TABLE.get((source, target)) is target
 
 
-_COMPLEX_OF = {dt.float32: dt.complex64, dt.float64: dt.complex128}
-
-
 def _with_scalar(dtype: dt.DType, value: builtins.bool | int | float | complex) -> dt.DType:
     """`dtype` meeting a Python scalar (spec: "Mixing arrays with Python scalars"): the scalar
     takes the array's dtype, except that a complex makes a real floating dtype complex."""
@@ -62,7 +59,7 @@ def _with_scalar(dtype: dt.DType, value: builtins.bool | int | float | complex) 
         fits = dtype in dt.FLOATING
     else:
         fits = dtype in dt.FLOATING
-        dtype = _COMPLEX_OF.get(dtype, dtype)
+        dtype = dt.COMPLEX_OF.get(dtype, dtype)
     if not fits:
         raise TypeError(f"result_type(): a Python {type(value).__name__} does not combine "
                         f"with {dtype.name}")
@@ -112,7 +109,7 @@ def finfo(type: Any, /) -> finfo_object:
     dtype = _dtype_of(type, "finfo")
     if dtype not in dt.FLOATING:
         raise TypeError(f"finfo() needs a floating-point dtype, got {dtype.name}")
-    real = {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(dtype, dtype)
+    real = dt.REAL_OF.get(dtype, dtype)
     info = np.finfo(real.numpy)
     return finfo_object(bits=info.bits, eps=float(info.eps), max=float(info.max),
                         min=float(info.min), smallest_normal=float(info.smallest_normal),

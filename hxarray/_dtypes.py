@@ -61,6 +61,9 @@ FLOATING = REAL_FLOATING + COMPLEX_FLOATING
 NUMERIC = INTEGER + FLOATING
 REAL_NUMERIC = INTEGER + REAL_FLOATING
 
+# The real dtype of a complex one's parts, and the complex dtype of a real floating one.
+REAL_OF = {complex64: float32, complex128: float64}
+COMPLEX_OF = {float32: complex64, float64: complex128}
 INTEGER_BOUNDS = {d: (int(np.iinfo(d.numpy).min), int(np.iinfo(d.numpy).max)) for d in INTEGER}
 BY_NAME = {d.name: d for d in ALL_DTYPES}
 FROM_NUMPY = {d.numpy: d for d in ALL_DTYPES}

@@ -65,8 +65,6 @@ BINARY: dict[str, tuple[str, str]] = {
 }
 
 
-_REAL_OF = {dt.complex64: dt.float32, dt.complex128: dt.float64}
-_COMPLEX_OF = {dt.float32: dt.complex64, dt.float64: dt.complex128}
 _result_cache: dict[tuple[str, dt.DType, dt.DType], dt.DType] = {}
 
 
@@ -78,7 +76,7 @@ def _resolve(name: str, d1: dt.DType, d2: dt.DType) -> dt.DType:
         if d not in allowed:
             raise TypeError(f"{name}() requires {category} input, got {d.name}")
     common = dt.promote(d1, d2)
-    result = dt.bool if rule == "bool" else _REAL_OF.get(common, common) if rule == "real" \
+    result = dt.bool if rule == "bool" else dt.REAL_OF.get(common, common) if rule == "real" \
         else common
     _result_cache[name, d1, d2] = result
     return result
@@ -119,8 +117,8 @@ def scalar_operand(name: str, value: Any, dtype: dt.DType) -> tuple[Scalar, dt.D
     """`value` checked as the Python scalar operand of an array of `dtype`, and the dtype of the
     0-D array it stands for: `dtype`, or for a complex scalar with a real floating array the
     complex dtype of the same precision (spec: "Mixing arrays with Python scalars")."""
-    if dtype in _COMPLEX_OF and isinstance(value, complex):
-        dtype = _COMPLEX_OF[dtype]
+    if dtype in dt.COMPLEX_OF and isinstance(value, complex):
+        dtype = dt.COMPLEX_OF[dtype]
     return _check_scalar(name, value, dtype), dtype
 
 
@@ -150,13 +148,13 @@ def _binary(name: str, x1: Any, x2: Any, out: Array | None = None) -> Array:
             backend = device._backend or device.backend
             return backend.elementwise(name, (x1, x2), dtype, shape, out)
         d1 = x1._dtype  # scalar_operand, inlined: this is the hot path
-        d2 = _COMPLEX_OF[d1] if d1 in _COMPLEX_OF and isinstance(x2, complex) else d1
+        d2 = dt.COMPLEX_OF[d1] if d1 in dt.COMPLEX_OF and isinstance(x2, complex) else d1
         x2 = _check_scalar(name, x2, d2)
         dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
         return _backend_of(x1).elementwise(name, (x1, x2), dtype, x1._shape, out)
     if x2.__class__ is _Array:
         d2 = x2._dtype
-        d1 = _COMPLEX_OF[d2] if d2 in _COMPLEX_OF and isinstance(x1, complex) else d2
+        d1 = dt.COMPLEX_OF[d2] if d2 in dt.COMPLEX_OF and isinstance(x1, complex) else d2
         x1 = _check_scalar(name, x1, d1)
         dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
         return _backend_of(x2).elementwise(name, (x1, x2), dtype, x2._shape, out)

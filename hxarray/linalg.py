@@ -21,7 +21,7 @@ from ._array import Array
 from ._checks import as_int, check_array, check_dtype, normalize_axes, same_device
 from ._creation import asarray, eye
 from ._data_types import astype, finfo
-from ._elementwise import _REAL_OF, abs, conj, multiply, sqrt
+from ._elementwise import abs, conj, multiply, sqrt
 from ._linalg_functions import matmul, matrix_transpose, tensordot, vecdot
 from ._manipulation import broadcast_to, expand_dims, reshape, stack
 from ._searching import count_nonzero, where
@@ -58,10 +58,6 @@ class SVDResult(NamedTuple):
     U: Array
     S: Array
     Vh: Array
-
-
-def _real_dtype(dtype: dt.DType) -> dt.DType:
-    return _REAL_OF.get(dtype, dtype)
 
 
 
@@ -257,7 +253,7 @@ def _cutoff(function: str, x: Array, s: Array, rtol: float | Array | None) -> Ar
     """rtol times the largest singular value, shaped (..., 1) to compare with `s` (..., K)."""
     *batch, m, n = x._shape
     if rtol is None:
-        rtol = builtins.max(m, n) * finfo(_real_dtype(x._dtype)).eps
+        rtol = builtins.max(m, n) * finfo(x._dtype).eps
     elif rtol.__class__ is Array:
         check_dtype(rtol, "real-valued floating-point", function)
         same_device((x, rtol), function)
