@@ -137,11 +137,11 @@ CHUNKABLE_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "all", "any"})
 
 def reduction_partials(name: str, reduce: Callable[[np.ndarray], Any],
                        x: np.ndarray) -> list[Any] | None:
-    """`reduce` applied to equal chunks of a large C-contiguous `x` (flattened) in parallel, or
-    None where that does not apply (the caller then reduces on one thread)."""
+    """`reduce` applied to equal chunks of a C-contiguous `x` (flattened) in parallel, or None
+    where that does not apply (the caller then reduces on one thread). The caller has checked
+    that `x` is large enough."""
     count = _threads.get()
-    if name not in CHUNKABLE_REDUCTIONS or count < 2 or x.size < MIN_ELEMENTS_MEMORY_BOUND or \
-            not x.flags.c_contiguous:
+    if name not in CHUNKABLE_REDUCTIONS or count < 2 or not x.flags.c_contiguous:
         return None
     flat = x.reshape(-1)
     return run_chunks(lambda start, stop: reduce(flat[start:stop]), flat.size, count)
