@@ -5,6 +5,13 @@ is timed. Every setup is written once against the Array API namespace `lib.xp`, 
 runs on numpy, hxarray and array-api-strict; inputs come from the same numpy data for each library,
 so results can be compared with numpy's.
 
+The exceptions are the two "allocator" cases, which measure hxarray's caching allocator and so
+reach below the namespace: `alloc_pair` times the HAL's `Allocator.allocate` (against numpy's
+`np.empty` for reference), and `alloc_add` times the CPU backend's `elementwise` with and without a
+preallocated output. They run on numpy and hxarray only (`Case.libraries`). A case with
+`variants` returns one callable per variant; the runner times all of them in the same interleaved
+rounds, so the difference between variants is measured as carefully as the ratio between libraries.
+
 Everything runs on the CPU today. A CUDA column would be one more `Library` whose `from_numpy`
 places the data on the GPU (hxarray on `cuda:0` against CuPy); the runner would then also have to
 synchronise the device around each timed round. Neither exists yet, so neither is here.
@@ -76,13 +83,17 @@ class Case:
     quick_sizes: tuple[int, ...]
     compare_values: bool = True  # False: only shape and dtype are compared (uninitialised memory)
     shape: Callable[[int], tuple[int, ...]] = lambda size: (size,)  # the inputs' shape at a size
+    libraries: tuple[str, ...] | None = None  # only these libraries (None: all of them)
+    # With variants, setup returns {variant: callable} for each of them; the first is the main one,
+    # reported under the library's name, the others as "<library>:<variant>".
+    variants: tuple[str, ...] = ()
 
     def sizes_for(self, quick: bool) -> tuple[int, ...]:
         return self.quick_sizes if quick else self.sizes
 
 
 SIZES = (10, 1_000, 100_000, 1_000_000, 10_000_000)
-QUICK_SIZES = (10, 10_000, 1_000_000)
+QUICK_SIZES = (10, 100_000, 1_000_000)
 MATMUL_SIZES = (64, 128, 256, 512, 1024, 2048)
 QUICK_MATMUL_SIZES = (64, 256, 512)
 
@@ -191,6 +202,45 @@ def _overhead(lib: Library, size: int) -> Thunk:
     return twelve_ops
 
 
+def _cpu_allocator() -> Any:
+    import hxarray
+
+    device = hxarray.Device("cpu")
+    return device.backend.allocator(device)
+
+
+def _alloc_pair(lib: Library, size: int) -> Thunk:
+    """hxarray: `allocator.allocate(nbytes)`, whose MemoryBuffer the timing loop drops at once, so
+    its block goes back to the cache: one cached allocate + free pair. numpy: `np.empty` of the same
+    bytes, for reference. `functools.partial`, not a lambda, so no Python frame is timed."""
+    nbytes = 8 * size  # as many bytes as `size` float64 elements
+    if lib.name == "numpy":
+        return functools.partial(np.empty, nbytes, np.uint8)
+    allocator = _cpu_allocator()
+    allocate = allocator.allocate
+    hits = allocator.stats().get("cache_hits")
+    allocate(nbytes)  # dropped at once: its block goes to the cache ...
+    allocate(nbytes)  # ... and this one must come from there
+    if hits is None or allocator.stats()["cache_hits"] <= hits:
+        raise RuntimeError(f"{type(allocator).__name__}.allocate({nbytes}) is not a cache hit")
+    return functools.partial(allocate, nbytes)
+
+
+def _alloc_add(lib: Library, size: int) -> dict[str, Thunk]:
+    """`add(a, b)` with a fresh output ("fresh") and into a preallocated one ("out"). numpy:
+    `np.add(a, b)` and `np.add(a, b, out=o)`. hxarray: the CPU backend's `elementwise("add", ...)`
+    with `out=None` (the output comes from the caching allocator) and with `out=c`, so both skip
+    the namespace alike and differ only by getting and freeing the output array."""
+    a, b = _two(lib, size)
+    if lib.name == "numpy":
+        o = np.empty_like(a)
+        return {"fresh": lambda: np.add(a, b), "out": lambda: np.add(a, b, out=o)}
+    elementwise, dtype, shape = a.device.backend.elementwise, a.dtype, a.shape
+    c = lib.xp.empty(shape, dtype=dtype)
+    return {"fresh": lambda: elementwise("add", (a, b), dtype, shape),
+            "out": lambda: elementwise("add", (a, b), dtype, shape, out=c)}
+
+
 CASES: tuple[Case, ...] = (
     Case("zeros", "creation", "`zeros(n)`, float64", _creation("zeros"), SIZES, QUICK_SIZES),
     Case("ones", "creation", "`ones(n)`, float64", _creation("ones"), SIZES, QUICK_SIZES),
@@ -227,6 +277,12 @@ CASES: tuple[Case, ...] = (
          QUICK_SIZES),
     Case("empty", "memory", "`empty(n)`, dropped at once: the allocator's allocate + free",
          _creation("empty"), SIZES, QUICK_SIZES, compare_values=False),
+    Case("alloc_pair", "allocator", "hxarray: the caching allocator's `allocate(8n)` + free of a "
+         "cached block; numpy: `np.empty` of 8n bytes, for reference", _alloc_pair, SIZES,
+         QUICK_SIZES, compare_values=False, libraries=("numpy", "hxarray")),
+    Case("alloc_add", "allocator", "`add(a, b)` with a fresh output, and (`alloc_add:out`) into a "
+         "preallocated one: numpy `out=`, hxarray's backend `elementwise(..., out=c)`", _alloc_add,
+         SIZES, (100_000,), libraries=("numpy", "hxarray"), variants=("fresh", "out")),
     Case("overhead", "overhead", "a loop body of 12 mixed ops on 10-element arrays", _overhead,
          (10,), (10,)),
 )

@@ -7,6 +7,7 @@ rendered again.
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import subprocess
@@ -85,6 +86,17 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
 
 
+def _divide(numerator: float | None, denominator: float | None) -> float | None:
+    return None if numerator is None or denominator is None else numerator / denominator
+
+
+def _bytes_text(count: int) -> str:
+    for unit, scale in (("MB", 10**6), ("kB", 10**3)):
+        if count >= scale:
+            return f"{count / scale:.3g} {unit}"
+    return f"{count} B"
+
+
 def _bytes(count: int) -> str:
     return f"{count / 2**20:.0f} MiB"
 
@@ -133,19 +145,25 @@ def markdown(document: dict[str, Any], image_prefix: str | None = None) -> str:
         + ("; strict/hx = array-api-strict / hxarray." if has_strict else "."),
     ]
     lines += [f"- Note: {note}" for note in document["notes"]]
+    lines += [""] + targets_markdown(document) + ["", "### All cases", ""]
     header = ["case", "size", "numpy", "hxarray"] + (["strict"] if has_strict else []) \
         + ["speedup", "hx/np"] + (["strict/hx"] if has_strict else []) + ["check"]
-    lines += ["", "| " + " | ".join(header) + " |",
+    lines += ["| " + " | ".join(header) + " |",
               "|" + "|".join("---" if h in ("case", "check") else "--:" for h in header) + "|"]
     for r in document["results"]:
-        times = r["median_s"]
-        row = [r["case"], _size(r["shape"]), _time(times.get(REFERENCE)),
-               _time(times.get(SUBJECT))]
-        row += [_time(times.get(STRICT))] if has_strict else []
-        row += [_ratio(r["speedup"]), _ratio(r["hx_over_np"])]
-        row += [_ratio(r["strict_over_hx"])] if has_strict else []
-        row.append(_check_text(r["check"]))
-        lines.append("| " + " | ".join(row) + " |")
+        variants = r.get("variants") or [None]
+        for i, variant in enumerate(variants):
+            suffix = "" if i == 0 else f":{variant}"
+            times = {lib: r["median_s"].get(lib + suffix) for lib in (REFERENCE, SUBJECT, STRICT)}
+            row = [r["case"] + suffix, _size(r["shape"]), _time(times[REFERENCE]),
+                   _time(times[SUBJECT])]
+            row += [_time(times[STRICT])] if has_strict else []
+            row += [_ratio(_divide(times[REFERENCE], times[SUBJECT])),
+                    _ratio(_divide(times[SUBJECT], times[REFERENCE]))]
+            row += [_ratio(_divide(times[STRICT], times[SUBJECT]))] if has_strict else []
+            row.append(_check_text({lib: text for lib, text in r["check"].items()
+                                    if lib.partition(":")[2] == suffix[1:]}))
+            lines.append("| " + " | ".join(row) + " |")
     if document["rss"]:
         first = document["rss"][0]
         lines += ["", (f"Peak RSS of the chain at {first['size']:,} elements, {first['repeat']} "
@@ -212,6 +230,198 @@ def plot(document: dict[str, Any], directory: Path, prefix: str) -> list[Path] |
         paths.append(path)
     return paths
 
+# ---------------------------------------------------------------------------------------------
+# The targets of issue 4, judged on one run's document alone.
+
+MET, NOT_MET, NOT_MEASURED = "met", "not met", "not measured"
+BAND = (100_000, 1_000_000)  # "1e5..1e6 elements": every case's speedup at least BAND_SPEEDUP
+BAND_SPEEDUP = 0.9
+# Cases the 1e5..1e6 target does not cover: the allocator cases have targets of their own, and
+# neither compares like with like (alloc_pair against np.empty, alloc_add below the namespace).
+BAND_EXCLUDED_GROUPS = ("allocator",)
+ALLOC_PAIR_LIMIT_S = 1e-6
+ALLOC_SHARE_SIZE, ALLOC_SHARE_LIMIT = 100_000, 0.05
+
+
+def _result(document: dict[str, Any], case: str, size: int) -> dict[str, Any] | None:
+    return next((r for r in document["results"] if r["case"] == case and r["size"] == size), None)
+
+
+def _problem(r: dict[str, Any], columns: Iterable[str]) -> str | None:
+    """Why the row cannot count for the target: a column not timed or a result not numpy's."""
+    for name in columns:
+        check = r["check"].get(name)
+        if check not in ("ok", "reference"):
+            return f"{name}: {check or 'not run'}"
+        if name not in r["median_s"]:
+            return f"{name}: not timed"
+    return None
+
+
+def _target(key: str, target: str, status: str, measured: str, value: float | None = None,
+            limit: float | None = None, **details: Any) -> dict[str, Any]:
+    return {"key": key, "target": target, "status": status, "measured": measured,
+            "value": value, "limit": limit, **details}
+
+
+def _ratio_target(document: dict[str, Any], key: str, case: str, size: int, limit: float,
+                  target: str, at_most: bool) -> dict[str, Any]:
+    """hx/np at most `limit` (at_most) or speedup (np/hx) at least `limit`."""
+    r = _result(document, case, size)
+    if r is None:
+        return _target(key, target, NOT_MEASURED, NOT_MEASURED, limit=limit)
+    problem = _problem(r, (REFERENCE, SUBJECT))
+    if problem:
+        return _target(key, target, NOT_MET, problem, limit=limit)
+    if at_most:
+        value = r["hx_over_np"]
+        return _target(key, target, MET if value <= limit else NOT_MET,
+                       f"{value:.3g}× ({_time(r['median_s'][SUBJECT])} vs "
+                       f"{_time(r['median_s'][REFERENCE])})", value, limit)
+    value = r["speedup"]
+    return _target(key, target, MET if value >= limit else NOT_MET,
+                   f"{value:.3g} ({_time(r['median_s'][REFERENCE])} / "
+                   f"{_time(r['median_s'][SUBJECT])})", value, limit)
+
+
+def _elements(r: dict[str, Any]) -> int:
+    return math.prod(r["shape"])
+
+
+def _band_target(document: dict[str, Any]) -> dict[str, Any]:
+    low, high = BAND
+    target = (f"1e5..1e6 elements: every case's speedup ≥ {BAND_SPEEDUP} (never more than 10% "
+              "slower than numpy)")
+    rows = [r for r in document["results"] if low <= _elements(r) <= high
+            and r["group"] not in BAND_EXCLUDED_GROUPS]
+    if not rows:
+        return _target("band", target, NOT_MEASURED, NOT_MEASURED, limit=BAND_SPEEDUP)
+    misses = []
+    for r in rows:
+        problem = _problem(r, (REFERENCE, SUBJECT))
+        if problem or r["speedup"] < BAND_SPEEDUP:
+            misses.append({"case": r["case"], "size": _size(r["shape"]),
+                           "speedup": None if problem else r["speedup"], "problem": problem})
+    lowest = min((r for r in rows if r["speedup"] is not None), key=lambda r: r["speedup"],
+                 default=None)
+    measured = f"{len(misses)} of {len(rows)} case/size pairs below {BAND_SPEEDUP}" \
+        + (" (listed under the table)" if misses else "")
+    if lowest is not None:
+        measured += f"; lowest: {lowest['case']} {_size(lowest['shape'])} {lowest['speedup']:.3g}"
+    return _target("band", target, NOT_MET if misses else MET, measured,
+                   None if lowest is None else lowest["speedup"], BAND_SPEEDUP, misses=misses)
+
+
+def _alloc_pair_target(document: dict[str, Any]) -> dict[str, Any]:
+    target = "caching allocator: a cached allocate + free pair (`alloc_pair`) < 1 µs"
+    rows = [r for r in document["results"] if r["case"] == "alloc_pair"]
+    if not rows:
+        return _target("alloc_pair", target, NOT_MEASURED, NOT_MEASURED, limit=ALLOC_PAIR_LIMIT_S)
+    for r in rows:
+        problem = _problem(r, (SUBJECT,))
+        if problem:
+            return _target("alloc_pair", target, NOT_MET, f"at {_size(r['shape'])}: {problem}",
+                           limit=ALLOC_PAIR_LIMIT_S)
+    worst = max(rows, key=lambda r: r["median_s"][SUBJECT])
+    best = min(r["median_s"][SUBJECT] for r in rows)
+    value = worst["median_s"][SUBJECT]
+    measured = f"{_time(value)} for {_bytes_text(8 * worst['size'])}"
+    if len(rows) > 1:
+        low, high = (_bytes_text(8 * f(r["size"] for r in rows)) for f in (min, max))
+        measured += f" (the worst of {len(rows)} sizes, {low} to {high}; best {_time(best)})"
+    return _target("alloc_pair", target, MET if value < ALLOC_PAIR_LIMIT_S else NOT_MET, measured,
+                   value, ALLOC_PAIR_LIMIT_S)
+
+
+def allocation_costs(r: dict[str, Any]) -> dict[str, float]:
+    """From an `alloc_add` row: what getting and freeing the output costs each library (fresh time
+    minus time into a preallocated output), numpy's fresh time, and the two shares of it."""
+    t = r["median_s"]
+    hx = t[SUBJECT] - t[SUBJECT + ":out"]
+    np_ = t[REFERENCE] - t[REFERENCE + ":out"]
+    return {"hxarray_allocation_s": hx, "numpy_allocation_s": np_,
+            "numpy_fresh_s": t[REFERENCE], "excess": (hx - np_) / t[REFERENCE],
+            "allocator_share": hx / t[REFERENCE]}
+
+
+def _alloc_share_target(document: dict[str, Any]) -> dict[str, Any]:
+    target = (f"at 1e5 elements the allocator adds < {ALLOC_SHARE_LIMIT:.0%} to an elementwise "
+              "operation compared with numpy allocating its own output (`alloc_add`: "
+              "[(hx fresh − hx out) − (np fresh − np out)] / np fresh)")
+    r = _result(document, "alloc_add", ALLOC_SHARE_SIZE)
+    if r is None:
+        return _target("alloc_share", target, NOT_MEASURED, NOT_MEASURED, limit=ALLOC_SHARE_LIMIT)
+    problem = _problem(r, (REFERENCE, SUBJECT, REFERENCE + ":out", SUBJECT + ":out"))
+    if problem:
+        return _target("alloc_share", target, NOT_MET, problem, limit=ALLOC_SHARE_LIMIT)
+    c = allocation_costs(r)
+    measured = (f"{c['excess']:+.1%}: hxarray's output costs {_time(c['hxarray_allocation_s'])}, "
+                f"numpy's {_time(c['numpy_allocation_s'])}, numpy's add "
+                f"{_time(c['numpy_fresh_s'])} (hxarray's whole output cost: "
+                f"{c['allocator_share']:.1%} of it)")
+    return _target("alloc_share", target, MET if c["excess"] < ALLOC_SHARE_LIMIT else NOT_MET,
+                   measured, c["excess"], ALLOC_SHARE_LIMIT, **c)
+
+
+def _rss_target(document: dict[str, Any]) -> dict[str, Any]:
+    target = "peak RSS of the chain at 1e7 elements not above numpy's"
+    rss = {r["library"]: r for r in document["rss"]}
+    if REFERENCE not in rss or SUBJECT not in rss:
+        return _target("rss", target, NOT_MEASURED, NOT_MEASURED, limit=1.0)
+    hx, np_ = rss[SUBJECT], rss[REFERENCE]
+    value = hx["peak_rss"] / np_["peak_rss"]
+    measured = (f"hxarray {_bytes(hx['peak_rss'])}, numpy {_bytes(np_['peak_rss'])} (increase "
+                f"over the inputs: {_bytes(hx['peak_rss'] - hx['peak_rss_before_chain'])} vs "
+                f"{_bytes(np_['peak_rss'] - np_['peak_rss_before_chain'])})")
+    return _target("rss", target, MET if hx["peak_rss"] <= np_["peak_rss"] else NOT_MET, measured,
+                   value, 1.0)
+
+
+def targets(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """One entry per target of issue 4: the target, what this run measured, and met / not met /
+    not measured (the case or size was not run)."""
+    big = 10_000_000
+    found = [
+        _ratio_target(document, "add_10", "add", 10, 2.5,
+                      "10-element binary elementwise (`add` at 10): hxarray's time ≤ 2.5× "
+                      "numpy's", at_most=True),
+        _ratio_target(document, "overhead", "overhead", 10, 2.5,
+                      "tiny-op loop (`overhead`): hxarray's time ≤ 2.5× numpy's", at_most=True),
+    ]
+    for case, limit in (("add", 1.8), ("exp", 1.8), ("sin", 1.8), ("chain", 1.8), ("sum", 1.6)):
+        found.append(_ratio_target(document, f"{case}_1e7", case, big, limit,
+                                   f"`{case}` at 1e7 float64: speedup ≥ {limit}", at_most=False))
+    found.append(_band_target(document))
+    for case, dtype in (("matmul_f64", "float64"), ("matmul_f32", "float32")):
+        found.append(_ratio_target(document, f"{case}_1024", case, 1024, 0.95,
+                                   f"`matmul` 1024×1024 {dtype}: speedup ≥ 0.95", at_most=False))
+    found.append(_ratio_target(document, "sort_1e6", "sort", 1_000_000, 1.0,
+                               "`sort` of 1e6 float64: speedup ≥ 1.0", at_most=False))
+    found += [_alloc_pair_target(document), _alloc_share_target(document), _rss_target(document)]
+    return found
+
+
+def targets_markdown(document: dict[str, Any]) -> list[str]:
+    """The targets table (and the list of misses of the 1e5..1e6 target) as markdown lines."""
+    found = document.get("targets") or targets(document)
+    counts = {status: sum(t["status"] == status for t in found)
+              for status in (MET, NOT_MET, NOT_MEASURED)}
+    lines = ["### Targets", "",
+             f"The targets of issue 4, judged on this run alone: {counts[MET]} met, "
+             f"{counts[NOT_MET]} not met, {counts[NOT_MEASURED]} not measured "
+             "(their case or size was not part of this run). speedup = numpy time / hxarray "
+             "time.", "",
+             "| target | measured | result |", "|---|---|---|"]
+    for t in found:
+        status = f"**{t['status']}**" if t["status"] == NOT_MET else t["status"]
+        lines.append(f"| {t['target']} | {t['measured']} | {status} |".replace("\n", " "))
+    for t in found:
+        if t.get("misses"):
+            lines += ["", "Below the 1e5..1e6 target: " + ", ".join(
+                f"{m['case']} {m['size']} ({m['problem'] or format(m['speedup'], '.3g')})"
+                for m in t["misses"]) + "."]
+    return lines
+
 
 def update_docs(page: Path, text: str) -> None:
     """Replace what lies between the bench markers of `page` with `text`."""
@@ -226,15 +436,17 @@ def update_docs(page: Path, text: str) -> None:
 def document(measurements: list[Measurement], rss: list[dict[str, Any]], info: dict[str, Any],
              notes: list[str], **run: Any) -> dict[str, Any]:
     """The JSON document: `run` (mode, created, duration_s, settings, command), the machine,
-    notes, every measurement with its checks, timings and ratios, and the memory results."""
-    shapes = {case.name: case.shape for case in CASES}
-    descriptions = {case.name: case.description for case in CASES}
+    notes, every measurement with its checks, timings and ratios (timings per column: a library,
+    or "<library>:<variant>" for a case's other variants), the memory results, and the targets of
+    issue 4 judged on all of it (`targets`)."""
+    cases = {case.name: case for case in CASES}
     info = {**info, "load_average_end": os.getloadavg()[0]}
     results = []
     for m in measurements:
         results.append({
             "case": m.case, "group": m.group, "size": m.size,
-            "shape": list(shapes[m.case](m.size)),
+            "shape": list(cases[m.case].shape(m.size)),
+            "variants": list(cases[m.case].variants),
             "check": m.checks,
             "median_s": {lib: t.median for lib, t in m.timings.items()},
             "speedup": m.ratio(REFERENCE, SUBJECT),
@@ -244,6 +456,8 @@ def document(measurements: list[Measurement], rss: list[dict[str, Any]], info: d
                               "loops_per_round": t.loops, "per_call_s": t.per_call}
                         for lib, t in m.timings.items()},
         })
-    return {"schema": 1, **run, "machine": info, "notes": notes,
-            "cases": {r["case"]: descriptions[r["case"]] for r in results},
-            "results": results, "rss": rss}
+    doc = {"schema": 2, **run, "machine": info, "notes": notes,
+           "cases": {r["case"]: cases[r["case"]].description for r in results},
+           "results": results, "rss": rss}
+    doc["targets"] = targets(doc)
+    return doc

@@ -4,7 +4,8 @@ For one case and size every library gets a loop count (calibrated like `timeit.T
 but to a configurable round length), then the rounds alternate numpy, hxarray, array-api-strict,
 numpy, hxarray, ... so that noise from the rest of the machine falls on all of them alike. Each
 round is one `timeit.Timer.timeit(loops)` call (garbage collection off, `time.perf_counter`);
-the reported time per call is the median over rounds.
+the reported time per call is the median over rounds. A case with variants (`Case.variants`) adds
+one column per library and variant to the same rounds.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ class Timing:
 
 @dataclass(frozen=True)
 class Measurement:
-    """One case at one size. `checks` holds, per library, "reference" (numpy), "ok",
-    "mismatch: ..." or "error: ..."; a library that raised has no timing."""
+    """One case at one size. `checks` holds, per column (a library, or "<library>:<variant>"),
+    "reference" (numpy), "ok", "mismatch: ..." or "error: ..."; a column that raised has no
+    timing."""
 
     case: str
     group: str
@@ -87,26 +89,49 @@ def loops_per_round(timer: timeit.Timer, seconds: float) -> int:
         scale *= 10
 
 
+def column(library: str, case: Case, variant: str | None = None) -> str:
+    """The name a library's timing is reported under: the library's name for a case's main
+    variant, "<library>:<variant>" for its other variants."""
+    if variant is None or not case.variants or variant == case.variants[0]:
+        return library
+    return f"{library}:{variant}"
+
+
 def _prepare(case: Case, size: int, libs: list[Library]) -> tuple[dict[str, Thunk], dict[str, str]]:
-    """Each library's timed callable, after one call whose result is checked against numpy's
-    (libs[0]); that call is also the warm-up."""
+    """Each column's timed callable (see `column`), after one call whose result is checked against
+    numpy's (libs[0], the main variant); that call is also the warm-up. Libraries the case does not
+    run on are left out."""
     thunks: dict[str, Thunk] = {}
     checks: dict[str, str] = {}
     reference: np.ndarray | None = None
     for lib in libs:
+        if case.libraries is not None and lib.name not in case.libraries:
+            continue
         try:
-            thunk = case.setup(lib, size)
-            result = lib.to_numpy(thunk())
+            made = case.setup(lib, size)
         except Exception as exc:  # reported in the results; the run goes on
             if reference is None:
                 raise
             checks[lib.name] = f"error: {type(exc).__name__}: {exc}"
             continue
-        if reference is None:
-            reference, checks[lib.name] = result, "reference"
-        else:
-            checks[lib.name] = compare(result, reference, case.compare_values)
-        thunks[lib.name] = thunk
+        variants = made if isinstance(made, dict) else {None: made}
+        if case.variants and list(variants) != list(case.variants):
+            raise ValueError(f"case {case.name}: setup returned variants {list(variants)}, "
+                             f"expected {list(case.variants)}")
+        for variant, thunk in variants.items():
+            name = column(lib.name, case, variant)
+            try:
+                result = lib.to_numpy(thunk())
+            except Exception as exc:
+                if reference is None:
+                    raise
+                checks[name] = f"error: {type(exc).__name__}: {exc}"
+                continue
+            if reference is None:
+                reference, checks[name] = result, "reference"
+            else:
+                checks[name] = compare(result, reference, case.compare_values)
+            thunks[name] = thunk
     return thunks, checks
 
 
