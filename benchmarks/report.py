@@ -276,11 +276,11 @@ def _ratio_target(document: dict[str, Any], key: str, case: str, size: int, limi
     if at_most:
         value = r["hx_over_np"]
         return _target(key, target, MET if value <= limit else NOT_MET,
-                       f"{value:.3g}× ({_time(r['median_s'][SUBJECT])} vs "
+                       f"{value:#.3g}× ({_time(r['median_s'][SUBJECT])} vs "
                        f"{_time(r['median_s'][REFERENCE])})", value, limit)
     value = r["speedup"]
     return _target(key, target, MET if value >= limit else NOT_MET,
-                   f"{value:.3g} ({_time(r['median_s'][REFERENCE])} / "
+                   f"{value:#.3g} ({_time(r['median_s'][REFERENCE])} / "
                    f"{_time(r['median_s'][SUBJECT])})", value, limit)
 
 
@@ -307,7 +307,7 @@ def _band_target(document: dict[str, Any]) -> dict[str, Any]:
     measured = f"{len(misses)} of {len(rows)} case/size pairs below {BAND_SPEEDUP}" \
         + (" (listed under the table)" if misses else "")
     if lowest is not None:
-        measured += f"; lowest: {lowest['case']} {_size(lowest['shape'])} {lowest['speedup']:.3g}"
+        measured += f"; lowest: {lowest['case']} {_size(lowest['shape'])} {lowest['speedup']:#.3g}"
     return _target("band", target, NOT_MET if misses else MET, measured,
                    None if lowest is None else lowest["speedup"], BAND_SPEEDUP, misses=misses)
 
@@ -418,7 +418,7 @@ def targets_markdown(document: dict[str, Any]) -> list[str]:
     for t in found:
         if t.get("misses"):
             lines += ["", "Below the 1e5..1e6 target: " + ", ".join(
-                f"{m['case']} {m['size']} ({m['problem'] or format(m['speedup'], '.3g')})"
+                f"{m['case']} {m['size']} ({m['problem'] or format(m['speedup'], '#.3g')})"
                 for m in t["misses"]) + "."]
     return lines
 
