@@ -1,6 +1,6 @@
-"""`python -m benchmarks [--quick] [--cases NAME ...] [--update-docs]`: hxarray against numpy and
-array-api-strict on the CPU; writes benchmarks/results/{<timestamp>,latest}.json, latest.md and
-latest-<group>.png, and prints the markdown table."""
+"""`python -m benchmarks [--quick] [--cases NAME ...] [--update-docs] [--render JSON]`: hxarray
+against numpy and array-api-strict on the CPU; writes benchmarks/results/{<timestamp>,latest}.json,
+latest.md and latest-<group>.png, and prints the markdown table (with the targets of issue 4)."""
 
 from __future__ import annotations
 
@@ -52,10 +52,18 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"also write the table into {DOCS_PAGE.relative_to(ROOT)} and the "
                              f"plots into {DOCS_IMAGES.relative_to(ROOT)}/")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--render", metavar="JSON", type=Path,
+                        help="measure nothing: render a results file again (its targets judged "
+                             "anew), into latest.md and the plots, and with --update-docs the docs")
     args = parser.parse_args(argv)
     if args.list:
         for case in CASES:
             print(f"{case.group:12s} {case.name:12s} {case.description}")
+        return
+    if args.render:
+        document = json.loads(args.render.read_text(encoding="utf-8"))
+        document["targets"] = report.targets(document)
+        _write(document, args.update_docs, None)
         return
     cases, settings = _select(args.cases), QUICK if args.quick else FULL
     libs, notes = libraries()
@@ -82,25 +90,31 @@ def main(argv: list[str] | None = None) -> None:
         measurements, rss, info, notes, mode="quick" if args.quick else "full",
         created=created.isoformat(timespec="seconds"),
         duration_s=time.perf_counter() - start, command=sys.argv, settings=vars(settings))
+    _write(document, args.update_docs, created)
+
+
+def _write(document: dict, update_docs: bool, created: datetime.datetime | None) -> None:
+    """The plots, `<created>.json` and latest.json (when `created`: a new run), latest.md, the
+    docs (when `update_docs`), and the table on stdout."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     plots = report.plot(document, RESULTS, "latest-")
     if isinstance(plots, str):
         document["notes"].append(plots)
-    text = json.dumps(document, indent=1)
-    (RESULTS / f"{created:%Y%m%dT%H%M%SZ}.json").write_text(text, encoding="utf-8")
-    (RESULTS / "latest.json").write_text(text, encoding="utf-8")
+    if created is not None:
+        text = json.dumps(document, indent=1)
+        (RESULTS / f"{created:%Y%m%dT%H%M%SZ}.json").write_text(text, encoding="utf-8")
+        (RESULTS / "latest.json").write_text(text, encoding="utf-8")
     table = report.markdown(document, None if isinstance(plots, str) else "latest-")
     (RESULTS / "latest.md").write_text(table, encoding="utf-8")
-    if args.update_docs:
+    if update_docs:
         DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
         docs_plots = report.plot(document, DOCS_IMAGES, "bench-")
         report.update_docs(DOCS_PAGE, report.markdown(
             document, None if isinstance(docs_plots, str) else "img/bench-"))
     print(table)
-    print(f"written: {RESULTS.relative_to(ROOT)}/latest.{{json,md}}"
-          + ("" if isinstance(plots, str) else f" and {len(plots)} plots")
-          + (f"; {DOCS_PAGE.relative_to(ROOT)} updated" if args.update_docs else ""),
-          file=sys.stderr)
+    written = f"{RESULTS.relative_to(ROOT)}/" + ("latest.{json,md}" if created else "latest.md")
+    print(f"written: {written}" + ("" if isinstance(plots, str) else f" and {len(plots)} plots")
+          + (f"; {DOCS_PAGE.relative_to(ROOT)} updated" if update_docs else ""), file=sys.stderr)
 
 
 if __name__ == "__main__":
