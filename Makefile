@@ -10,7 +10,8 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
+# setup.py compiles hxarray/_speedups.c; an edit to it needs a rebuild.
+$(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c | $(VENV)/bin/python
 	$(PIP) install --quiet -e .
 	touch $@
 
@@ -22,8 +23,10 @@ $(VENV)/.installed-test: $(VENV)/.installed hxarray_tests/plugin_pkg/pyproject.t
 run: $(VENV)/.installed
 	$(PY) -m hxarray demo
 
+# Twice: on the compiled speedups, then on their pure-Python twins.
 test: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 -q
+	HXARRAY_PURE_PYTHON=1 $(PY) -m pytest -n 2 -q
 
 # Everything, slow tests included, with 500 hypothesis examples per property.
 test-slow: $(VENV)/.installed-test
@@ -48,4 +51,4 @@ bench-quick: $(VENV)/.installed
 	$(PY) -m benchmarks --quick $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache hxarray/_speedups*.so

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _dtypes as dt
 from . import _views
+from ._compiled import speedups
 from ._version import SUPPORTED_API_VERSIONS
 from .hal.device import Device
 
@@ -25,14 +26,23 @@ if TYPE_CHECKING:
 
 __all__ = ["Array"]
 
-_new = object.__new__
+
+class _ArrayBase:
+    """The pure-Python twin of `_speedups.ArrayBase`: the fields (the operators are attached to
+    Array by `_install_operators`)."""
+
+    __slots__ = ("_buffer", "_dtype", "_shape", "_strides", "_offset", "_handle", "__weakref__")
 
 
-class Array:
+_Base = _ArrayBase if speedups is None else speedups.ArrayBase
+_new = _Base.__new__
+
+
+class Array(_Base):
     """An n-dimensional array on one device. Create arrays with the namespace functions
     (`asarray`, `zeros`, ...), not with this class."""
 
-    __slots__ = ("_buffer", "_dtype", "_shape", "_strides", "_offset", "_handle", "__weakref__")
+    __slots__ = ()
     __array_ufunc__ = None  # numpy operators defer to ours instead of converting silently
     __hash__ = None  # `==` is element-wise, so arrays cannot be dict keys or set members
 
@@ -219,9 +229,13 @@ class Array:
 
 
 def _install_operators() -> None:
-    """Attach the arithmetic, bitwise and comparison operators, each calling its spec function."""
+    """Attach the arithmetic, bitwise and comparison operators, each calling its spec function:
+    as Python methods, or behind the compiled slots, which try the CPU fast path first."""
+    import dis
+
     from . import _elementwise as ew
 
+    operators = {}
     binary = {
         "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
         "floordiv": "floor_divide", "mod": "remainder", "pow": "pow", "matmul": None,
@@ -229,15 +243,25 @@ def _install_operators() -> None:
         "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
     }
     for op, name in binary.items():
-        setattr(Array, f"__{op}__", ew.binary_operator(name or op, reflected=False))
-        setattr(Array, f"__r{op}__", ew.binary_operator(name or op, reflected=True))
-        setattr(Array, f"__i{op}__", ew.inplace_operator(name or op))
+        operators[f"__{op}__"] = ew.binary_operator(name or op, reflected=False)
+        operators[f"__r{op}__"] = ew.binary_operator(name or op, reflected=True)
+        operators[f"__i{op}__"] = ew.inplace_operator(name or op)
     for op, name in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
                      "gt": "greater", "ge": "greater_equal"}.items():
-        setattr(Array, f"__{op}__", ew.binary_operator(name, reflected=False))
+        operators[f"__{op}__"] = ew.binary_operator(name, reflected=False)
     for op, name in {"neg": "negative", "pos": "positive", "abs": "abs",
                      "invert": "bitwise_invert"}.items():
-        setattr(Array, f"__{op}__", ew.unary_operator(name))
+        operators[f"__{op}__"] = ew.unary_operator(name)
+    if speedups is None:
+        for dunder, method in operators.items():
+            setattr(Array, dunder, method)
+        return
+    from .hal.buffer import MemoryBuffer
+
+    speedups.configure(array_type=Array, buffer_type=MemoryBuffer, general=ew._binary,
+                       operations=ew.OPERATIONS, operators=operators, bool_dtype=dt.bool,
+                       int64_dtype=dt.int64, floating_dtypes=dt.FLOATING,
+                       binary_op_opcode=dis.opmap.get("BINARY_OP", -1))
 
 
 del operator

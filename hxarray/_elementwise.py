@@ -8,11 +8,14 @@ the broadcast shape and the backend, then hands the whole call to the backend.
 from __future__ import annotations
 
 import builtins
+import inspect
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from . import _dtypes as dt
 from ._array import Array
+from ._compiled import speedups
 from ._views import broadcast_shapes
 
 Scalar = bool | int | float | complex
@@ -220,34 +223,57 @@ def unary_operator(name: str) -> Callable[[Array], Array]:
     return operator
 
 
-def _make_unary(name: str) -> Callable[[Array], Array]:
-    def function(x: Array, /) -> Array:
-        return _unary(name, x)
+def _operation(name: str, arity: int) -> Callable[..., Array]:
+    """The callable behind the function `name`: the general path, behind the compiled CPU fast
+    path when there is one (which needs the result dtype for operands of one dtype)."""
+    general = partial(_unary if arity == 1 else _binary, name)
+    if speedups is None:
+        return general
+    results = {}
+    for d in dt.ALL_DTYPES:
+        try:
+            result = _resolve(name, d, d)
+        except TypeError:
+            continue
+        results[d] = (result, result.itemsize)
+    return speedups.Operation(name, arity, results, general)
+
+
+OPERATIONS: dict[str, Callable[..., Array]] = {
+    **{name: _operation(name, 1) for name in UNARY},
+    **{name: _operation(name, 2) for name in BINARY},
+}
+
+
+def _function(name: str) -> Callable[..., Array]:
+    """The namespace function `name`: a Python function calling its operation, or the compiled
+    operation itself, dressed as that function (name, docstring, signature)."""
+    operation = OPERATIONS[name]
+    if name in UNARY:
+        def function(x: Array, /) -> Array:
+            return operation(x)
+    else:
+        def function(x1: Array | Scalar, x2: Array | Scalar, /) -> Array:
+            return operation(x1, x2)
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"Element-wise {name} (spec: elementwise_functions/{name})."
-    return function
+    if speedups is None:
+        return function
+    operation.__name__ = operation.__qualname__ = name
+    operation.__doc__, operation.__module__ = function.__doc__, __name__
+    operation.__signature__ = inspect.signature(function)
+    return operation
 
 
-def _make_binary(name: str) -> Callable[[Any, Any], Array]:
-    def function(x1: Array | Scalar, x2: Array | Scalar, /) -> Array:
-        return _binary(name, x1, x2)
-
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = f"Element-wise {name} (spec: elementwise_functions/{name})."
-    return function
-
-
-for _name in UNARY:
+for _name in (*UNARY, *BINARY):
     if _name != "round":
-        globals()[_name] = _make_unary(_name)
-for _name in BINARY:
-    globals()[_name] = _make_binary(_name)
+        globals()[_name] = _function(_name)
 
 
 def round(x: Array, /) -> Array:
     """Round to the nearest integer, halves to even (spec: elementwise_functions/round)."""
-    return _unary("round", x)
+    return OPERATIONS["round"](x)
 
 
 def clip(x: Array, /, min: Array | Scalar | None = None,

@@ -11,6 +11,7 @@ import pytest
 import hxarray as xp
 from hxarray.backends.cpu.allocator import CpuAllocator
 from hxarray.hal import Block, CachingAllocator, Device
+from hxarray.hal.buffer import _MemoryBufferBase
 
 
 class CountingRaw(CpuAllocator):
@@ -90,6 +91,16 @@ def test_repr_names_device_size_and_address(alloc: CachingAllocator) -> None:
 def test_buffer_frees_its_block_once(alloc: CachingAllocator) -> None:
     buffer = alloc.allocate(100)
     address = buffer.address
+    del buffer
+    gc.collect()
+    assert alloc.raw.freed == [address]
+    assert alloc.stats()["num_frees"] == 1 and alloc.stats()["allocated_bytes"] == 0
+
+
+def test_pure_python_buffer_frees_once_even_if_del_is_called_twice(
+        alloc: CachingAllocator) -> None:
+    buffer = _MemoryBufferBase(alloc.device, 100, alloc.malloc(100), alloc)
+    address = buffer.block.address
     buffer.__del__()  # an explicit call, then the real one when the reference goes
     del buffer
     gc.collect()

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from .._compiled import speedups
 from .buffer import MemoryBuffer
 
 if TYPE_CHECKING:
@@ -23,9 +25,10 @@ if TYPE_CHECKING:
 __all__ = ["Block", "Allocator", "CachingAllocator", "size_class"]
 
 
-class Block:
+class _Block:
     """A piece of raw device memory: its address, size, the backend's handle for it, and a slot in
-    which a backend may cache a derived object (e.g. a typed view) for the block's next user."""
+    which a backend may cache a derived object (e.g. a typed view) for the block's next user.
+    (The pure-Python twin of `_speedups.Block`.)"""
 
     __slots__ = ("address", "nbytes", "handle", "cache")
 
@@ -34,6 +37,9 @@ class Block:
         self.nbytes = nbytes
         self.handle = handle
         self.cache: Any = None
+
+
+Block = _Block if speedups is None else speedups.Block
 
 
 class Allocator(ABC):
@@ -76,8 +82,7 @@ class Allocator(ABC):
         """Release cached, unused memory back to the device (nothing to do without a cache)."""
 
 
-@lru_cache(maxsize=8192)
-def size_class(nbytes: int) -> int:
+def _size_class(nbytes: int) -> int:
     """The rounded size a request of `nbytes` is served with."""
     if nbytes <= 512:
         return max(64, (nbytes + 63) & ~63)
@@ -85,68 +90,47 @@ def size_class(nbytes: int) -> int:
     return (nbytes + step - 1) // step * step
 
 
-class CachingAllocator(Allocator):
-    """Wraps a raw allocator with size-class free lists, statistics and an OOM retry.
+size_class: Callable[[int], int] = lru_cache(maxsize=8192)(_size_class) if speedups is None \
+    else speedups.size_class
 
-    Thread-safe. `max_cached_bytes` bounds the memory kept in the cache: a freed block that would
-    exceed it goes straight back to the raw allocator.
-    """
+
+class _CachingAllocatorBase:
+    """The pure-Python twin of `_speedups.CachingAllocatorBase`: size-class free lists and
+    statistics over `raw`, under a lock. A miss calls the subclass's `_raw_malloc(size)`."""
 
     def __init__(self, raw: Allocator, max_cached_bytes: int | None = None) -> None:
+        if max_cached_bytes is not None and max_cached_bytes < 0:
+            raise ValueError("max_cached_bytes must be None or >= 0")
         self.raw = raw
         self.device = raw.device
         self.max_cached_bytes = max_cached_bytes
         self._free_lists: dict[int, list[Block]] = {}
         self._lock = threading.Lock()
-        self._allocated = 0
-        self._cached = 0
-        self._peak_allocated = 0
-        self._peak_reserved = 0
-        self._num_allocs = 0
-        self._num_frees = 0
-        self._cache_hits = 0
-        self._num_raw_allocs = 0
-        self._num_raw_frees = 0
-        self._num_ooms = 0
+        self._allocated = self._cached = self._peak_allocated = self._peak_reserved = 0
+        self._num_allocs = self._num_frees = self._cache_hits = 0
+        self._num_raw_allocs = self._num_raw_frees = self._num_ooms = 0
+
+    def _note_allocated(self, size: int) -> None:
+        self._allocated += size
+        self._peak_allocated = max(self._peak_allocated, self._allocated)
+        self._peak_reserved = max(self._peak_reserved, self._allocated + self._cached)
 
     def malloc(self, nbytes: int) -> Block:
         size = size_class(nbytes)
         with self._lock:
-            self._num_allocs += 1
             free_list = self._free_lists.get(size)
             if free_list:
                 block = free_list.pop()
+                self._num_allocs += 1
                 self._cache_hits += 1
                 self._cached -= size
-                self._allocated += size
-                if self._allocated > self._peak_allocated:
-                    self._peak_allocated = self._allocated
+                self._note_allocated(size)
                 return block
         block = self._raw_malloc(size)
         with self._lock:
-            self._allocated += block.nbytes  # a raw allocator may round up; `free` counts this
-            if self._allocated > self._peak_allocated:
-                self._peak_allocated = self._allocated
-            reserved = self._allocated + self._cached
-            if reserved > self._peak_reserved:
-                self._peak_reserved = reserved
-        return block
-
-    def _raw_malloc(self, size: int) -> Block:
-        try:
-            block = self.raw.malloc(size)
-        except MemoryError:
-            with self._lock:
-                self._num_ooms += 1
-            self.empty_cache()
-            try:
-                block = self.raw.malloc(size)
-            except MemoryError:
-                raise MemoryError(
-                    f"out of memory on {self.device}: could not allocate {size} bytes even after "
-                    f"freeing the cache; allocator stats: {self.stats()}") from None
-        with self._lock:
+            self._num_allocs += 1
             self._num_raw_allocs += 1
+            self._note_allocated(block.nbytes)  # a raw allocator may round up; `free` counts this
         return block
 
     def free(self, block: Block) -> None:
@@ -157,11 +141,7 @@ class CachingAllocator(Allocator):
             limit = self.max_cached_bytes
             if limit is None or self._cached + size <= limit:
                 self._cached += size
-                free_list = self._free_lists.get(size)
-                if free_list is None:
-                    self._free_lists[size] = [block]
-                else:
-                    free_list.append(block)
+                self._free_lists.setdefault(size, []).append(block)
                 return
             self._num_raw_frees += 1
         self.raw.free(block)
@@ -196,6 +176,35 @@ class CachingAllocator(Allocator):
         with self._lock:
             self._peak_allocated = self._allocated
             self._peak_reserved = self._allocated + self._cached
+
+    def _note_oom(self) -> None:
+        with self._lock:
+            self._num_ooms += 1
+
+
+_Base = _CachingAllocatorBase if speedups is None else speedups.CachingAllocatorBase
+
+
+class CachingAllocator(_Base, Allocator):
+    """Wraps a raw allocator with size-class free lists, statistics and an OOM retry.
+
+    Thread-safe. `max_cached_bytes` bounds the memory kept in the cache: a freed block that would
+    exceed it goes straight back to the raw allocator.
+    """
+
+    def _raw_malloc(self, size: int) -> Block:
+        """A block from the raw allocator; on `MemoryError`, free the cache and retry once."""
+        try:
+            return self.raw.malloc(size)
+        except MemoryError:
+            self._note_oom()
+        self.empty_cache()
+        try:
+            return self.raw.malloc(size)
+        except MemoryError:
+            raise MemoryError(
+                f"out of memory on {self.device}: could not allocate {size} bytes even after "
+                f"freeing the cache; allocator stats: {self.stats()}") from None
 
     def copy_to_host(self, block: Block, offset: int, out: np.ndarray) -> None:
         self.raw.copy_to_host(block, offset, out)

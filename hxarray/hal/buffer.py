@@ -1,12 +1,14 @@
 """MemoryBuffer: one span of memory on one device, owned by whoever holds a reference to it.
 
-Arrays and views hold the buffer; when the last of them dies, `__del__` hands the block back to
-the allocator it came from, exactly once.
+Arrays and views hold the buffer; when the last of them dies, the buffer's deallocation hands the
+block back to the allocator it came from, exactly once.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from .._compiled import speedups
 
 if TYPE_CHECKING:
     import numpy as np
@@ -17,8 +19,8 @@ if TYPE_CHECKING:
 __all__ = ["MemoryBuffer"]
 
 
-class MemoryBuffer:
-    """A span of `nbytes` bytes on `device`, carved from `allocator`."""
+class _MemoryBufferBase:
+    """The pure-Python twin of `_speedups.MemoryBufferBase`: the fields, and the hand-back."""
 
     __slots__ = ("device", "nbytes", "block", "allocator", "__weakref__")
 
@@ -27,6 +29,21 @@ class MemoryBuffer:
         self.nbytes = nbytes
         self.block = block
         self.allocator = allocator
+
+    def __del__(self) -> None:
+        allocator = self.allocator
+        if allocator is not None:
+            self.allocator = None
+            allocator.free(self.block)
+
+
+_Base = _MemoryBufferBase if speedups is None else speedups.MemoryBufferBase
+
+
+class MemoryBuffer(_Base):
+    """A span of `nbytes` bytes on `device`, carved from `allocator`."""
+
+    __slots__ = ()
 
     @property
     def address(self) -> int:
@@ -59,9 +76,3 @@ class MemoryBuffer:
     def __repr__(self) -> str:
         return (f"MemoryBuffer(device={self.device!r}, nbytes={self.nbytes}, "
                 f"address={self.address:#x})")
-
-    def __del__(self) -> None:
-        allocator = self.allocator
-        if allocator is not None:
-            self.allocator = None
-            allocator.free(self.block)

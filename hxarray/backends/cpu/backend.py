@@ -9,6 +9,7 @@ results reuses both the memory and the view.
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,8 @@ import numpy as np
 from ... import _dtypes as dt
 from ... import _views
 from ..._array import Array
-from ...hal.allocator import CachingAllocator
+from ..._compiled import speedups
+from ...hal.allocator import Block, CachingAllocator
 from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType
 from ...hal.registry import Backend
@@ -31,13 +33,27 @@ _ndarray = np.ndarray
 _FROM_NUMPY = dt.FROM_NUMPY
 
 
+@cache
+def host_allocator() -> CachingAllocator:
+    """The process's caching allocator of host memory, shared by every CpuBackend (there is one
+    host memory) and by the compiled fast path, which this binds to it."""
+    device = Device(DeviceType.CPU)
+    allocator = CachingAllocator(CpuAllocator(device),
+                                 max_cached_bytes=cpu_capabilities()["total_memory"] // 4)
+    if speedups is not None and kernels.errstate_var is not None:
+        speedups.bind_cpu(device=device, allocator=allocator, make_view=CpuBackend._block_view,
+                          kernels=kernels.PLAIN_UFUNCS, compute_bound=kernels.COMPUTE_BOUND,
+                          thresholds=vars(parallel), errstate_var=kernels.errstate_var,
+                          errstate_quiet=kernels.QUIET_STATE)
+    return allocator
+
+
 class CpuBackend(Backend):
     device_type = DeviceType.CPU
 
     def __init__(self) -> None:
         self.device = Device(self.device_type)
-        self._allocator = CachingAllocator(CpuAllocator(self.device),
-                                           max_cached_bytes=cpu_capabilities()["total_memory"] // 4)
+        self._allocator = host_allocator()
         self._default_stream = CpuStream(self.device, default=True)
         self._layouts: dict[tuple[tuple[int, ...], dt.DType], tuple[int, tuple[int, ...]]] = {}
 
@@ -105,14 +121,20 @@ class CpuBackend(Backend):
         nbytes, strides = layout
         allocator = self._allocator
         block = allocator.malloc(nbytes)
-        cached = block.cache
-        if cached is not None and cached[0] is dtype and cached[1].shape == shape:
-            h = cached[1]
-        else:
-            h = _ndarray(shape, dtype.numpy, buffer=block.handle)
-            block.cache = (dtype, h)
+        h = self._block_view(block, dtype, shape)
         buffer = MemoryBuffer(self.device, nbytes, block, allocator)
         return _make(buffer, dtype, shape, strides, 0, h)
+
+    @staticmethod
+    def _block_view(block: Block, dtype: dt.DType, shape: tuple[int, ...]) -> np.ndarray:
+        """The numpy view of a fresh block as (dtype, shape), kept on the block for its next
+        user: a loop that frees and reallocates same-shaped results builds it once."""
+        cached = block.cache
+        if cached is not None and cached[0] is dtype and cached[1] == shape:
+            return cached[2]
+        h = _ndarray(shape, dtype.numpy, buffer=block.handle)
+        block.cache = (dtype, shape, h)
+        return h
 
     def _layout(self, shape: tuple[int, ...], dtype: dt.DType) -> tuple[int, tuple[int, ...]]:
         size = math.prod(shape)

@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 
 try:  # numpy >= 2: error state is a context variable; setting it is ~10x cheaper than errstate
-    from numpy._core._ufunc_config import _extobj_contextvar as _errstate_var
+    from numpy._core._ufunc_config import _extobj_contextvar as errstate_var
 
     with np.errstate(all="ignore"):
-        _QUIET = _errstate_var.get()
+        QUIET_STATE = errstate_var.get()
 except (ImportError, AttributeError):  # pragma: no cover - other numpy layouts
-    _errstate_var = None
+    errstate_var = None
 
 
 class quiet:
@@ -29,41 +29,41 @@ class quiet:
     __slots__ = ("_token", "_fallback")
 
     def __enter__(self) -> None:
-        if _errstate_var is None:
+        if errstate_var is None:
             self._fallback = np.errstate(all="ignore")
             self._fallback.__enter__()
         else:
-            self._token = _errstate_var.set(_QUIET)
+            self._token = errstate_var.set(QUIET_STATE)
 
     def __exit__(self, *exc: object) -> None:
-        if _errstate_var is None:
+        if errstate_var is None:
             self._fallback.__exit__(*exc)
         else:
-            _errstate_var.reset(self._token)
+            errstate_var.reset(self._token)
 
 
 def _quiet_kernel(ufunc: Callable[..., Any],
                   complex_fix: Callable[..., None] | None = None) -> Callable[..., Any]:
     """`ufunc(*args, out=out)` with floating-point warnings silenced; `complex_fix(*args, out)`
     then corrects complex results (for unary kernels, whose `out` never aliases the input)."""
-    if _errstate_var is None:
+    if errstate_var is None:
         def kernel(*args: Any, out: np.ndarray) -> None:
             with np.errstate(all="ignore"):
                 ufunc(*args, out=out)
                 if complex_fix is not None and out.dtype.kind == "c":
                     complex_fix(*args, out)
         return kernel
-    set_state, reset_state = _errstate_var.set, _errstate_var.reset
+    set_state, reset_state = errstate_var.set, errstate_var.reset
 
     def kernel(*args: Any, out: np.ndarray) -> None:
-        token = set_state(_QUIET)
+        token = set_state(QUIET_STATE)
         try:
             ufunc(*args, out=out)
         finally:
             reset_state(token)
 
     def fixed_kernel(*args: Any, out: np.ndarray) -> None:
-        token = set_state(_QUIET)
+        token = set_state(QUIET_STATE)
         try:
             ufunc(*args, out=out)
             if out.dtype.kind == "c":
@@ -221,14 +221,18 @@ COMPUTE_BOUND = frozenset({
 
 ELEMENTWISE: dict[str, Callable[..., None]] = {
     name: _quiet_kernel(ufunc) for name, ufunc in _UFUNCS.items()}
-ELEMENTWISE.update({
+_SPECIAL: dict[str, Callable[..., None]] = {
     "real": _real, "imag": _imag, "round": _quiet_kernel(_round), "where": _where,
     "floor_divide": _quiet_kernel(_floor_divide), "expm1": _quiet_kernel(_expm1),
     "tanh": _quiet_kernel(np.tanh, _fix_tanh), "tan": _quiet_kernel(np.tan, _fix_tan),
     "sign": _quiet_kernel(np.sign, _fix_sign), "log1p": _quiet_kernel(np.log1p, _fix_log1p),
     "reciprocal": _quiet_kernel(np.reciprocal, _fix_reciprocal), "pow": _quiet_kernel(_pow),
     "clip": _quiet_kernel(_clip),
-})
+}
+ELEMENTWISE.update(_SPECIAL)
+# The kernels that are exactly `ufunc(*args, out=out)` with warnings silenced, so that a caller
+# may run the ufunc itself (the compiled fast path does).
+PLAIN_UFUNCS = {name: ufunc for name, ufunc in _UFUNCS.items() if name not in _SPECIAL}
 
 
 # -- reductions ------------------------------------------------------------------------------------

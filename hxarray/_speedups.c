@@ -1,0 +1,1329 @@
+/* hxarray._speedups: compiled twins of the hot core types, and the CPU fast path.
+ *
+ * Each type here has a pure-Python twin of the same behaviour (hxarray/_compiled.py picks one):
+ *   ArrayBase              the Array's fields, and its operator slots;
+ *   MemoryBufferBase       a buffer that hands its block back to its allocator when it dies;
+ *   CachingAllocatorBase   size-class free lists and statistics over a raw allocator.
+ * Operation is one element-wise function. Called with operands that the CPU fast path takes (CPU
+ * arrays of one dtype and shape, or one such array and a plain Python scalar, below the threading
+ * threshold, with a kernel that is a bare numpy ufunc), it runs the ufunc into a fresh buffer from
+ * the caching allocator; anything else goes to its Python fallback, which is the reference.
+ *
+ * The operator slots also elide temporaries, as numpy does: in `a * b + c`, the product is
+ * referenced by nothing but the interpreter's stack, so the sum is written into it instead of a
+ * new buffer. A temporary is recognised by a reference count of one while the calling Python
+ * frame executes BINARY_OP (Python 3.11 to 3.13), or by PyUnstable_Object_IsUniqueReferencedTemporary
+ * (3.14 on). C code that calls PyNumber_Add on an array it alone references, from inside another
+ * object's operator, would see that array overwritten; this is the same trade-off numpy makes.
+ *
+ * Everything relies on the GIL: a method that calls no Python code runs atomically.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+/* -- configuration, set from Python --------------------------------------------------------- */
+static PyTypeObject *array_type;      /* hxarray.Array */
+static PyTypeObject *buffer_type;     /* hxarray.hal.MemoryBuffer */
+static PyObject *cpu_device;          /* the device whose arrays the fast path serves */
+static PyObject *cpu_allocator;       /* its caching allocator (a CachingAllocatorBase) */
+static PyObject *make_view;           /* make_view(block, dtype, shape): a block's numpy view */
+static PyObject *thresholds;          /* the dict holding the threading thresholds */
+static PyObject *errstate_var;        /* numpy's error-state context variable */
+static PyObject *errstate_quiet;      /* its value with every floating-point warning ignored */
+static PyObject *dtype_bool, *dtype_int64, *floating_dtypes;
+static PyObject *py_binary;           /* _binary(name, x1, x2, out): the general path */
+static PyObject *operations;          /* list of every Operation, to bind kernels to */
+static int binary_op_opcode = -1;
+
+static PyObject *str_cache, *str_nbytes, *str_free, *str_raw_malloc, *str_compute_bound,
+    *str_memory_bound, *kw_out, *zero;
+
+#define ELIDE_MIN_BYTES (256 * 1024)  /* below this a fresh cached buffer costs about as much */
+
+/* -- Block ----------------------------------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    PyObject *address, *handle, *cache;
+    Py_ssize_t nbytes;
+} BlockObject;
+
+static int
+block_init(BlockObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"address", "nbytes", "handle", NULL};
+    PyObject *address, *handle;
+    Py_ssize_t nbytes;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OnO:Block", names, &address, &nbytes, &handle))
+        return -1;
+    if (nbytes < 0) {
+        PyErr_Format(PyExc_ValueError, "a block cannot have %zd bytes", nbytes);
+        return -1;
+    }
+    Py_XSETREF(self->address, Py_NewRef(address));
+    Py_XSETREF(self->handle, Py_NewRef(handle));
+    Py_XSETREF(self->cache, Py_NewRef(Py_None));
+    self->nbytes = nbytes;
+    return 0;
+}
+
+static int
+block_traverse(BlockObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->address);
+    Py_VISIT(self->handle);
+    Py_VISIT(self->cache);
+    return 0;
+}
+
+static int
+block_clear(BlockObject *self)
+{
+    Py_CLEAR(self->address);
+    Py_CLEAR(self->handle);
+    Py_CLEAR(self->cache);
+    return 0;
+}
+
+static void
+block_dealloc(BlockObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    block_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef block_members[] = {
+    {"address", T_OBJECT_EX, offsetof(BlockObject, address), READONLY, NULL},
+    {"nbytes", T_PYSSIZET, offsetof(BlockObject, nbytes), READONLY, NULL},
+    {"handle", T_OBJECT, offsetof(BlockObject, handle), 0, NULL},
+    {"cache", T_OBJECT, offsetof(BlockObject, cache), 0, NULL},
+    {NULL},
+};
+
+static PyTypeObject BlockType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hxarray._speedups.Block",
+    .tp_basicsize = sizeof(BlockObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Block(address, nbytes, handle): a piece of raw device memory, the backend's handle "
+              "for it, and a slot (`cache`) for a derived object kept for the block's next user.",
+    .tp_traverse = (traverseproc)block_traverse,
+    .tp_clear = (inquiry)block_clear,
+    .tp_dealloc = (destructor)block_dealloc,
+    .tp_init = (initproc)block_init,
+    .tp_new = PyType_GenericNew,
+    .tp_members = block_members,
+};
+
+#define IS_BLOCK(x) Py_IS_TYPE(x, &BlockType)
+
+/* -- MemoryBufferBase ------------------------------------------------------------------------ */
+typedef struct {
+    PyObject_HEAD
+    PyObject *device, *nbytes, *block, *allocator, *weakreflist;
+} BufferObject;
+
+static PyTypeObject BufferType;
+
+/* -- CachingAllocatorBase -------------------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    PyObject *raw, *device;
+    PyObject *free_lists;  /* dict: size class -> list of blocks */
+    long long max_cached;  /* -1: no bound */
+    long long allocated, cached, peak_allocated, peak_reserved;
+    long long num_allocs, num_frees, cache_hits, num_raw_allocs, num_raw_frees, num_ooms;
+} CacheObject;
+
+static PyTypeObject CacheType;
+
+static Py_ssize_t
+size_class(Py_ssize_t nbytes)
+{
+    if (nbytes <= 512)
+        return nbytes <= 64 ? 64 : (nbytes + 63) & ~(Py_ssize_t)63;
+    int bits = 0;
+    for (size_t n = (size_t)nbytes; n; n >>= 1)
+        bits++;
+    Py_ssize_t step = (Py_ssize_t)1 << (bits - 3);
+    return (nbytes + step - 1) / step * step;
+}
+
+static PyObject *
+size_class_py(PyObject *module, PyObject *arg)
+{
+    Py_ssize_t nbytes = PyLong_AsSsize_t(arg);
+    if (nbytes == -1 && PyErr_Occurred())
+        return NULL;
+    if (nbytes < 0) {
+        PyErr_Format(PyExc_ValueError, "nbytes must be non-negative, got %zd", nbytes);
+        return NULL;
+    }
+    return PyLong_FromSsize_t(size_class(nbytes));
+}
+
+static Py_ssize_t
+block_nbytes(PyObject *block)
+{
+    if (IS_BLOCK(block))
+        return ((BlockObject *)block)->nbytes;
+    PyObject *n = PyObject_GetAttr(block, str_nbytes);
+    if (n == NULL)
+        return -1;
+    Py_ssize_t size = PyLong_AsSsize_t(n);
+    Py_DECREF(n);
+    return size;
+}
+
+static void
+note_allocated(CacheObject *self, Py_ssize_t size)
+{
+    self->allocated += size;
+    if (self->allocated > self->peak_allocated)
+        self->peak_allocated = self->allocated;
+    if (self->allocated + self->cached > self->peak_reserved)
+        self->peak_reserved = self->allocated + self->cached;
+}
+
+/* A block of at least `nbytes` bytes: from the free list of its size class, else from the raw
+ * allocator through the Python method `_raw_malloc(size)` (which frees the cache and retries once
+ * when the device is out of memory). */
+static PyObject *
+cache_malloc(CacheObject *self, Py_ssize_t nbytes)
+{
+    PyObject *key = PyLong_FromSsize_t(size_class(nbytes));
+    if (key == NULL)
+        return NULL;
+    PyObject *free_list = PyDict_GetItemWithError(self->free_lists, key);
+    if (free_list != NULL && PyList_GET_SIZE(free_list) > 0) {
+        Py_ssize_t n = PyList_GET_SIZE(free_list);
+        PyObject *block = Py_NewRef(PyList_GET_ITEM(free_list, n - 1));
+        if (PyList_SetSlice(free_list, n - 1, n, NULL) < 0) {
+            Py_DECREF(block);
+            Py_DECREF(key);
+            return NULL;
+        }
+        Py_ssize_t size = PyLong_AsSsize_t(key);
+        Py_DECREF(key);
+        self->num_allocs++;
+        self->cache_hits++;
+        self->cached -= size;
+        note_allocated(self, size);
+        return block;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    PyObject *block = PyObject_CallMethodOneArg((PyObject *)self, str_raw_malloc, key);
+    Py_DECREF(key);
+    if (block == NULL)
+        return NULL;
+    Py_ssize_t size = block_nbytes(block);  /* a raw allocator may round up; `free` counts this */
+    if (size < 0) {
+        Py_DECREF(block);
+        return NULL;
+    }
+    self->num_allocs++;
+    self->num_raw_allocs++;
+    note_allocated(self, size);
+    return block;
+}
+
+/* Take a block back: 1 if it went to the cache, 0 if the caller must free it to the raw allocator
+ * (the cache is at its bound), -1 on error. */
+static int
+cache_give(CacheObject *self, PyObject *block)
+{
+    Py_ssize_t size = block_nbytes(block);
+    if (size < 0)
+        return -1;
+    self->num_frees++;
+    self->allocated -= size;
+    if (self->max_cached >= 0 && self->cached + size > self->max_cached) {
+        self->num_raw_frees++;
+        return 0;
+    }
+    PyObject *key = PyLong_FromSsize_t(size);
+    if (key == NULL)
+        return -1;
+    PyObject *free_list = PyDict_GetItemWithError(self->free_lists, key);
+    if (free_list == NULL) {
+        PyObject *fresh = PyErr_Occurred() ? NULL : PyList_New(0);
+        if (fresh == NULL) {
+            Py_DECREF(key);
+            return -1;
+        }
+        /* setdefault: a finalizer run by PyList_New's garbage collection may have made one */
+        free_list = PyDict_SetDefault(self->free_lists, key, fresh);
+        Py_DECREF(fresh);
+    }
+    Py_DECREF(key);
+    if (free_list == NULL || PyList_Append(free_list, block) < 0)
+        return -1;
+    self->cached += size;
+    return 1;
+}
+
+static int
+cache_free(CacheObject *self, PyObject *block)
+{
+    int kept = cache_give(self, block);
+    if (kept != 0)
+        return kept < 0 ? -1 : 0;
+    PyObject *done = PyObject_CallMethodOneArg(self->raw, str_free, block);
+    Py_XDECREF(done);
+    return done == NULL ? -1 : 0;
+}
+
+static int
+cache_init(CacheObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"raw", "max_cached_bytes", NULL};
+    PyObject *raw, *limit = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:CachingAllocator", names, &raw, &limit))
+        return -1;
+    long long max_cached = -1;
+    if (limit != Py_None) {
+        max_cached = PyLong_AsLongLong(limit);
+        if (max_cached == -1 && PyErr_Occurred())
+            return -1;
+        if (max_cached < 0) {
+            PyErr_SetString(PyExc_ValueError, "max_cached_bytes must be None or >= 0");
+            return -1;
+        }
+    }
+    PyObject *device = PyObject_GetAttrString(raw, "device");
+    if (device == NULL)
+        return -1;
+    PyObject *free_lists = PyDict_New();
+    if (free_lists == NULL) {
+        Py_DECREF(device);
+        return -1;
+    }
+    Py_XSETREF(self->raw, Py_NewRef(raw));
+    Py_XSETREF(self->device, device);
+    Py_XSETREF(self->free_lists, free_lists);
+    self->max_cached = max_cached;
+    return 0;
+}
+
+static int
+cache_traverse(CacheObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->raw);
+    Py_VISIT(self->device);
+    Py_VISIT(self->free_lists);
+    return 0;
+}
+
+static int
+cache_clear(CacheObject *self)
+{
+    Py_CLEAR(self->raw);
+    Py_CLEAR(self->device);
+    Py_CLEAR(self->free_lists);
+    return 0;
+}
+
+static void
+cache_dealloc(CacheObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    cache_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+cache_malloc_py(CacheObject *self, PyObject *arg)
+{
+    Py_ssize_t nbytes = PyLong_AsSsize_t(arg);
+    if (nbytes == -1 && PyErr_Occurred())
+        return NULL;
+    if (nbytes < 0) {
+        PyErr_Format(PyExc_ValueError, "nbytes must be non-negative, got %zd", nbytes);
+        return NULL;
+    }
+    return cache_malloc(self, nbytes);
+}
+
+static PyObject *
+cache_free_py(CacheObject *self, PyObject *block)
+{
+    return cache_free(self, block) < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+static PyObject *
+cache_empty(CacheObject *self, PyObject *unused)
+{
+    PyObject *blocks = PyList_New(0);
+    if (blocks == NULL)
+        return NULL;
+    PyObject *key, *free_list;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(self->free_lists, &pos, &key, &free_list)) {
+        Py_ssize_t end = PyList_GET_SIZE(blocks);
+        if (PyList_SetSlice(blocks, end, end, free_list) < 0) {
+            Py_DECREF(blocks);
+            return NULL;
+        }
+    }
+    PyDict_Clear(self->free_lists);
+    self->cached = 0;
+    self->num_raw_frees += PyList_GET_SIZE(blocks);
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(blocks); i++) {
+        PyObject *done = PyObject_CallMethodOneArg(self->raw, str_free, PyList_GET_ITEM(blocks, i));
+        if (done == NULL) {
+            Py_DECREF(blocks);
+            return NULL;
+        }
+        Py_DECREF(done);
+    }
+    Py_DECREF(blocks);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+cache_stats(CacheObject *self, PyObject *unused)
+{
+    return Py_BuildValue(
+        "{sLsLsLsLsLsLsLsLsLsLsLsL}",
+        "allocated_bytes", self->allocated, "reserved_bytes", self->allocated + self->cached,
+        "cached_bytes", self->cached, "peak_allocated_bytes", self->peak_allocated,
+        "peak_reserved_bytes", self->peak_reserved, "num_allocs", self->num_allocs,
+        "num_frees", self->num_frees, "cache_hits", self->cache_hits,
+        "cache_misses", self->num_allocs - self->cache_hits, "num_raw_allocs", self->num_raw_allocs,
+        "num_raw_frees", self->num_raw_frees, "num_ooms", self->num_ooms);
+}
+
+static PyObject *
+cache_reset_peaks(CacheObject *self, PyObject *unused)
+{
+    self->peak_allocated = self->allocated;
+    self->peak_reserved = self->allocated + self->cached;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+cache_note_oom(CacheObject *self, PyObject *unused)
+{
+    self->num_ooms++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+cache_get_limit(CacheObject *self, void *closure)
+{
+    return self->max_cached < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(self->max_cached);
+}
+
+static PyMethodDef cache_methods[] = {
+    {"malloc", (PyCFunction)cache_malloc_py, METH_O, NULL},
+    {"free", (PyCFunction)cache_free_py, METH_O, NULL},
+    {"empty_cache", (PyCFunction)cache_empty, METH_NOARGS, NULL},
+    {"stats", (PyCFunction)cache_stats, METH_NOARGS, NULL},
+    {"reset_peak_stats", (PyCFunction)cache_reset_peaks, METH_NOARGS, NULL},
+    {"_note_oom", (PyCFunction)cache_note_oom, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyMemberDef cache_members[] = {
+    {"raw", T_OBJECT_EX, offsetof(CacheObject, raw), READONLY, NULL},
+    {"device", T_OBJECT_EX, offsetof(CacheObject, device), READONLY, NULL},
+    {NULL},
+};
+
+static PyGetSetDef cache_getset[] = {
+    {"max_cached_bytes", (getter)cache_get_limit, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject CacheType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hxarray._speedups.CachingAllocatorBase",
+    .tp_basicsize = sizeof(CacheObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Size-class free lists and statistics over a raw allocator (compiled).",
+    .tp_traverse = (traverseproc)cache_traverse,
+    .tp_clear = (inquiry)cache_clear,
+    .tp_dealloc = (destructor)cache_dealloc,
+    .tp_init = (initproc)cache_init,
+    .tp_new = PyType_GenericNew,
+    .tp_methods = cache_methods,
+    .tp_members = cache_members,
+    .tp_getset = cache_getset,
+};
+
+/* -- MemoryBufferBase, continued -------------------------------------------------------------- */
+static int
+buffer_init(BufferObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"device", "nbytes", "block", "allocator", NULL};
+    PyObject *device, *nbytes, *block, *allocator;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO:MemoryBuffer", names, &device,
+                                     &PyLong_Type, &nbytes, &block, &allocator))
+        return -1;
+    Py_XSETREF(self->device, Py_NewRef(device));
+    Py_XSETREF(self->nbytes, Py_NewRef(nbytes));
+    Py_XSETREF(self->block, Py_NewRef(block));
+    Py_XSETREF(self->allocator, Py_NewRef(allocator));
+    return 0;
+}
+
+/* The last reference is gone: hand the block back, exactly once. */
+static void
+buffer_dealloc(BufferObject *self)
+{
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    PyObject *allocator = self->allocator;
+    self->allocator = NULL;
+    if (allocator != NULL && allocator != Py_None && self->block != NULL) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        int failed;
+        if (PyObject_TypeCheck(allocator, &CacheType)) {
+            failed = cache_free((CacheObject *)allocator, self->block) < 0;
+        }
+        else {
+            PyObject *done = PyObject_CallMethodOneArg(allocator, str_free, self->block);
+            failed = done == NULL;
+            Py_XDECREF(done);
+        }
+        if (failed)
+            PyErr_WriteUnraisable(allocator);
+        PyErr_Restore(type, value, traceback);
+    }
+    Py_XDECREF(allocator);
+    Py_CLEAR(self->device);
+    Py_CLEAR(self->nbytes);
+    Py_CLEAR(self->block);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef buffer_members[] = {
+    {"device", T_OBJECT_EX, offsetof(BufferObject, device), READONLY, NULL},
+    {"nbytes", T_OBJECT_EX, offsetof(BufferObject, nbytes), READONLY, NULL},
+    {"block", T_OBJECT_EX, offsetof(BufferObject, block), READONLY, NULL},
+    {"allocator", T_OBJECT, offsetof(BufferObject, allocator), READONLY, NULL},
+    {NULL},
+};
+
+static PyTypeObject BufferType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hxarray._speedups.MemoryBufferBase",
+    .tp_basicsize = sizeof(BufferObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "A span of device memory that returns its block to its allocator when it dies.",
+    .tp_dealloc = (destructor)buffer_dealloc,
+    .tp_init = (initproc)buffer_init,
+    .tp_new = PyType_GenericNew,
+    .tp_weaklistoffset = offsetof(BufferObject, weakreflist),
+    .tp_members = buffer_members,
+};
+
+/* -- ArrayBase ------------------------------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    PyObject *buffer, *dtype, *shape, *strides, *offset, *handle, *weakreflist;
+} ArrayObject;
+
+static PyTypeObject ArrayType;
+
+static void
+array_dealloc(ArrayObject *self)
+{
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    Py_CLEAR(self->handle);
+    Py_CLEAR(self->buffer);
+    Py_CLEAR(self->dtype);
+    Py_CLEAR(self->shape);
+    Py_CLEAR(self->strides);
+    Py_CLEAR(self->offset);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef array_members[] = {
+    {"_buffer", T_OBJECT_EX, offsetof(ArrayObject, buffer), 0, NULL},
+    {"_dtype", T_OBJECT_EX, offsetof(ArrayObject, dtype), 0, NULL},
+    {"_shape", T_OBJECT_EX, offsetof(ArrayObject, shape), 0, NULL},
+    {"_strides", T_OBJECT_EX, offsetof(ArrayObject, strides), 0, NULL},
+    {"_offset", T_OBJECT_EX, offsetof(ArrayObject, offset), 0, NULL},
+    {"_handle", T_OBJECT_EX, offsetof(ArrayObject, handle), 0, NULL},
+    {NULL},
+};
+
+/* -- Operation: one element-wise function ---------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *name;      /* the spec's name, e.g. "add" */
+    int arity;
+    PyObject *results;   /* dict: operand dtype -> (result dtype, its itemsize), one operand dtype */
+    PyObject *fallback;  /* the general path, called with the same arguments */
+    PyObject *kernel;    /* the CPU backend's numpy ufunc, or NULL: no fast path */
+    int compute_bound;   /* which threading threshold applies */
+    PyObject *dict;      /* __name__, __doc__, __signature__, ...: it stands in for a function */
+} Operation;
+
+typedef struct {
+    ArrayObject *first;  /* the first array operand: its shape is the result's */
+    PyObject *dtype;     /* the result dtype (borrowed) */
+    Py_ssize_t itemsize, size;
+} Plan;
+
+static int
+is_floating(PyObject *dtype)
+{
+    return PySequence_Contains(floating_dtypes, dtype) == 1;
+}
+
+/* Whether a plain Python scalar meets an array of `dtype` without any check the fast path skips
+ * (the general path handles the rest: integer bounds, complex scalars, subclasses). */
+static int
+scalar_fits(PyObject *x, PyObject *dtype)
+{
+    if (PyBool_Check(x))
+        return dtype == dtype_bool;
+    if (PyFloat_CheckExact(x))
+        return is_floating(dtype);
+    int overflow;
+    long long value = PyLong_AsLongLongAndOverflow(x, &overflow);
+    if (value == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return overflow == 0 && (dtype == dtype_int64 || is_floating(dtype));
+}
+
+static Py_ssize_t
+shape_size(PyObject *shape)
+{
+    Py_ssize_t size = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
+        Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (n < 0)
+            return -1;
+        size *= n;
+    }
+    return size;
+}
+
+/* 1 if the fast path takes these operands (filling `plan`), 0 if not, -1 on error. */
+static int
+make_plan(Operation *op, PyObject *const *args, Py_ssize_t nargs, Plan *plan)
+{
+    if (op->kernel == NULL || cpu_device == NULL)
+        return 0;
+    ArrayObject *first = NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *x = args[i];
+        if (Py_IS_TYPE(x, array_type)) {
+            ArrayObject *a = (ArrayObject *)x;
+            if (a->handle == NULL || a->handle == Py_None || a->buffer == NULL ||
+                    !PyObject_TypeCheck(a->buffer, &BufferType) ||
+                    ((BufferObject *)a->buffer)->device != cpu_device)
+                return 0;
+            if (first == NULL) {
+                first = a;
+                continue;
+            }
+            if (a->dtype != first->dtype)
+                return 0;
+            if (a->shape != first->shape) {
+                int same = PyObject_RichCompareBool(a->shape, first->shape, Py_EQ);
+                if (same <= 0)
+                    return same;
+            }
+        }
+        else if (!PyFloat_CheckExact(x) && !PyLong_CheckExact(x) && !PyBool_Check(x)) {
+            return 0;
+        }
+    }
+    if (first == NULL)
+        return 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        if (!Py_IS_TYPE(args[i], array_type) && !scalar_fits(args[i], first->dtype))
+            return 0;
+    }
+    PyObject *result = PyDict_GetItemWithError(op->results, first->dtype);
+    if (result == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    Py_ssize_t size = shape_size(first->shape);
+    if (size < 0)
+        return PyErr_Occurred() ? -1 : 0;
+    plan->first = first;
+    plan->dtype = PyTuple_GET_ITEM(result, 0);
+    plan->itemsize = PyLong_AsSsize_t(PyTuple_GET_ITEM(result, 1));
+    plan->size = size;
+    return 1;
+}
+
+/* Whether the operation is small enough for one thread (the threshold is read each time: tests
+ * lower it to exercise the threaded path). -1 on error. */
+static int
+below_threshold(Operation *op, Plan *plan)
+{
+    PyObject *limit = PyDict_GetItemWithError(
+        thresholds, op->compute_bound ? str_compute_bound : str_memory_bound);
+    if (limit == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "the threading thresholds are missing");
+        return -1;
+    }
+    Py_ssize_t n = PyLong_AsSsize_t(limit);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    return plan->size < n;
+}
+
+static PyObject *
+contiguous_strides(PyObject *shape, Py_ssize_t itemsize)
+{
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    PyObject *strides = PyTuple_New(ndim);
+    if (strides == NULL)
+        return NULL;
+    Py_ssize_t step = itemsize;
+    for (Py_ssize_t i = ndim - 1; i >= 0; i--) {
+        PyObject *s = PyLong_FromSsize_t(step);
+        if (s == NULL) {
+            Py_DECREF(strides);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(strides, i, s);
+        Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        step *= n > 1 ? n : 1;
+    }
+    return strides;
+}
+
+/* The numpy view of a block for (dtype, shape): the one cached on the block by its last user if
+ * it matches, else a new one from the backend (which caches it). */
+static PyObject *
+block_view(PyObject *block, PyObject *dtype, PyObject *shape)
+{
+    PyObject *cache = IS_BLOCK(block) ? Py_XNewRef(((BlockObject *)block)->cache)
+                                      : PyObject_GetAttr(block, str_cache);
+    if (cache == NULL)
+        return PyErr_Occurred() ? NULL : PyObject_CallFunctionObjArgs(make_view, block, dtype,
+                                                                      shape, NULL);
+    if (PyTuple_CheckExact(cache) && PyTuple_GET_SIZE(cache) == 3 &&
+            PyTuple_GET_ITEM(cache, 0) == dtype) {
+        PyObject *cached_shape = PyTuple_GET_ITEM(cache, 1);
+        int same = cached_shape == shape ? 1 : PyObject_RichCompareBool(cached_shape, shape, Py_EQ);
+        if (same != 0) {
+            PyObject *view = same > 0 ? Py_NewRef(PyTuple_GET_ITEM(cache, 2)) : NULL;
+            Py_DECREF(cache);
+            return view;
+        }
+    }
+    Py_DECREF(cache);
+    return PyObject_CallFunctionObjArgs(make_view, block, dtype, shape, NULL);
+}
+
+/* A fresh C-contiguous CPU array from the caching allocator. */
+static PyObject *
+new_array(PyObject *dtype, Py_ssize_t itemsize, PyObject *shape, Py_ssize_t size)
+{
+    Py_ssize_t nbytes = size * itemsize;
+    PyObject *block = cache_malloc((CacheObject *)cpu_allocator, nbytes);
+    if (block == NULL)
+        return NULL;
+    PyObject *view = block_view(block, dtype, shape);
+    BufferObject *buffer = view == NULL ? NULL :
+        (BufferObject *)buffer_type->tp_alloc(buffer_type, 0);
+    if (buffer == NULL) {
+        Py_XDECREF(view);
+        if (cache_free((CacheObject *)cpu_allocator, block) < 0)
+            PyErr_WriteUnraisable(cpu_allocator);
+        Py_DECREF(block);
+        return NULL;
+    }
+    buffer->device = Py_NewRef(cpu_device);
+    buffer->block = block;
+    buffer->allocator = Py_NewRef(cpu_allocator);
+    buffer->nbytes = PyLong_FromSsize_t(nbytes);
+    ArrayObject *array = buffer->nbytes == NULL ? NULL :
+        (ArrayObject *)array_type->tp_alloc(array_type, 0);
+    if (array == NULL) {
+        Py_DECREF(view);
+        Py_DECREF(buffer);
+        return NULL;
+    }
+    array->buffer = (PyObject *)buffer;
+    array->dtype = Py_NewRef(dtype);
+    array->shape = Py_NewRef(shape);
+    array->offset = Py_NewRef(zero);
+    array->handle = view;
+    array->strides = contiguous_strides(shape, itemsize);
+    if (array->strides == NULL) {
+        Py_DECREF(array);
+        return NULL;
+    }
+    return (PyObject *)array;
+}
+
+/* numpy's floating-point warnings are silenced by running the kernel in a context where numpy's
+ * error-state variable says so. Setting the variable costs a new context mapping and a token per
+ * call; instead one thread (the first to get here) keeps a context holding the quiet state and
+ * enters it around each kernel, a pointer swap. Other threads, or a re-entrant call, set the
+ * variable. The kernel reads nothing else from the context. */
+static PyObject *quiet_context;
+static PyThreadState *quiet_owner;
+
+/* *token is NULL if the quiet context was entered, else the variable's reset token. */
+static int
+quiet_enter(PyObject **token)
+{
+    PyThreadState *thread = PyThreadState_Get();
+    if (quiet_context == NULL) {
+        PyObject *context = PyContext_New();
+        if (context == NULL || PyContext_Enter(context) < 0) {
+            Py_XDECREF(context);
+            return -1;
+        }
+        PyObject *set = PyContextVar_Set(errstate_var, errstate_quiet);
+        Py_XDECREF(set);
+        if (PyContext_Exit(context) < 0 || set == NULL) {
+            Py_DECREF(context);
+            return -1;
+        }
+        quiet_context = context;
+        quiet_owner = thread;
+    }
+    if (thread == quiet_owner && PyContext_Enter(quiet_context) == 0) {
+        *token = NULL;
+        return 0;
+    }
+    PyErr_Clear();
+    *token = PyContextVar_Set(errstate_var, errstate_quiet);
+    return *token == NULL ? -1 : 0;
+}
+
+static int
+quiet_exit(PyObject *token)
+{
+    if (token == NULL)
+        return PyContext_Exit(quiet_context);
+    int done = PyContextVar_Reset(errstate_var, token);
+    Py_DECREF(token);
+    return done;
+}
+
+/* Run the kernel on the operands' numpy views into `out` (a fresh array if NULL), quietly. */
+static PyObject *
+compute(Operation *op, PyObject *const *args, Py_ssize_t nargs, Plan *plan, ArrayObject *out)
+{
+    PyObject *result = out != NULL ? Py_NewRef(out) :
+        new_array(plan->dtype, plan->itemsize, plan->first->shape, plan->size);
+    if (result == NULL)
+        return NULL;
+    PyObject *call[4] = {NULL};
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        call[i + 1] = Py_IS_TYPE(args[i], array_type) ? ((ArrayObject *)args[i])->handle : args[i];
+    call[nargs + 1] = ((ArrayObject *)result)->handle;  /* out= */
+    PyObject *token;
+    if (quiet_enter(&token) < 0) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    PyObject *done = PyObject_Vectorcall(op->kernel, call + 1,
+                                         nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, kw_out);
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (quiet_exit(token) < 0) {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+        Py_XDECREF(done);
+        Py_DECREF(result);
+        return NULL;
+    }
+    PyErr_Restore(type, value, traceback);
+    if (done == NULL) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    Py_DECREF(done);
+    return result;
+}
+
+/* The fast path if it applies: a new reference; NULL without an error if it does not. */
+static PyObject *
+try_fast(Operation *op, PyObject *const *args, Py_ssize_t nargs, ArrayObject *out)
+{
+    Plan plan;
+    int ok = make_plan(op, args, nargs, &plan);
+    if (ok > 0 && out != NULL) {
+        if (out->dtype != plan.dtype)
+            return NULL;
+        if (out->shape != plan.first->shape) {
+            ok = PyObject_RichCompareBool(out->shape, plan.first->shape, Py_EQ);
+            if (ok <= 0)
+                return NULL;
+        }
+    }
+    if (ok > 0)
+        ok = below_threshold(op, &plan);
+    if (ok <= 0)
+        return NULL;
+    return compute(op, args, nargs, &plan, out);
+}
+
+static PyObject *
+operation_vectorcall(Operation *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && nargs == op->arity) {
+        PyObject *result = try_fast(op, args, nargs, NULL);
+        if (result != NULL || PyErr_Occurred())
+            return result;
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+operation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"name", "arity", "results", "fallback", NULL};
+    PyObject *name, *results, *fallback;
+    int arity;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UiO!O:Operation", names, &name, &arity,
+                                     &PyDict_Type, &results, &fallback))
+        return NULL;
+    if (arity != 1 && arity != 2) {
+        PyErr_Format(PyExc_ValueError, "arity must be 1 or 2, got %d", arity);
+        return NULL;
+    }
+    Operation *op = (Operation *)type->tp_alloc(type, 0);
+    if (op == NULL)
+        return NULL;
+    op->vectorcall = (vectorcallfunc)operation_vectorcall;
+    op->name = Py_NewRef(name);
+    op->arity = arity;
+    op->results = Py_NewRef(results);
+    op->fallback = Py_NewRef(fallback);
+    if (PyList_Append(operations, (PyObject *)op) < 0) {
+        Py_DECREF(op);
+        return NULL;
+    }
+    return (PyObject *)op;
+}
+
+static void
+operation_dealloc(Operation *op)
+{
+    Py_CLEAR(op->name);
+    Py_CLEAR(op->results);
+    Py_CLEAR(op->fallback);
+    Py_CLEAR(op->kernel);
+    Py_CLEAR(op->dict);
+    Py_TYPE(op)->tp_free((PyObject *)op);
+}
+
+static PyObject *
+operation_repr(Operation *op)
+{
+    return PyUnicode_FromFormat("<hxarray function %U>", op->name);
+}
+
+static PyMemberDef operation_members[] = {
+    {"name", T_OBJECT_EX, offsetof(Operation, name), READONLY, NULL},
+    {"kernel", T_OBJECT, offsetof(Operation, kernel), READONLY,
+     "the CPU fast path's ufunc, or None"},
+    {NULL},
+};
+
+static PyTypeObject OperationType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hxarray._speedups.Operation",
+    .tp_basicsize = sizeof(Operation),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Operation(name, arity, results, fallback): an element-wise function with the CPU "
+              "fast path in front of its general path `fallback`.",
+    .tp_new = operation_new,
+    .tp_dealloc = (destructor)operation_dealloc,
+    .tp_repr = (reprfunc)operation_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Operation, vectorcall),
+    .tp_dictoffset = offsetof(Operation, dict),
+    .tp_members = operation_members,
+};
+
+/* -- operator slots -------------------------------------------------------------------------- */
+enum {
+    ADD, SUB, MUL, TRUEDIV, FLOORDIV, MOD, POW, MATMUL, AND, OR, XOR, LSHIFT, RSHIFT,
+    EQ, NE, LT, LE, GT, GE, N_BINARY
+};
+enum { NEG, POS, ABS, INVERT, N_UNARY };
+
+static const char *binary_names[N_BINARY][4] = {
+    /* operation, forward, reflected, in-place */
+    {"add", "__add__", "__radd__", "__iadd__"},
+    {"subtract", "__sub__", "__rsub__", "__isub__"},
+    {"multiply", "__mul__", "__rmul__", "__imul__"},
+    {"divide", "__truediv__", "__rtruediv__", "__itruediv__"},
+    {"floor_divide", "__floordiv__", "__rfloordiv__", "__ifloordiv__"},
+    {"remainder", "__mod__", "__rmod__", "__imod__"},
+    {"pow", "__pow__", "__rpow__", "__ipow__"},
+    {"matmul", "__matmul__", "__rmatmul__", "__imatmul__"},
+    {"bitwise_and", "__and__", "__rand__", "__iand__"},
+    {"bitwise_or", "__or__", "__ror__", "__ior__"},
+    {"bitwise_xor", "__xor__", "__rxor__", "__ixor__"},
+    {"bitwise_left_shift", "__lshift__", "__rlshift__", "__ilshift__"},
+    {"bitwise_right_shift", "__rshift__", "__rrshift__", "__irshift__"},
+    {"equal", "__eq__", NULL, NULL},
+    {"not_equal", "__ne__", NULL, NULL},
+    {"less", "__lt__", NULL, NULL},
+    {"less_equal", "__le__", NULL, NULL},
+    {"greater", "__gt__", NULL, NULL},
+    {"greater_equal", "__ge__", NULL, NULL},
+};
+static const char *unary_names[N_UNARY][2] = {
+    {"negative", "__neg__"}, {"positive", "__pos__"}, {"abs", "__abs__"},
+    {"bitwise_invert", "__invert__"},
+};
+
+static PyObject *
+power(PyObject *a, PyObject *b)
+{
+    return PyNumber_Power(a, b, Py_None);
+}
+
+/* The binary operators, for an in-place operator that falls back to them. */
+static binaryfunc binary_functions[N_BINARY] = {
+    PyNumber_Add, PyNumber_Subtract, PyNumber_Multiply, PyNumber_TrueDivide,
+    PyNumber_FloorDivide, PyNumber_Remainder, power, PyNumber_MatrixMultiply, PyNumber_And,
+    PyNumber_Or, PyNumber_Xor, PyNumber_Lshift, PyNumber_Rshift,
+};
+
+static Operation *binary_ops[N_BINARY];
+static PyObject *binary_methods[N_BINARY][3];  /* the Python operators: forward, reflected, in-place */
+static Operation *unary_ops[N_UNARY];
+static PyObject *unary_methods[N_UNARY];
+
+#if PY_VERSION_HEX >= 0x030E0000
+#define IS_TEMPORARY(x) PyUnstable_Object_IsUniqueReferencedTemporary(x)
+#elif PY_VERSION_HEX >= 0x030B0000
+/* Whether the innermost Python frame is executing BINARY_OP, i.e. the interpreter itself called
+ * the operator slot with operands from its stack. */
+static int
+frame_at_binary_op(void)
+{
+    PyFrameObject *frame = PyEval_GetFrame();
+    if (frame == NULL || binary_op_opcode < 0)
+        return 0;
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    PyObject *bytecode = PyCode_GetCode(code);
+    Py_DECREF(code);
+    if (bytecode == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int lasti = PyFrame_GetLasti(frame);
+    int at = lasti >= 0 && lasti < PyBytes_GET_SIZE(bytecode) &&
+        (unsigned char)PyBytes_AS_STRING(bytecode)[lasti] == binary_op_opcode;
+    Py_DECREF(bytecode);
+    return at;
+}
+#define IS_TEMPORARY(x) (Py_REFCNT(x) == 1 && frame_at_binary_op())
+#endif
+
+/* An operand the result may be written into: a temporary array of the result's dtype (the plan
+ * guarantees its shape) whose memory nothing else can see. */
+static ArrayObject *
+elision_target(PyObject *a, PyObject *b, Plan *plan)
+{
+#ifdef IS_TEMPORARY
+    if (plan->size * plan->itemsize < ELIDE_MIN_BYTES)
+        return NULL;
+    PyObject *operands[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        ArrayObject *x = (ArrayObject *)operands[i];
+        if (Py_IS_TYPE(x, array_type) && x->dtype == plan->dtype &&
+                Py_REFCNT(x->buffer) == 1 &&
+                ((BufferObject *)x->buffer)->allocator == cpu_allocator && IS_TEMPORARY((PyObject *)x))
+            return x;
+    }
+#endif
+    return NULL;
+}
+
+static PyObject *
+binary_slot(int k, PyObject *a, PyObject *b)
+{
+    int forward = PyObject_TypeCheck(a, &ArrayType);
+    Operation *op = binary_ops[k];
+    if (op != NULL) {
+        PyObject *args[2] = {a, b};
+        Plan plan;
+        int ok = make_plan(op, args, 2, &plan);
+        if (ok < 0)
+            return NULL;
+        if (ok > 0) {
+            ArrayObject *out = elision_target(a, b, &plan);
+            ok = below_threshold(op, &plan);
+            if (ok < 0)
+                return NULL;
+            if (ok > 0)
+                return compute(op, args, 2, &plan, out);
+            if (out != NULL)  /* large: the general path threads it, into the temporary */
+                return PyObject_CallFunctionObjArgs(py_binary, op->name, a, b, out, NULL);
+        }
+    }
+    PyObject *method = binary_methods[k][forward ? 0 : 1];
+    if (method == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    return forward ? PyObject_CallFunctionObjArgs(method, a, b, NULL)
+                   : PyObject_CallFunctionObjArgs(method, b, a, NULL);
+}
+
+static PyObject *
+inplace_slot(int k, PyObject *a, PyObject *b)
+{
+    if (binary_ops[k] != NULL && Py_IS_TYPE(a, array_type)) {
+        PyObject *args[2] = {a, b};
+        PyObject *result = try_fast(binary_ops[k], args, 2, (ArrayObject *)a);
+        if (result != NULL || PyErr_Occurred())
+            return result;
+    }
+    if (binary_methods[k][2] == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *result = PyObject_CallFunctionObjArgs(binary_methods[k][2], a, b, NULL);
+    if (result != Py_NotImplemented)
+        return result;
+    /* Python would now try a.__op__(b), then b.__rop__(a); do it here, because for `+=` a
+     * NotImplemented from this slot also reaches sq_inplace_concat, which CPython fills with this
+     * same function for a Python subclass, and that path hands NotImplemented back as the result. */
+    Py_DECREF(result);
+    return binary_functions[k](a, b);
+}
+
+static PyObject *
+unary_slot(int k, PyObject *a)
+{
+    if (unary_ops[k] != NULL) {
+        PyObject *result = try_fast(unary_ops[k], &a, 1, NULL);
+        if (result != NULL || PyErr_Occurred())
+            return result;
+    }
+    if (unary_methods[k] == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    return PyObject_CallOneArg(unary_methods[k], a);
+}
+
+#define BINARY_SLOTS(fn, inplace_fn, k) \
+    static PyObject *fn(PyObject *a, PyObject *b) { return binary_slot(k, a, b); } \
+    static PyObject *inplace_fn(PyObject *a, PyObject *b) { return inplace_slot(k, a, b); }
+BINARY_SLOTS(nb_add, nb_iadd, ADD)
+BINARY_SLOTS(nb_sub, nb_isub, SUB)
+BINARY_SLOTS(nb_mul, nb_imul, MUL)
+BINARY_SLOTS(nb_truediv, nb_itruediv, TRUEDIV)
+BINARY_SLOTS(nb_floordiv, nb_ifloordiv, FLOORDIV)
+BINARY_SLOTS(nb_mod, nb_imod, MOD)
+BINARY_SLOTS(nb_matmul, nb_imatmul, MATMUL)
+BINARY_SLOTS(nb_and, nb_iand, AND)
+BINARY_SLOTS(nb_or, nb_ior, OR)
+BINARY_SLOTS(nb_xor, nb_ixor, XOR)
+BINARY_SLOTS(nb_lshift, nb_ilshift, LSHIFT)
+BINARY_SLOTS(nb_rshift, nb_irshift, RSHIFT)
+
+static PyObject *
+nb_pow(PyObject *a, PyObject *b, PyObject *modulo)
+{
+    if (modulo != Py_None)
+        Py_RETURN_NOTIMPLEMENTED;
+    return binary_slot(POW, a, b);
+}
+
+static PyObject *
+nb_ipow(PyObject *a, PyObject *b, PyObject *modulo)
+{
+    if (modulo != Py_None)
+        Py_RETURN_NOTIMPLEMENTED;
+    return inplace_slot(POW, a, b);
+}
+
+static PyObject *nb_neg(PyObject *a) { return unary_slot(NEG, a); }
+static PyObject *nb_pos(PyObject *a) { return unary_slot(POS, a); }
+static PyObject *nb_abs(PyObject *a) { return unary_slot(ABS, a); }
+static PyObject *nb_invert(PyObject *a) { return unary_slot(INVERT, a); }
+
+static PyObject *
+array_richcompare(PyObject *a, PyObject *b, int cmp)
+{
+    static const int slots[] = {[Py_LT] = LT, [Py_LE] = LE, [Py_EQ] = EQ, [Py_NE] = NE,
+                                [Py_GT] = GT, [Py_GE] = GE};
+    return binary_slot(slots[cmp], a, b);
+}
+
+static PyNumberMethods array_as_number = {
+    .nb_add = nb_add, .nb_subtract = nb_sub, .nb_multiply = nb_mul,
+    .nb_true_divide = nb_truediv, .nb_floor_divide = nb_floordiv, .nb_remainder = nb_mod,
+    .nb_power = nb_pow, .nb_matrix_multiply = nb_matmul, .nb_and = nb_and, .nb_or = nb_or,
+    .nb_xor = nb_xor, .nb_lshift = nb_lshift, .nb_rshift = nb_rshift,
+    .nb_inplace_add = nb_iadd, .nb_inplace_subtract = nb_isub, .nb_inplace_multiply = nb_imul,
+    .nb_inplace_true_divide = nb_itruediv, .nb_inplace_floor_divide = nb_ifloordiv,
+    .nb_inplace_remainder = nb_imod, .nb_inplace_power = nb_ipow,
+    .nb_inplace_matrix_multiply = nb_imatmul, .nb_inplace_and = nb_iand,
+    .nb_inplace_or = nb_ior, .nb_inplace_xor = nb_ixor, .nb_inplace_lshift = nb_ilshift,
+    .nb_inplace_rshift = nb_irshift,
+    .nb_negative = nb_neg, .nb_positive = nb_pos, .nb_absolute = nb_abs, .nb_invert = nb_invert,
+};
+
+static PyTypeObject ArrayType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hxarray._speedups.ArrayBase",
+    .tp_basicsize = sizeof(ArrayObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The Array's fields and operator slots (compiled).",
+    .tp_dealloc = (destructor)array_dealloc,
+    .tp_new = PyType_GenericNew,
+    .tp_weaklistoffset = offsetof(ArrayObject, weakreflist),
+    .tp_members = array_members,
+    .tp_as_number = &array_as_number,
+    .tp_richcompare = array_richcompare,
+};
+
+/* -- configuration functions ----------------------------------------------------------------- */
+static PyObject *
+lookup_operation(PyObject *ops, const char *name)
+{
+    PyObject *op = PyDict_GetItemString(ops, name);
+    if (op != NULL && !Py_IS_TYPE(op, &OperationType)) {
+        PyErr_Format(PyExc_TypeError, "operations[%s] is not an Operation", name);
+        return NULL;
+    }
+    return Py_XNewRef(op);
+}
+
+static PyObject *
+configure(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"array_type", "buffer_type", "general", "operations", "operators",
+                            "bool_dtype", "int64_dtype", "floating_dtypes", "binary_op_opcode",
+                            NULL};
+    PyObject *atype, *btype, *general, *ops, *methods, *dbool, *dint64, *floating;
+    int opcode;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!OO!O!OOO!i:configure", names,
+                                     &PyType_Type, &atype, &PyType_Type, &btype, &general,
+                                     &PyDict_Type, &ops, &PyDict_Type, &methods, &dbool, &dint64,
+                                     &PyTuple_Type, &floating, &opcode))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)atype, &ArrayType) ||
+            !PyType_IsSubtype((PyTypeObject *)btype, &BufferType)) {
+        PyErr_SetString(PyExc_TypeError, "array_type and buffer_type must derive from ArrayBase "
+                                         "and MemoryBufferBase");
+        return NULL;
+    }
+    for (int k = 0; k < N_BINARY; k++) {
+        Operation *op = (Operation *)lookup_operation(ops, binary_names[k][0]);
+        if (op == NULL && PyErr_Occurred())
+            return NULL;
+        Py_XSETREF(binary_ops[k], op);
+        for (int j = 0; j < 3; j++) {
+            PyObject *method = binary_names[k][j + 1] == NULL ? NULL :
+                PyDict_GetItemString(methods, binary_names[k][j + 1]);
+            Py_XSETREF(binary_methods[k][j], Py_XNewRef(method));
+        }
+    }
+    for (int k = 0; k < N_UNARY; k++) {
+        Operation *op = (Operation *)lookup_operation(ops, unary_names[k][0]);
+        if (op == NULL && PyErr_Occurred())
+            return NULL;
+        Py_XSETREF(unary_ops[k], op);
+        Py_XSETREF(unary_methods[k], Py_XNewRef(PyDict_GetItemString(methods, unary_names[k][1])));
+    }
+    Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(atype));
+    Py_XSETREF(buffer_type, (PyTypeObject *)Py_NewRef(btype));
+    Py_XSETREF(py_binary, Py_NewRef(general));
+    Py_XSETREF(dtype_bool, Py_NewRef(dbool));
+    Py_XSETREF(dtype_int64, Py_NewRef(dint64));
+    Py_XSETREF(floating_dtypes, Py_NewRef(floating));
+    binary_op_opcode = opcode;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"device", "allocator", "make_view", "kernels", "compute_bound",
+                            "thresholds", "errstate_var", "errstate_quiet", NULL};
+    PyObject *device, *allocator, *view, *kernels, *compute_bound, *limits, *var, *quiet;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!OO!OO:bind_cpu", names, &device,
+                                     &CacheType, &allocator, &view, &PyDict_Type, &kernels,
+                                     &compute_bound, &PyDict_Type, &limits, &var, &quiet))
+        return NULL;
+    if (!PyContextVar_CheckExact(var)) {
+        PyErr_SetString(PyExc_TypeError, "errstate_var must be a ContextVar");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(operations); i++) {
+        Operation *op = (Operation *)PyList_GET_ITEM(operations, i);
+        PyObject *kernel = PyDict_GetItemWithError(kernels, op->name);
+        if (kernel == NULL && PyErr_Occurred())
+            return NULL;
+        int heavy = PySequence_Contains(compute_bound, op->name);
+        if (heavy < 0)
+            return NULL;
+        Py_XSETREF(op->kernel, Py_XNewRef(kernel));
+        op->compute_bound = heavy;
+    }
+    Py_XSETREF(cpu_device, Py_NewRef(device));
+    Py_XSETREF(cpu_allocator, Py_NewRef(allocator));
+    Py_XSETREF(make_view, Py_NewRef(view));
+    Py_XSETREF(thresholds, Py_NewRef(limits));
+    Py_XSETREF(errstate_var, Py_NewRef(var));
+    Py_XSETREF(errstate_quiet, Py_NewRef(quiet));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
+     "Register the Array and MemoryBuffer classes, the general element-wise path, the "
+     "operations and the Python operators behind the slots."},
+    {"bind_cpu", (PyCFunction)(void (*)(void))bind_cpu, METH_VARARGS | METH_KEYWORDS,
+     "Enable the CPU fast path: the device, its caching allocator, and the kernels by name."},
+    {"size_class", size_class_py, METH_O, "The rounded size a request of `nbytes` is served with."},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "hxarray._speedups",
+    "Compiled twins of hxarray's hot core types, and the CPU fast path.", -1, module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    if (PyType_Ready(&BlockType) < 0 || PyType_Ready(&BufferType) < 0 || PyType_Ready(&CacheType) < 0 ||
+            PyType_Ready(&ArrayType) < 0 || PyType_Ready(&OperationType) < 0)
+        return NULL;
+    str_cache = PyUnicode_InternFromString("cache");
+    str_nbytes = PyUnicode_InternFromString("nbytes");
+    str_free = PyUnicode_InternFromString("free");
+    str_raw_malloc = PyUnicode_InternFromString("_raw_malloc");
+    str_compute_bound = PyUnicode_InternFromString("MIN_ELEMENTS_COMPUTE_BOUND");
+    str_memory_bound = PyUnicode_InternFromString("MIN_ELEMENTS_MEMORY_BOUND");
+    kw_out = Py_BuildValue("(s)", "out");
+    zero = PyLong_FromLong(0);
+    operations = PyList_New(0);
+    if (!str_cache || !str_nbytes || !str_free || !str_raw_malloc || !str_compute_bound ||
+            !str_memory_bound || !kw_out || !zero || !operations)
+        return NULL;
+    PyObject *module = PyModule_Create(&module_def);
+    if (module == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(module, "Block", (PyObject *)&BlockType) < 0 ||
+            PyModule_AddObjectRef(module, "ArrayBase", (PyObject *)&ArrayType) < 0 ||
+            PyModule_AddObjectRef(module, "MemoryBufferBase", (PyObject *)&BufferType) < 0 ||
+            PyModule_AddObjectRef(module, "CachingAllocatorBase", (PyObject *)&CacheType) < 0 ||
+            PyModule_AddObjectRef(module, "Operation", (PyObject *)&OperationType) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,190 @@
+"""The compiled speedups: built where a C compiler exists, twins of the pure-Python types, and the
+temporary elision of the operator slots (which must never write into memory anyone can see).
+
+`make test` runs the whole suite twice, with the compiled types and with HXARRAY_PURE_PYTHON=1, so
+every other test checks both; the tests here are about what only one of them does."""
+
+from __future__ import annotations
+
+import gc
+import os
+
+import numpy as np
+import pytest
+
+import hxarray as xp
+from hxarray._compiled import speedups
+from hxarray.backends.cpu import parallel
+from hxarray.backends.cpu.allocator import CpuAllocator
+from hxarray.hal import Allocator, CachingAllocator, Device, size_class
+from hxarray.hal.allocator import _CachingAllocatorBase, _size_class
+
+PURE = os.environ.get("HXARRAY_PURE_PYTHON", "0") not in ("", "0")
+compiled = pytest.mark.skipif(speedups is None, reason="runs on the compiled types only "
+                              "(HXARRAY_PURE_PYTHON=1 is set)")
+
+LARGE = 1 << 16  # float64 elements: 512 KiB, above the 256 KiB elision threshold
+
+
+def test_the_extension_is_built_unless_pure_python_is_asked_for() -> None:
+    assert (speedups is None) == PURE
+
+
+@compiled
+def test_size_class_matches_its_pure_python_twin() -> None:
+    sizes = [*range(0, 4100), *(2**k + d for k in range(12, 62) for d in (-1, 0, 1, 12345))]
+    assert [size_class(n) for n in sizes] == [_size_class(n) for n in sizes]
+    with pytest.raises(ValueError, match="non-negative"):
+        size_class(-1)
+
+
+class PurePythonCaching(_CachingAllocatorBase, Allocator):
+    """The pure-Python caching allocator, whatever this process runs on."""
+
+    _raw_malloc = CachingAllocator._raw_malloc
+    copy_to_host = CachingAllocator.copy_to_host
+    copy_from_host = CachingAllocator.copy_from_host
+
+
+@compiled
+@pytest.mark.parametrize("limit", [None, 0, 1000])
+def test_compiled_caching_allocator_matches_its_twin(limit: int | None) -> None:
+    device = Device("cpu")
+    pair = [CachingAllocator(CpuAllocator(device), max_cached_bytes=limit),
+            PurePythonCaching(CpuAllocator(device), max_cached_bytes=limit)]
+    rng = np.random.default_rng(0)
+    held: list[list] = [[], []]
+    for _ in range(500):
+        if held[0] and rng.random() < 0.45:
+            i = int(rng.integers(len(held[0])))
+            for alloc, blocks in zip(pair, held):
+                alloc.free(blocks.pop(i))
+        else:
+            n = int(rng.integers(0, 5000))
+            for alloc, blocks in zip(pair, held):
+                blocks.append(alloc.malloc(n))
+    assert pair[0].stats() == pair[1].stats()
+    assert pair[0].max_cached_bytes == pair[1].max_cached_bytes == limit
+    for alloc in pair:
+        alloc.empty_cache()
+    assert pair[0].stats() == pair[1].stats()
+
+
+def test_caching_allocator_rejects_a_negative_bound() -> None:
+    with pytest.raises(ValueError, match="max_cached_bytes"):
+        CachingAllocator(CpuAllocator(Device("cpu")), max_cached_bytes=-1)
+
+
+@compiled
+def test_block_fields() -> None:
+    block = xp.hal.Block(4096, 64, "handle")
+    assert (block.address, block.nbytes, block.handle, block.cache) == (4096, 64, "handle", None)
+    block.cache = ("any", "thing")
+    block.handle = None
+    assert block.cache == ("any", "thing") and block.handle is None
+    with pytest.raises(ValueError, match="-1 bytes"):
+        xp.hal.Block(0, -1, None)
+    with pytest.raises(AttributeError):
+        block.nbytes = 1
+
+
+@compiled
+def test_namespace_functions_are_operations_dressed_as_functions() -> None:
+    import inspect
+
+    assert xp.add.__name__ == "add" and "add" in xp.add.__doc__
+    assert str(inspect.signature(xp.add)).startswith("(x1")
+    xp.asarray(1.0)  # the CPU backend binds the kernels when it starts
+    assert xp.add.kernel is np.add
+    assert xp.floor_divide.kernel is None  # a kernel with fixes: always the general path
+
+
+# -- elision -----------------------------------------------------------------------------------
+def _inputs(n: int = LARGE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    return tuple(rng.standard_normal(n) for _ in range(3))
+
+
+def _peak_during(expression) -> tuple[int, xp.Array]:
+    """The allocator's peak above what was allocated before, while `expression()` ran."""
+    gc.collect()
+    xp.empty_cache()
+    device = Device("cpu")
+    allocator = device.backend.allocator(device)
+    allocator.reset_peak_stats()
+    before = allocator.stats()["allocated_bytes"]
+    result = expression()
+    return allocator.stats()["peak_allocated_bytes"] - before, result
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+def test_expression_values_match_numpy(threaded: bool, monkeypatch) -> None:
+    if threaded:
+        monkeypatch.setattr(parallel, "MIN_ELEMENTS_MEMORY_BOUND", 4096)
+        monkeypatch.setattr(parallel, "MIN_ELEMENTS_COMPUTE_BOUND", 4096)
+    an, bn, cn = _inputs()
+    a, b, c = (xp.asarray(v) for v in (an, bn, cn))
+    got = ((a * b + c) * 0.5 - (a - b) * (c + 1.0)) / 2.0 - 3
+    want = ((an * bn + cn) * 0.5 - (an - bn) * (cn + 1.0)) / 2.0 - 3
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-15, atol=0)
+    for array, original in zip((a, b, c), (an, bn, cn)):
+        assert np.array_equal(np.asarray(array), original)  # the inputs are untouched
+
+
+@compiled
+def test_a_chain_of_operators_reuses_its_temporaries() -> None:
+    an, bn, _ = _inputs()
+    a, b = xp.asarray(an), xp.asarray(bn)
+    nbytes = an.nbytes
+    peak, result = _peak_during(lambda: (a * a + b * b) * 0.5 + 1)
+    assert peak == 2 * nbytes  # a*a and b*b; the sum and the rest are written into a*a
+    np.testing.assert_allclose(np.asarray(result), (an * an + bn * bn) * 0.5 + 1, rtol=1e-15)
+
+
+@compiled
+def test_small_temporaries_are_not_elided() -> None:
+    an, bn, _ = _inputs(1000)
+    a, b = xp.asarray(an), xp.asarray(bn)
+    peak, _ = _peak_during(lambda: (a * a + b * b) * 0.5 + 1)
+    assert peak > 2 * size_class(an.nbytes)
+
+
+def test_named_arrays_are_never_overwritten() -> None:
+    an, bn, _ = _inputs()
+    a, b = xp.asarray(an), xp.asarray(bn)
+    t = a * b
+    kept = np.array(t)
+    r = t + a
+    assert r is not t and np.array_equal(np.asarray(t), kept)
+    items = [a * b]
+    r = items[0] + a
+    assert r is not items[0] and np.array_equal(np.asarray(items[0]), kept)
+
+
+def test_shared_memory_is_never_written() -> None:
+    an, bn, _ = _inputs()
+    a, b = xp.asarray(an), xp.asarray(bn)
+    # a temporary whose buffer a view, a numpy array or the user's own data also reaches
+    t = a * b
+    view = t[::2]
+    expected_view = np.array(view)
+    _ = t[::1] + a  # the temporary view shares t's buffer
+    assert np.array_equal(np.asarray(view), expected_view)
+    host = np.asarray(a * b)  # numpy keeps the buffer alive
+    kept = host.copy()
+    _ = xp.asarray(host, copy=False) + a
+    assert np.array_equal(host, kept)
+    user = an.copy()
+    _ = xp.asarray(user, copy=False) + b  # adopted user memory is not the allocator's to reuse
+    assert np.array_equal(user, an)
+    del view, host
+
+
+def test_in_place_operators_refuse_foreign_operands() -> None:
+    x = xp.asarray([1.0, 2.0])
+    for bad in ("a", None, object(), [1.0, 2.0]):
+        with pytest.raises(TypeError):
+            x += bad
+        with pytest.raises(TypeError):
+            x *= bad
+    assert np.asarray(x).tolist() == [1.0, 2.0]
