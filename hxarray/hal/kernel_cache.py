@@ -6,7 +6,6 @@ architecture, compiler version); a backend supplies the compile function.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 import threading
@@ -39,6 +38,8 @@ class KernelCache:
 
     @staticmethod
     def key(*parts: str) -> str:
+        import hashlib  # OpenSSL costs 3.5 MB of memory; only compiling backends need it
+
         digest = hashlib.sha256()
         for part in parts:
             digest.update(part.encode())

@@ -11,7 +11,6 @@ import importlib
 import threading
 import warnings
 from abc import ABC, abstractmethod
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from .device import Device, DeviceType, DeviceUnavailableError
@@ -198,6 +197,14 @@ class Backend(ABC):
         """An `fft` extension function by name (params: n/s, axis/axes, norm)."""
 
 
+def entry_points(group: str) -> Any:
+    """The installed entry points of `group`; importlib.metadata is imported on first use (its
+    modules take 3 MB of memory, which built-in backends do without)."""
+    from importlib.metadata import entry_points as installed
+
+    return installed(group=group)
+
+
 class BackendRegistry:
     """Maps device types to backends; discovers plug-ins on first use; thread-safe."""
 
@@ -271,8 +278,10 @@ class BackendRegistry:
         if backend is not None:
             return backend
         with self._lock:
-            self.discover()
             backend = self._backends.get(device_type) or self._load(device_type.name)
+            if backend is None:  # not built in: perhaps a plug-in's
+                self.discover()
+                backend = self._backends.get(device_type) or self._load(device_type.name)
         if backend is None:
             reason = self._failures.get(device_type.name, "no backend is registered for it")
             raise DeviceUnavailableError(
