@@ -162,7 +162,7 @@ def reshape(x: Array, /, shape: tuple[int, ...], *, copy: builtins.bool | None =
     check_array(x, "reshape")
     shape = _ints(shape, "reshape", "shape")
     size = x.size
-    if shape.count(-1) > 1 or any(n < -1 for n in shape):
+    if shape.count(-1) > 1 or min(shape, default=0) < -1:
         raise ValueError(f"reshape(): invalid shape {shape}: at most one -1 and no other "
                          "negative sizes")
     if -1 in shape:
