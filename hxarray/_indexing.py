@@ -118,6 +118,9 @@ def _advanced_key(x: Array, key: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def getitem(x: Array, key: Any) -> Array:
+    if key.__class__ is Array and key._dtype is dt.bool and \
+            key._buffer.device is x._buffer.device:  # the common mask, valid as it is
+        return x._buffer.device.backend.gather(x, (key,))
     key = _as_tuple(key)
     basic = _basic_key(key)
     if basic is not None:

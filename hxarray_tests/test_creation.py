@@ -294,6 +294,18 @@ def test_zeros_ones_empty(dtype):
     assert x.dtype is dtype and x.shape == (2, 3)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))
+def test_zeros_overwrite_reused_memory(dtype):
+    """zeros clears memory the allocator hands out again (it is written, not assumed zero)."""
+    npd = np_dtype(dtype)
+    for shape in [(0,), (7,), (300, 301)]:
+        dirty = xp.full(shape, 1, dtype=dtype)
+        del dirty
+        assert_matches(xp.zeros(shape, dtype=dtype), np.zeros(shape, dtype=npd))
+    assert_matches(xp.full((3,), -0.0), np.full((3,), -0.0))
+    assert_matches(xp.full((3,), 0.0, dtype=xp.float32), np.zeros(3, dtype=np.float32))
+
+
 @pytest.mark.parametrize("shape,error", [
     (-1, ValueError), ((2, -1), ValueError), (2.0, TypeError), ((2.0,), TypeError),
     (True, TypeError), ((True, 2), TypeError), (None, TypeError), ("3", TypeError),
@@ -386,6 +398,16 @@ def test_like_functions_reject_bad_inputs():
        step=st.integers(-7, 7).filter(bool))
 def test_arange_ints(start, stop, step):
     assert_matches(xp.arange(start, stop, step), np.arange(start, stop, step))
+
+
+@pytest.mark.parametrize("args", [
+    (4096,), (4097,), (8193,), (100_003,), (-5, 20_000, 3), (20_000, -5, -3),
+    (2**61, 2**61 + 9000), (-2**62 + 5, -2**62 + 9000), (-2**61, 2**61, 2**49),
+    (2**63 - 10, 2**63 - 1), (-2**63, -2**63 + 5000), (0, 1, 2**62), (5, 5), (9, 3),
+])
+def test_arange_ints_of_every_length_and_range(args):
+    """Long integer ranges, filled in blocks of doubling length, and ranges near int64's ends."""
+    assert_matches(xp.arange(*args), np.arange(*args))
 
 
 @given(stop=st.integers(-5, 30) | st.floats(-5, 30))

@@ -207,6 +207,29 @@ def test_partial_and_full_masks_replace_leading_dimensions(mask_shape):
     assert_matches(x[mask_view], data[~mask])
 
 
+@pytest.mark.parametrize("kind", list(VIEWS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))
+def test_leading_axis_masks_of_views(kind, dtype):
+    """A 1-D mask over the first axis of any view, and a 2-D one over a 3-D array's first two
+    axes (reshaped when C-contiguous)."""
+    x, data = view_pair(kind, (8, 6), dtype)
+    mask = sample(data.shape[:1], xp.bool, seed=5)
+    assert_matches(x[xp.asarray(mask)], data[mask])
+    assert_matches(x[xp.asarray(mask)[::-1]], data[mask[::-1]])
+    cube = sample((5, 4, 3), dtype)
+    plane = sample((5, 4), xp.bool, seed=6)
+    assert_matches(xp.asarray(cube)[xp.asarray(plane)], cube[plane])
+    assert_matches(xp.asarray(cube)[::-1][xp.asarray(plane)], cube[::-1][plane])
+
+
+def test_large_masks():
+    a = np.random.default_rng(8).standard_normal(300_001)
+    x = xp.asarray(a)
+    assert_matches(x[x > 0], a[a > 0])
+    assert_matches(x[x > 10], a[a > 10])
+    assert_matches(x[x < 10], a[a < 10])
+
+
 @pytest.mark.parametrize("value", [True, False])
 def test_0d_masks(value):
     data = sample((2, 3), xp.float32)

@@ -10,6 +10,8 @@ import pytest
 import hxarray as xp
 from hxarray.backends.cpu import parallel
 
+from .oracle import DTYPES, FLOATING, VIEWS, ids, sample
+
 SPLIT_FROM = 4096  # the thresholds, lowered so that small test arrays take the threaded paths
 N = SPLIT_FROM * 3 + 7  # large enough to split, not a multiple of the thread count
 
@@ -18,6 +20,7 @@ N = SPLIT_FROM * 3 + 7  # large enough to split, not a multiple of the thread co
 def low_thresholds(monkeypatch):
     monkeypatch.setattr(parallel, "MIN_ELEMENTS_COMPUTE_BOUND", SPLIT_FROM)
     monkeypatch.setattr(parallel, "MIN_ELEMENTS_MEMORY_BOUND", SPLIT_FROM)
+    monkeypatch.setattr(parallel, "MIN_ELEMENTS_REDUCTION", SPLIT_FROM)
 
 
 @pytest.fixture(params=[1, 2, 3], ids=lambda n: f"threads{n}")
@@ -81,6 +84,95 @@ def test_full_reductions(thread_count, name, keepdims):
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
+REDUCTIONS = ["sum", "prod", "max", "min", "mean", "all", "any"]
+
+
+def _reduction_oracle(name, a, axis, keepdims):
+    """numpy's reduction with the standard's accumulator (int64/uint64 for integer sums) and
+    complex means divided part by part."""
+    if name == "mean" and a.dtype.kind == "c":
+        total = np.sum(a, axis=axis, keepdims=keepdims)
+        count = a.size // total.size
+        mean = np.empty_like(total)
+        mean.real, mean.imag = total.real / count, total.imag / count
+        return mean
+    if name in ("sum", "prod") and a.dtype.kind in "iu":
+        return getattr(np, name)(a, axis=axis, keepdims=keepdims,
+                                 dtype=np.int64 if a.dtype.kind == "i" else np.uint64)
+    return getattr(np, name)(a, axis=axis, keepdims=keepdims)
+
+
+def _applies(name, dtype):
+    return not (name in ("max", "min") and dtype.kind in "bc" or name == "mean" and
+                dtype.kind not in "fc" or name in ("sum", "prod", "mean") and dtype.kind == "b")
+
+
+@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 2), (1, 2)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_split_reductions(thread_count, view, axis, keepdims):
+    """Reductions over some axes split along a kept one; over all axes into partial results."""
+    a = np.random.default_rng(3).standard_normal((5, 6, N // 29))
+    x = VIEWS[view](xp.asarray(a))
+    v = VIEWS[view](a)
+    for name in REDUCTIONS:
+        if name in ("all", "any"):
+            got = getattr(xp, name)(x > -3.5 if name == "all" else x > 3.5, axis=axis,
+                                    keepdims=keepdims)
+            expected = getattr(np, name)(v > -3.5 if name == "all" else v > 3.5, axis=axis,
+                                         keepdims=keepdims)
+        else:
+            got = getattr(xp, name)(x * 0.001 + 1 if name == "prod" else x, axis=axis,
+                                    keepdims=keepdims)
+            expected = getattr(np, name)(v * 0.001 + 1 if name == "prod" else v, axis=axis,
+                                         keepdims=keepdims)
+        assert got.shape == expected.shape and got.dtype.name == expected.dtype.name
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))
+@pytest.mark.parametrize("axis", [None, 1])
+def test_split_reductions_of_every_dtype(thread_count, dtype, axis):
+    """Special values (NaN, infinities, zeros of both signs, integer extremes) go through the
+    threaded paths as through numpy's."""
+    a = sample((3, N), dtype)
+    x = xp.asarray(a)
+    for name in REDUCTIONS:
+        if not _applies(name, a.dtype):
+            continue
+        got = np.asarray(getattr(xp, name)(x, axis=axis))
+        with np.errstate(all="ignore"):
+            expected = _reduction_oracle(name, a, axis, False)
+        assert got.shape == expected.shape and got.dtype == expected.dtype, name
+        np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype in FLOATING else 0,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_split_sums_of_negative_zeros(thread_count, axis):
+    got = np.asarray(xp.sum(xp.asarray(np.full((4, N), -0.0)), axis=axis))
+    assert np.all(got == 0) and np.all(np.signbit(got))
+    mixed = np.full((4, N), -0.0)
+    mixed[2, 5] = 0.0
+    got = np.asarray(xp.sum(xp.asarray(mixed), axis=axis))
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(np.full((4, N), -0.0)).all(
+        axis=axis) & np.all(mixed == 0, axis=axis) & np.signbit(mixed).all(axis=axis))
+
+
+def test_split_complex_mean_keeps_nan_in_its_part(thread_count):
+    a = np.ones((4, N), dtype=np.complex128)
+    a[1, 7] = complex(np.nan, 1.0)
+    for axis in (None, 1):
+        mean = np.asarray(xp.mean(xp.asarray(a), axis=axis))
+        assert np.isnan(mean.real).any() and not np.isnan(mean.imag).any()
+
+
+def test_threaded_reductions_stay_quiet(thread_count):
+    """numpy's error state reaches the worker threads: overflow in a chunk does not warn."""
+    with np.errstate(all="raise"):
+        assert np.isinf(float(xp.prod(xp.asarray(np.full(N, 1e300)))))
+
+
 @pytest.mark.parametrize("operation", ["add", "sin", "sum"])
 def test_large_operations_are_split(monkeypatch, data, operation):
     calls = []
@@ -101,6 +193,7 @@ def test_large_operations_are_split(monkeypatch, data, operation):
     assert calls == [2]
     monkeypatch.setattr(parallel, "MIN_ELEMENTS_COMPUTE_BOUND", N + 1)
     monkeypatch.setattr(parallel, "MIN_ELEMENTS_MEMORY_BOUND", N + 1)
+    monkeypatch.setattr(parallel, "MIN_ELEMENTS_REDUCTION", N + 1)
     with xp.threads(2):
         compute()
     assert calls == [2]

@@ -219,6 +219,38 @@ def test_where(dtype):
                    np.zeros((0, 6), np_dtype(dtype)))
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))
+def test_where_on_large_arrays_is_bit_exact(dtype):
+    """Arrays large enough for the CPU backend's branch-free selection: every view, broadcast
+    and scalar operands, NaN payloads and signed zeros kept bit for bit."""
+    condition = np.random.default_rng(5).integers(0, 2, (40, 60)).astype(bool)
+    data1, data2 = sample((40, 60), dtype), sample((40, 60), dtype, seed=1)
+    if dtype in REAL_FLOATING:
+        bits = np.dtype(f"u{data1.itemsize}")
+        data1.view(bits)[::7] |= 1  # NaN payloads and odd bit patterns
+    triples = zip(view_pairs(condition), view_pairs(data1), view_pairs(data2))
+    for (c, ca), (x1, a1), (x2, a2) in triples:
+        got, expected = np.asarray(xp.where(c, x1, x2)), np.where(ca, a1, a2)
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
+                                      np.ascontiguousarray(expected).view(np.uint8))
+    c, x1, x2 = xp.asarray(condition), xp.asarray(data1), xp.asarray(data2)
+    assert_matches(xp.where(c, x1[:1], x2[:, :1]), np.where(condition, data1[:1], data2[:, :1]))
+    scalar = _scalar_for(dtype)
+    s = np.asarray(scalar, dtype=np_dtype(dtype))
+    assert_matches(xp.where(c, x1, scalar), np.where(condition, data1, s))
+    assert_matches(xp.where(c, scalar, x2), np.where(condition, s, data2))
+
+
+def test_where_on_large_arrays_of_mixed_dtypes():
+    condition = np.random.default_rng(6).integers(0, 2, 5000).astype(bool)
+    a1, a2 = np.arange(5000, dtype=np.int8), np.arange(5000, dtype=np.int64)
+    assert_matches(xp.where(xp.asarray(condition), xp.asarray(a1), xp.asarray(a2)),
+                   np.where(condition, a1, a2))
+    assert_matches(xp.where(xp.asarray(condition), xp.asarray(a1.astype(np.float32)), 1e300),
+                   np.where(condition, a1.astype(np.float32), np.float32(np.inf)))
+
+
 def _scalar_for(dtype: xp.DType) -> object:
     return True if dtype is xp.bool else 7 if dtype in INTEGER else -2.5 if dtype in \
         REAL_FLOATING else complex(1, -2)

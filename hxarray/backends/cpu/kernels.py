@@ -7,8 +7,10 @@ numpy's context variable where it exists, since `np.errstate` costs a microsecon
 
 from __future__ import annotations
 
+import ctypes
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -85,10 +87,26 @@ def _imag(x: Any, out: np.ndarray) -> None:
         out[...] = 0
 
 
+_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # unsigned ints by itemsize
+_SELECT_BITS_FROM = 1024  # elements from which selecting bits beats numpy's branching `where`
+
+
 def _where(condition: np.ndarray, x1: Any, x2: Any, out: np.ndarray) -> None:
-    """numpy's one-pass `where` and a copy beat two passes of copyto (the second one masked),
-    although `np.where` has no `out=`."""
-    np.copyto(out, np.where(condition, x1, x2), casting="unsafe")
+    """numpy's `where` branches on every element, which costs about 4 ns per element on an
+    unpredictable condition. With both operands of out's (real or bool) dtype it selects bits
+    instead, out = x2 ^ ((x1 ^ x2) * condition) on unsigned views: three passes, no branch,
+    exact (NaN payloads included)."""
+    bits = _BITS.get(out.dtype.itemsize) if out.dtype.kind != "c" else None
+    operands = [v if v.__class__ is np.ndarray else np.asarray(v, out.dtype) for v in (x1, x2)]
+    if bits is None or out.size < _SELECT_BITS_FROM or \
+            any(v.dtype != out.dtype or np.may_share_memory(v, out) for v in operands):
+        np.copyto(out, np.where(condition, x1, x2), casting="unsafe")
+        return
+    u1, u2 = (v.view(bits) for v in operands)
+    target = out.view(bits)
+    np.bitwise_xor(u1, u2, out=target)
+    np.multiply(target, condition, out=target)
+    np.bitwise_xor(target, u2, out=target)
 
 
 def _clip(x: np.ndarray, low: Any, high: Any, out: np.ndarray) -> None:
@@ -222,7 +240,7 @@ COMPUTE_BOUND = frozenset({
 ELEMENTWISE: dict[str, Callable[..., None]] = {
     name: _quiet_kernel(ufunc) for name, ufunc in _UFUNCS.items()}
 _SPECIAL: dict[str, Callable[..., None]] = {
-    "real": _real, "imag": _imag, "round": _quiet_kernel(_round), "where": _where,
+    "real": _real, "imag": _imag, "round": _quiet_kernel(_round), "where": _quiet_kernel(_where),
     "floor_divide": _quiet_kernel(_floor_divide), "expm1": _quiet_kernel(_expm1),
     "tanh": _quiet_kernel(np.tanh, _fix_tanh), "tan": _quiet_kernel(np.tan, _fix_tan),
     "sign": _quiet_kernel(np.sign, _fix_sign), "log1p": _quiet_kernel(np.log1p, _fix_log1p),
@@ -235,35 +253,82 @@ ELEMENTWISE.update(_SPECIAL)
 PLAIN_UFUNCS = {name: ufunc for name, ufunc in _UFUNCS.items() if name not in _SPECIAL}
 
 
+# -- creation --------------------------------------------------------------------------------------
+def zero(address: int, nbytes: int) -> None:
+    """Set `nbytes` bytes from `address` to 0 with the C library's memset (numpy's `fill(0)`
+    stores element by element and takes about twice as long)."""
+    ctypes.memset(address, 0, nbytes)
+
+
+_ARANGE_BLOCK = 4096
+
+
+def arange_into(out: np.ndarray, start: int, step: int) -> None:
+    """`out[i] = start + i * step` for a 1-D int64 `out` (the caller has checked that the
+    values and their span fit in int64): numpy's arange for a first block, then the filled part
+    again, shifted by its length, doubling it each time. Exact, and vectorised where numpy's
+    arange computes element by element."""
+    size, filled = out.size, min(out.size, _ARANGE_BLOCK)
+    out[:filled] = np.arange(start, start + filled * step, step, dtype=out.dtype)
+    while filled < size:
+        count = min(filled, size - filled)
+        np.add(out[:count], filled * step, out=out[filled:filled + count])
+        filled += count
+
+
 # -- reductions ------------------------------------------------------------------------------------
-def _statistic(function: Callable[..., Any]) -> Callable[..., Any]:
-    def kernel(x, axes, keepdims, dtype, **params):
-        return function(x, axis=axes, keepdims=keepdims, dtype=dtype, **params)
-    return kernel
+REDUCING_UFUNCS: dict[str, np.ufunc] = {
+    "sum": np.add, "mean": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+    "all": np.logical_and, "any": np.logical_or,
+}
+_ACCUMULATING = frozenset({"sum", "mean", "prod"})  # accumulate in the result's dtype
+_NEGATIVE_ZERO = {"f": -0.0, "c": complex(-0.0, -0.0)}
 
 
-def _sum(x, axes, keepdims, dtype):
-    """The sum; as successive additions, a sum of negative zeros only is -0 (numpy's starts from
-    +0), part by part for complex numbers."""
-    result = np.asarray(np.add.reduce(x, axis=axes, keepdims=keepdims, dtype=dtype))
-    if result.dtype.kind not in "fc" or x.dtype.kind not in "fc" or _count(x, axes) == 0 or \
-            (result.ndim == 0 and 0 not in (result.item().real, result.item().imag)
-             if result.dtype.kind == "c" else result.ndim == 0 and result.item() != 0):
-        return result
-    pairs = ((result.real, x.real), (result.imag, x.imag)) if result.dtype.kind == "c" else \
-        ((result, x),)
-    for total, terms in pairs:
-        if not total.all():
-            negative = np.logical_and.reduce((terms == 0) & np.signbit(terms), axis=axes,
-                                             keepdims=keepdims)
-            np.copysign(total, -1.0, out=total, where=negative & (total == 0))
-    return result
+@lru_cache(maxsize=4096)
+def reduction_plan(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool
+                   ) -> tuple[tuple[int, ...] | None, tuple[int, ...]]:
+    """numpy's `axis` argument for reducing `axes` of `shape` (None for all axes, the fastest)
+    and the result's shape."""
+    if len(axes) == len(shape):
+        return None, (1,) * len(axes) if keepdims else ()
+    return axes, tuple(1 if i in axes else n for i, n in enumerate(shape)) if keepdims else \
+        tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
-def _extremum(function: Callable[..., Any]) -> Callable[..., Any]:
-    def kernel(x, axes, keepdims, dtype):
-        return function(x, axis=axes, keepdims=keepdims)
-    return kernel
+def reduce_into(name: str, x: np.ndarray, axis: tuple[int, ...] | None, keepdims: bool,
+                out: np.ndarray, count: int | None = None) -> None:
+    """The reduction `name` (a key of REDUCING_UFUNCS) of `x` over `axis` (None: all axes),
+    written into `out`. A mean divides by `count`, by default the number of elements reduced."""
+    ufunc, dtype = REDUCING_UFUNCS[name], out.dtype
+    if name == "sum" and dtype.kind in "fc" and x.size:
+        # From -0 rather than numpy's +0: a sum of negative zeros only is -0, as successive
+        # additions give (part by part for complex numbers); any other sum is the same bit for bit.
+        ufunc.reduce(x, axis, dtype, out, keepdims, _NEGATIVE_ZERO[dtype.kind])
+    elif name == "mean":
+        if count is None:
+            count = x.size if axis is None else _count(x, axis)
+        if count == 0:
+            out.fill(_nan(dtype))
+            return
+        ufunc.reduce(x, axis, dtype, out, keepdims)
+        _divide_parts(out, count)
+    else:
+        ufunc.reduce(x, axis, dtype if name in _ACCUMULATING else None, out, keepdims)
+
+
+def _divide_parts(total: np.ndarray, count: int) -> None:
+    """`total /= count` in place, complex parts divided separately (so that a NaN in one stays
+    there; numpy's complex division spreads it: spec, mean, "Special cases")."""
+    if total.dtype.kind == "c":
+        np.divide(total.real, count, out=total.real)
+        np.divide(total.imag, count, out=total.imag)
+    else:
+        np.divide(total, count, out=total)
+
+
+def _nan(dtype: np.dtype) -> Any:
+    return complex(np.nan, np.nan) if dtype.kind == "c" else np.nan
 
 
 def _undefined(x: np.ndarray, axes: tuple[int, ...], keepdims: bool,
@@ -271,33 +336,11 @@ def _undefined(x: np.ndarray, axes: tuple[int, ...], keepdims: bool,
     """The all-NaN result of a statistic with no degrees of freedom left (numpy warns there)."""
     shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape)) if keepdims else \
         tuple(n for i, n in enumerate(x.shape) if i not in axes)
-    return np.full(shape, complex(np.nan, np.nan) if dtype.kind == "c" else np.nan, dtype=dtype)
+    return np.full(shape, _nan(dtype), dtype=dtype)
 
 
 def _count(x: np.ndarray, axes: tuple[int, ...]) -> int:
     return math.prod(x.shape[i] for i in axes)
-
-
-def _mean(x, axes, keepdims, dtype):
-    """The mean; NaN for an empty selection, and for complex input the real and imaginary sums
-    divided separately, so that a NaN in one part leaves the other alone (spec: mean, "Special
-    cases"; numpy's complex division spreads it)."""
-    count = _count(x, axes)
-    if count == 0:
-        return _undefined(x, axes, keepdims, dtype)
-    if dtype.kind != "c":
-        return np.mean(x, axis=axes, keepdims=keepdims, dtype=dtype)
-    return divide_parts(np.sum(x, axis=axes, keepdims=keepdims, dtype=dtype), count)
-
-
-def divide_parts(total: Any, count: int) -> np.ndarray:
-    """`total / count` with complex parts divided separately (a NaN in one stays there)."""
-    total = np.asarray(total)
-    if total.dtype.kind != "c":
-        return total / count
-    result = np.empty(total.shape, total.dtype)
-    result.real, result.imag = total.real / count, total.imag / count
-    return result
 
 
 def _var(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -341,10 +384,7 @@ def _diff(x, axes, keepdims, dtype, n=1, prepend=None, append=None):
     return np.diff(x, n=n, axis=axes[0], **kwargs).astype(dtype, copy=False)
 
 
-REDUCTIONS: dict[str, Callable[..., Any]] = {
-    "sum": _sum, "prod": _statistic(np.prod), "mean": _mean,
-    "max": _extremum(np.max), "min": _extremum(np.min),
-    "all": _extremum(np.all), "any": _extremum(np.any),
+REDUCTIONS: dict[str, Callable[..., Any]] = {  # the rest of the reductions, on numpy's memory
     "var": _var(np.var), "std": _var(np.std),
     "argmax": _arg(np.argmax), "argmin": _arg(np.argmin),
     "cumulative_sum": _cumulative(np.cumsum), "cumulative_prod": _cumulative(np.cumprod),

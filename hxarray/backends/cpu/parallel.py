@@ -26,6 +26,7 @@ import numpy as np
 
 MIN_ELEMENTS_COMPUTE_BOUND = 1 << 18
 MIN_ELEMENTS_MEMORY_BOUND = 1 << 21
+MIN_ELEMENTS_REDUCTION = 1 << 21
 
 
 def _default_threads() -> int:
@@ -85,11 +86,13 @@ def _executor(workers: int) -> ThreadPoolExecutor:
 
 
 def run_chunks(task: Callable[[int, int], Any], length: int, count: int) -> list[Any]:
-    """Run `task(start, stop)` over `count` equal slices of range(length): slices 1.. on the pool,
-    slice 0 on the calling thread. Returns the results in slice order. Every slice has finished
+    """Run `task(start, stop)` over `count` equal slices of range(length): slices 1.. on the pool
+    (in copies of the caller's context, so numpy's error state carries over), slice 0 on the
+    calling thread. Returns the results in slice order. Every slice has finished
     before this returns or raises (the first error is re-raised)."""
     bounds = [length * i // count for i in range(count + 1)]
-    futures = [_executor(count - 1).submit(task, bounds[i], bounds[i + 1])
+    executor = _executor(count - 1)
+    futures = [executor.submit(contextvars.copy_context().run, task, bounds[i], bounds[i + 1])
                for i in range(1, count)]
     try:
         first = task(bounds[0], bounds[1])
@@ -131,17 +134,37 @@ def elementwise(kernel: Callable[..., None], handles: Sequence[Any], out: np.nda
     run_chunks(chunk, shape[axis], count)
 
 
-# Reductions whose partial results over chunks combine with the same reduction.
-CHUNKABLE_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "all", "any"})
-
-
-def reduction_partials(name: str, reduce: Callable[[np.ndarray], Any],
-                       x: np.ndarray) -> list[Any] | None:
-    """`reduce` applied to equal chunks of a C-contiguous `x` (flattened) in parallel, or None
-    where that does not apply (the caller then reduces on one thread). The caller has checked
-    that `x` is large enough."""
+def reduction_partials(reduce: Callable[[np.ndarray, np.ndarray], None], x: np.ndarray,
+                       dtype: np.dtype) -> np.ndarray | None:
+    """`reduce(chunk, into)` of equal chunks of a C-contiguous `x` (flattened) in parallel, each
+    into its element (a 0-D view) of the returned array of partial results; None where that does
+    not apply (the caller then reduces on one thread). The caller has checked that `x` is large
+    enough."""
     count = _threads.get()
-    if name not in CHUNKABLE_REDUCTIONS or count < 2 or not x.flags.c_contiguous:
+    if count < 2 or not x.flags.c_contiguous:
         return None
-    flat = x.reshape(-1)
-    return run_chunks(lambda start, stop: reduce(flat[start:stop]), flat.size, count)
+    flat, size = x.reshape(-1), x.size
+    partials = np.empty(count, dtype)
+    run_chunks(lambda i, _: reduce(flat[size * i // count:size * (i + 1) // count],
+                                   partials[i, ...]), count, count)
+    return partials
+
+
+def split_reduction(reduce: Callable[[np.ndarray, np.ndarray], None], x: np.ndarray,
+                    axis: tuple[int, ...], keepdims: bool, out: np.ndarray) -> bool:
+    """`reduce(part, into)` in parallel over slices of `x` along its first kept axis (not in
+    `axis`) long enough to split, each writing its slice of `out`; False if there is none (the
+    caller then reduces on one thread). Each output element is reduced exactly as without the
+    split. The caller has checked that `x` is large enough."""
+    count = _threads.get()
+    kept = next((i for i, n in enumerate(x.shape) if n >= count and i not in axis), None)
+    if count < 2 or kept is None:
+        return False
+    position = kept if keepdims else kept - sum(1 for a in axis if a < kept)
+
+    def chunk(start: int, stop: int) -> None:
+        part = slice(start, stop)
+        reduce(x[(slice(None),) * kept + (part,)], out[(slice(None),) * position + (part,)])
+
+    run_chunks(chunk, x.shape[kept], count)
+    return True
