@@ -70,6 +70,13 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
 
 def where(condition: Array, x1: Array | Any, x2: Array | Any, /) -> Array:
     """Elements of x1 where condition is true, else of x2; one of x1/x2 may be a Python scalar."""
+    if condition.__class__ is x1.__class__ is x2.__class__ is Array and \
+            condition._dtype is dt.bool and x1._dtype is x2._dtype and \
+            condition._shape == x1._shape == x2._shape and \
+            condition._buffer.device is x1._buffer.device is x2._buffer.device:
+        # the common case, with nothing to promote or broadcast
+        return condition._buffer.device.backend.elementwise("where", (condition, x1, x2),
+                                                            x1._dtype, x1._shape)
     check_array(condition, "where", "condition")
     if condition._dtype is not dt.bool:
         raise TypeError(f"where(): condition must be a boolean array, got {condition._dtype.name}")
