@@ -50,7 +50,7 @@ def _extremum(name: str, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
     check_array(x, name)
     check_dtype(x, "real-valued", name)
     axes = normalize_axes(axis, x.ndim, name)
-    if any(x._shape[a] == 0 for a in axes):
+    if 0 in x._shape and any(x._shape[a] == 0 for a in axes):
         raise ValueError(f"{name}() of an empty selection has no value (the standard leaves "
                          "it undefined)")
     return x._buffer.device.backend.reduce(name, x, axes, keepdims, x._dtype)
