@@ -238,7 +238,7 @@ MET, NOT_MET, NOT_MEASURED = "met", "not met", "not measured"
 BAND = (100_000, 1_000_000)  # "1e5..1e6 elements": every case's speedup at least BAND_SPEEDUP
 BAND_SPEEDUP = 0.9
 # Cases the 1e5..1e6 target does not cover: the allocator cases have targets of their own, and
-# neither compares like with like (alloc_pair against np.empty, alloc_add below the namespace).
+# neither compares like with like (alloc_pair against np.empty, alloc_add against itself).
 BAND_EXCLUDED_GROUPS = ("allocator",)
 ALLOC_PAIR_LIMIT_S = 1e-6
 ALLOC_SHARE_SIZE, ALLOC_SHARE_LIMIT = 100_000, 0.05
