@@ -223,52 +223,49 @@ def unary_operator(name: str) -> Callable[[Array], Array]:
     return operator
 
 
-def _operation(name: str, arity: int) -> Callable[..., Array]:
-    """The callable behind the function `name`: the general path, behind the compiled CPU fast
-    path when there is one (which needs the result dtype for operands of one dtype)."""
-    general = partial(_unary if arity == 1 else _binary, name)
-    if speedups is None:
-        return general
-    results = {}
-    for d in dt.ALL_DTYPES:
-        try:
-            result = _resolve(name, d, d)
-        except TypeError:
-            continue
-        results[d] = (result, result.itemsize)
-    return speedups.Operation(name, arity, results, general)
-
-
-OPERATIONS: dict[str, Callable[..., Array]] = {
-    **{name: _operation(name, 1) for name in UNARY},
-    **{name: _operation(name, 2) for name in BINARY},
-}
-
-
-def _function(name: str) -> Callable[..., Array]:
-    """The namespace function `name`: a Python function calling its operation, or the compiled
-    operation itself, dressed as that function (name, docstring, signature)."""
-    operation = OPERATIONS[name]
-    if name in UNARY:
-        def function(x: Array, /) -> Array:
-            return operation(x)
-    else:
-        def function(x1: Array | Scalar, x2: Array | Scalar, /) -> Array:
-            return operation(x1, x2)
-
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = f"Element-wise {name} (spec: elementwise_functions/{name})."
+def fast_function(function: Callable[..., Array], general: Callable[..., Array], arity: int,
+                  results: dict[dt.DType, dt.DType], **options: Any) -> Callable[..., Array]:
+    """The namespace function: `function` (pure Python, calling `general`) without the speedups;
+    with them, an Operation that tries the CPU fast path before `general`, carrying `function`'s
+    name, docstring and signature. `results` maps the operands' dtype to the result's."""
     if speedups is None:
         return function
-    operation.__name__ = operation.__qualname__ = name
-    operation.__doc__, operation.__module__ = function.__doc__, __name__
+    operation = speedups.Operation(function.__name__, arity,
+                                   {d: (r, r.itemsize) for d, r in results.items()}, general,
+                                   **options)
+    operation.__name__ = operation.__qualname__ = function.__name__
+    operation.__doc__, operation.__module__ = function.__doc__, function.__module__
     operation.__signature__ = inspect.signature(function)
     return operation
 
 
-for _name in (*UNARY, *BINARY):
-    if _name != "round":
-        globals()[_name] = _function(_name)
+def _function(name: str) -> Callable[..., Array]:
+    """The namespace function of the element-wise function `name`."""
+    if name in UNARY:
+        general = partial(_unary, name)
+
+        def function(x: Array, /) -> Array:
+            return general(x)
+    else:
+        general = partial(_binary, name)
+
+        def function(x1: Array | Scalar, x2: Array | Scalar, /) -> Array:
+            return general(x1, x2)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"Element-wise {name} (spec: elementwise_functions/{name})."
+    results = {}
+    for d in dt.ALL_DTYPES:
+        try:
+            results[d] = _resolve(name, d, d)
+        except TypeError:
+            continue
+    return fast_function(function, general, 1 if name in UNARY else 2, results)
+
+
+# The namespace's element-wise functions, by name (the operator slots use them too).
+OPERATIONS: dict[str, Callable[..., Array]] = {name: _function(name) for name in (*UNARY, *BINARY)}
+globals().update((name, f) for name, f in OPERATIONS.items() if name != "round")
 
 
 def round(x: Array, /) -> Array:

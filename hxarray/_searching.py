@@ -8,7 +8,7 @@ from typing import Any
 from . import _dtypes as dt
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axes, normalize_axis
-from ._elementwise import _check_scalar, scalar_operand
+from ._elementwise import _check_scalar, fast_function, scalar_operand
 from ._views import broadcast_shapes
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
@@ -68,15 +68,7 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
     return backend.searchsorted(x1, x2, side, sorter)
 
 
-def where(condition: Array, x1: Array | Any, x2: Array | Any, /) -> Array:
-    """Elements of x1 where condition is true, else of x2; one of x1/x2 may be a Python scalar."""
-    if condition.__class__ is x1.__class__ is x2.__class__ is Array and \
-            condition._dtype is dt.bool and x1._dtype is x2._dtype and \
-            condition._shape == x1._shape == x2._shape and \
-            condition._buffer.device is x1._buffer.device is x2._buffer.device:
-        # the common case, with nothing to promote or broadcast
-        return condition._buffer.device.backend.elementwise("where", (condition, x1, x2),
-                                                            x1._dtype, x1._shape)
+def _where(condition: Array, x1: Array | Any, x2: Array | Any) -> Array:
     check_array(condition, "where", "condition")
     if condition._dtype is not dt.bool:
         raise TypeError(f"where(): condition must be a boolean array, got {condition._dtype.name}")
@@ -96,3 +88,11 @@ def where(condition: Array, x1: Array | Any, x2: Array | Any, /) -> Array:
     shape = broadcast_shapes(condition._shape, *(a._shape for a in arrays))
     return condition._buffer.device.backend.elementwise("where", (condition, *operands), dtype,
                                                         shape)
+
+
+def where(condition: Array, x1: Array | Any, x2: Array | Any, /) -> Array:
+    """Elements of x1 where condition is true, else of x2; one of x1/x2 may be a Python scalar."""
+    return _where(condition, x1, x2)
+
+
+where = fast_function(where, _where, 3, {d: d for d in dt.ALL_DTYPES}, condition=True)

@@ -4,10 +4,11 @@
  *   ArrayBase              the Array's fields, and its operator slots;
  *   MemoryBufferBase       a buffer that hands its block back to its allocator when it dies;
  *   CachingAllocatorBase   size-class free lists and statistics over a raw allocator.
- * Operation is one element-wise function. Called with operands that the CPU fast path takes (CPU
- * arrays of one dtype and shape, or one such array and a plain Python scalar, below the threading
- * threshold, with a kernel that is a bare numpy ufunc), it runs the ufunc into a fresh buffer from
- * the caching allocator; anything else goes to its Python fallback, which is the reference.
+ * Operation is one element-wise function (or `where`). Called with operands that the CPU fast
+ * path takes (CPU arrays of one dtype and shape, or one such array and a plain Python scalar,
+ * below the threading threshold), it runs the CPU backend's kernel (a bare numpy ufunc where one
+ * suffices) into a fresh buffer from the caching allocator, as the backend would; anything else
+ * goes to its Python fallback, which is the reference.
  *
  * The operator slots also elide temporaries, as numpy does: in `a * b + c`, the product is
  * referenced by nothing but the interpreter's stack, so the sum is written into it instead of a
@@ -561,6 +562,7 @@ typedef struct {
     vectorcallfunc vectorcall;
     PyObject *name;      /* the spec's name, e.g. "add" */
     int arity;
+    int condition;       /* the first operand is a boolean condition of the others' shape */
     PyObject *results;   /* dict: operand dtype -> (result dtype, its itemsize), one operand dtype */
     PyObject *fallback;  /* the general path, called with the same arguments */
     PyObject *kernel;    /* the CPU backend's numpy ufunc, or NULL: no fast path */
@@ -611,20 +613,46 @@ shape_size(PyObject *shape)
     return size;
 }
 
+/* `x` as a CPU array whose numpy view is cached, or NULL. */
+static ArrayObject *
+cpu_array(PyObject *x)
+{
+    if (!Py_IS_TYPE(x, array_type))
+        return NULL;
+    ArrayObject *a = (ArrayObject *)x;
+    if (a->handle == NULL || a->handle == Py_None || a->buffer == NULL ||
+            !PyObject_TypeCheck(a->buffer, &BufferType) ||
+            ((BufferObject *)a->buffer)->device != cpu_device)
+        return NULL;
+    return a;
+}
+
+static int
+same_shape(ArrayObject *a, ArrayObject *b)
+{
+    return a->shape == b->shape ? 1 : PyObject_RichCompareBool(a->shape, b->shape, Py_EQ);
+}
+
 /* 1 if the fast path takes these operands (filling `plan`), 0 if not, -1 on error. */
 static int
 make_plan(Operation *op, PyObject *const *args, Py_ssize_t nargs, Plan *plan)
 {
     if (op->kernel == NULL || cpu_device == NULL)
         return 0;
+    Py_ssize_t start = 0;
+    ArrayObject *condition = NULL;
+    if (op->condition) {
+        condition = cpu_array(args[0]);
+        if (condition == NULL || condition->dtype != dtype_bool)
+            return 0;
+        start = 1;
+    }
     ArrayObject *first = NULL;
-    for (Py_ssize_t i = 0; i < nargs; i++) {
+    for (Py_ssize_t i = start; i < nargs; i++) {
         PyObject *x = args[i];
         if (Py_IS_TYPE(x, array_type)) {
-            ArrayObject *a = (ArrayObject *)x;
-            if (a->handle == NULL || a->handle == Py_None || a->buffer == NULL ||
-                    !PyObject_TypeCheck(a->buffer, &BufferType) ||
-                    ((BufferObject *)a->buffer)->device != cpu_device)
+            ArrayObject *a = cpu_array(x);
+            if (a == NULL)
                 return 0;
             if (first == NULL) {
                 first = a;
@@ -632,11 +660,9 @@ make_plan(Operation *op, PyObject *const *args, Py_ssize_t nargs, Plan *plan)
             }
             if (a->dtype != first->dtype)
                 return 0;
-            if (a->shape != first->shape) {
-                int same = PyObject_RichCompareBool(a->shape, first->shape, Py_EQ);
-                if (same <= 0)
-                    return same;
-            }
+            int same = same_shape(a, first);
+            if (same <= 0)
+                return same;
         }
         else if (!PyFloat_CheckExact(x) && !PyLong_CheckExact(x) && !PyBool_Check(x)) {
             return 0;
@@ -644,7 +670,12 @@ make_plan(Operation *op, PyObject *const *args, Py_ssize_t nargs, Plan *plan)
     }
     if (first == NULL)
         return 0;
-    for (Py_ssize_t i = 0; i < nargs; i++) {
+    if (condition != NULL) {
+        int same = same_shape(condition, first);
+        if (same <= 0)
+            return same;
+    }
+    for (Py_ssize_t i = start; i < nargs; i++) {
         if (!Py_IS_TYPE(args[i], array_type) && !scalar_fits(args[i], first->dtype))
             return 0;
     }
@@ -821,7 +852,7 @@ compute(Operation *op, PyObject *const *args, Py_ssize_t nargs, Plan *plan, Arra
         new_array(plan->dtype, plan->itemsize, plan->first->shape, plan->size);
     if (result == NULL)
         return NULL;
-    PyObject *call[4] = {NULL};
+    PyObject *call[5] = {NULL};
     for (Py_ssize_t i = 0; i < nargs; i++)
         call[i + 1] = Py_IS_TYPE(args[i], array_type) ? ((ArrayObject *)args[i])->handle : args[i];
     call[nargs + 1] = ((ArrayObject *)result)->handle;  /* out= */
@@ -888,14 +919,14 @@ operation_vectorcall(Operation *op, PyObject *const *args, size_t nargsf, PyObje
 static PyObject *
 operation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"name", "arity", "results", "fallback", NULL};
+    static char *names[] = {"name", "arity", "results", "fallback", "condition", NULL};
     PyObject *name, *results, *fallback;
-    int arity;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UiO!O:Operation", names, &name, &arity,
-                                     &PyDict_Type, &results, &fallback))
+    int arity, condition = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UiO!O|$p:Operation", names, &name, &arity,
+                                     &PyDict_Type, &results, &fallback, &condition))
         return NULL;
-    if (arity != 1 && arity != 2) {
-        PyErr_Format(PyExc_ValueError, "arity must be 1 or 2, got %d", arity);
+    if (arity < 1 + condition || arity > 2 + condition) {
+        PyErr_Format(PyExc_ValueError, "arity must be 1 or 2 (plus the condition), got %d", arity);
         return NULL;
     }
     Operation *op = (Operation *)type->tp_alloc(type, 0);
@@ -904,6 +935,7 @@ operation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     op->vectorcall = (vectorcallfunc)operation_vectorcall;
     op->name = Py_NewRef(name);
     op->arity = arity;
+    op->condition = condition;
     op->results = Py_NewRef(results);
     op->fallback = Py_NewRef(fallback);
     if (PyList_Append(operations, (PyObject *)op) < 0) {
@@ -942,8 +974,9 @@ static PyTypeObject OperationType = {
     .tp_name = "hxarray._speedups.Operation",
     .tp_basicsize = sizeof(Operation),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Operation(name, arity, results, fallback): an element-wise function with the CPU "
-              "fast path in front of its general path `fallback`.",
+    .tp_doc = "Operation(name, arity, results, fallback, *, condition=False): an element-wise "
+              "function with the CPU fast path in front of its general path `fallback`; with "
+              "`condition`, the first operand is a boolean array of the others' shape (`where`).",
     .tp_new = operation_new,
     .tp_dealloc = (destructor)operation_dealloc,
     .tp_repr = (reprfunc)operation_repr,

@@ -95,8 +95,26 @@ def test_namespace_functions_are_operations_dressed_as_functions() -> None:
     assert xp.add.__name__ == "add" and "add" in xp.add.__doc__
     assert str(inspect.signature(xp.add)).startswith("(x1")
     xp.asarray(1.0)  # the CPU backend binds the kernels when it starts
-    assert xp.add.kernel is np.add
-    assert xp.floor_divide.kernel is None  # a kernel with fixes: always the general path
+    assert xp.add.kernel is np.add  # a bare ufunc
+    assert xp.floor_divide.kernel is not None  # a kernel with fixes, called the same way
+    assert list(inspect.signature(xp.where).parameters) == ["condition", "x1", "x2"]
+
+
+@compiled
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_where_fast_path_matches_numpy(dtype: str) -> None:
+    rng = np.random.default_rng(3)
+    c = rng.random(37) > 0.5
+    x1 = (rng.standard_normal(37) * 10).astype(dtype)
+    x2 = (rng.standard_normal(37) * 10).astype(dtype)
+    got = xp.where(xp.asarray(c), xp.asarray(x1), xp.asarray(x2))
+    assert got.dtype == getattr(xp, dtype)
+    assert np.array_equal(np.asarray(got), np.where(c, x1, x2))
+    scalar = True if dtype == "bool" else 7
+    assert np.array_equal(np.asarray(xp.where(xp.asarray(c), xp.asarray(x1), scalar)),
+                          np.where(c, x1, np.asarray(scalar, dtype)))
+    with pytest.raises(TypeError):
+        xp.where(xp.asarray(c.astype(np.int8)), xp.asarray(x1), xp.asarray(x2))
 
 
 # -- elision -----------------------------------------------------------------------------------

@@ -42,7 +42,8 @@ def host_allocator() -> CachingAllocator:
                                  max_cached_bytes=cpu_capabilities()["total_memory"] // 4)
     if speedups is not None and kernels.errstate_var is not None:
         speedups.bind_cpu(device=device, allocator=allocator, make_view=CpuBackend._block_view,
-                          kernels=kernels.PLAIN_UFUNCS, compute_bound=kernels.COMPUTE_BOUND,
+                          kernels={**kernels.ELEMENTWISE, **kernels.PLAIN_UFUNCS},
+                          compute_bound=kernels.COMPUTE_BOUND,
                           thresholds=vars(parallel), errstate_var=kernels.errstate_var,
                           errstate_quiet=kernels.QUIET_STATE)
     return allocator

@@ -96,9 +96,13 @@ def _where(condition: np.ndarray, x1: Any, x2: Any, out: np.ndarray) -> None:
     unpredictable condition. With both operands of out's (real or bool) dtype it selects bits
     instead, out = x2 ^ ((x1 ^ x2) * condition) on unsigned views: three passes, no branch,
     exact (NaN payloads included)."""
+    if out.size < _SELECT_BITS_FROM:  # small: two copies beat where's temporary and a copy
+        np.copyto(out, x2, casting="unsafe")
+        np.copyto(out, x1, casting="unsafe", where=condition)
+        return
     bits = _BITS.get(out.dtype.itemsize) if out.dtype.kind != "c" else None
     operands = [v if v.__class__ is np.ndarray else np.asarray(v, out.dtype) for v in (x1, x2)]
-    if bits is None or out.size < _SELECT_BITS_FROM or \
+    if bits is None or \
             any(v.dtype != out.dtype or np.may_share_memory(v, out) for v in operands):
         np.copyto(out, np.where(condition, x1, x2), casting="unsafe")
         return
