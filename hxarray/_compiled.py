@@ -6,8 +6,11 @@ not built (no C compiler at install time) or when HXARRAY_PURE_PYTHON=1 is set.
 
 from __future__ import annotations
 
+import inspect
 import os
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 speedups: ModuleType | None = None
 if os.environ.get("HXARRAY_PURE_PYTHON", "0") in ("", "0"):
@@ -15,3 +18,12 @@ if os.environ.get("HXARRAY_PURE_PYTHON", "0") in ("", "0"):
         from . import _speedups as speedups
     except ImportError:  # pragma: no cover - installs without a C compiler
         speedups = None
+
+
+def dressed(compiled: Any, function: Callable[..., Any]) -> Any:
+    """`compiled` (an Operation or Reduction) made to stand in for the Python `function`: its
+    name, docstring, module and signature."""
+    compiled.__name__ = compiled.__qualname__ = function.__name__
+    compiled.__doc__, compiled.__module__ = function.__doc__, function.__module__
+    compiled.__signature__ = inspect.signature(function)
+    return compiled

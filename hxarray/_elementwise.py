@@ -8,14 +8,13 @@ the broadcast shape and the backend, then hands the whole call to the backend.
 from __future__ import annotations
 
 import builtins
-import inspect
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from . import _dtypes as dt
 from ._array import Array
-from ._compiled import speedups
+from ._compiled import dressed, speedups
 from ._views import broadcast_shapes
 
 Scalar = bool | int | float | complex
@@ -230,13 +229,9 @@ def fast_function(function: Callable[..., Array], general: Callable[..., Array],
     name, docstring and signature. `results` maps the operands' dtype to the result's."""
     if speedups is None:
         return function
-    operation = speedups.Operation(function.__name__, arity,
-                                   {d: (r, r.itemsize) for d, r in results.items()}, general,
-                                   **options)
-    operation.__name__ = operation.__qualname__ = function.__name__
-    operation.__doc__, operation.__module__ = function.__doc__, function.__module__
-    operation.__signature__ = inspect.signature(function)
-    return operation
+    return dressed(speedups.Operation(function.__name__, arity,
+                                      {d: (r, r.itemsize) for d, r in results.items()}, general,
+                                      **options), function)
 
 
 def _function(name: str) -> Callable[..., Array]:

@@ -38,7 +38,7 @@ static PyObject *operations;          /* list of every Operation, to bind kernel
 static int binary_op_opcode = -1;
 
 static PyObject *str_cache, *str_nbytes, *str_free, *str_raw_malloc, *str_compute_bound,
-    *str_memory_bound, *kw_out, *zero;
+    *str_memory_bound, *str_reduction_bound, *kw_out, *zero;
 
 #define ELIDE_MIN_BYTES (256 * 1024)  /* below this a fresh cached buffer costs about as much */
 
@@ -986,6 +986,222 @@ static PyTypeObject OperationType = {
     .tp_members = operation_members,
 };
 
+/* -- Reduction: sum, prod, mean, max, min ---------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *name;      /* the spec's name, e.g. "sum" */
+    PyObject *results;   /* dict: operand dtype -> (result dtype, its itemsize) */
+    PyObject *fallback;  /* the namespace function in Python, called with the same arguments */
+    PyObject *kernel;    /* the CPU backend's kernel(name, x, axis, keepdims, out), or NULL */
+    int nonempty;        /* an empty reduction is an error (max, min): the fallback raises it */
+    PyObject *dict;
+} Reduction;
+
+static PyObject *reductions;  /* list of every Reduction, to bind the kernel to */
+
+#define MAX_DIMS 64
+
+/* Parse axis=None | int | tuple of ints into `reduced`; 1 if valid, 0 if the general path must
+ * judge it (it raises the right error). */
+static int
+parse_axes(PyObject *axis, Py_ssize_t ndim, char *reduced)
+{
+    if (axis == Py_None) {
+        memset(reduced, 1, ndim);
+        return 1;
+    }
+    PyObject *const *items = &axis;
+    Py_ssize_t count = 1;
+    if (PyTuple_CheckExact(axis)) {
+        items = &PyTuple_GET_ITEM(axis, 0);
+        count = PyTuple_GET_SIZE(axis);
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (!PyLong_CheckExact(items[i]))
+            return 0;
+        Py_ssize_t a = PyLong_AsSsize_t(items[i]);
+        if (a == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (a < -ndim || a >= ndim)
+            return 0;
+        a = a < 0 ? a + ndim : a;
+        if (reduced[a])
+            return 0;
+        reduced[a] = 1;
+    }
+    return 1;
+}
+
+/* The fast path of a reduction, or NULL without an error where the general path must run. */
+static PyObject *
+reduce_fast(Reduction *r, PyObject *operand, PyObject *const *kwvalues, PyObject *kwnames)
+{
+    ArrayObject *x = cpu_array(operand);
+    if (x == NULL)
+        return NULL;
+    PyObject *axis = Py_None, *keepdims = Py_False;
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i), *value = kwvalues[i];
+        if (PyUnicode_CompareWithASCIIString(key, "axis") == 0)
+            axis = value;
+        else if (PyUnicode_CompareWithASCIIString(key, "keepdims") == 0 &&
+                 (value == Py_True || value == Py_False))
+            keepdims = value;
+        else if (PyUnicode_CompareWithASCIIString(key, "dtype") != 0 || value != Py_None)
+            return NULL;
+    }
+    Py_ssize_t ndim = PyTuple_GET_SIZE(x->shape);
+    char reduced[MAX_DIMS] = {0};
+    if (ndim > MAX_DIMS || !parse_axes(axis, ndim, reduced))
+        return NULL;
+    PyObject *result = PyDict_GetItemWithError(r->results, x->dtype);
+    if (result == NULL)
+        return NULL;
+    Py_ssize_t size = shape_size(x->shape), kept_size = 1, kept = 0, count = 0;
+    if (size < 0)
+        return NULL;
+    PyObject *limit = PyDict_GetItemWithError(thresholds, str_reduction_bound);
+    Py_ssize_t bound = limit == NULL ? -1 : PyLong_AsSsize_t(limit);
+    if (bound < 0 || size >= bound) {
+        if (bound < 0 && !PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "the reduction threshold is missing");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(x->shape, i));
+        if (reduced[i]) {
+            count++;
+            if (n == 0 && r->nonempty)
+                return NULL;
+        }
+        else {
+            kept++;
+            kept_size *= n;
+        }
+    }
+    int all = count == ndim;
+    PyObject *shape = PyTuple_New(keepdims == Py_True ? ndim : kept);
+    PyObject *axes = all ? Py_NewRef(Py_None) : PyTuple_New(count);
+    if (shape == NULL || axes == NULL) {
+        Py_XDECREF(shape);
+        Py_XDECREF(axes);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0, s = 0, a = 0; i < ndim; i++) {
+        PyObject *n = PyTuple_GET_ITEM(x->shape, i);
+        if (reduced[i] && !all)
+            PyTuple_SET_ITEM(axes, a++, PyLong_FromSsize_t(i));
+        if (!reduced[i])
+            PyTuple_SET_ITEM(shape, s++, Py_NewRef(n));
+        else if (keepdims == Py_True)
+            PyTuple_SET_ITEM(shape, s++, PyLong_FromLong(1));
+    }
+    PyObject *out = PyErr_Occurred() ? NULL :
+        new_array(PyTuple_GET_ITEM(result, 0), PyLong_AsSsize_t(PyTuple_GET_ITEM(result, 1)),
+                  shape, kept_size);
+    Py_DECREF(shape);
+    PyObject *token;
+    if (out == NULL || quiet_enter(&token) < 0) {
+        Py_DECREF(axes);
+        Py_XDECREF(out);
+        return NULL;
+    }
+    PyObject *call[5] = {r->name, x->handle, axes, keepdims, ((ArrayObject *)out)->handle};
+    PyObject *done = PyObject_Vectorcall(r->kernel, call, 5, NULL);
+    Py_DECREF(axes);
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    int left = quiet_exit(token);
+    PyErr_Restore(type, value, traceback);
+    if (done == NULL || left < 0) {
+        Py_XDECREF(done);
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(done);
+    return out;
+}
+
+static PyObject *
+reduction_vectorcall(Reduction *r, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs == 1 && r->kernel != NULL && cpu_device != NULL) {
+        PyObject *result = reduce_fast(r, args[0], args + 1, kwnames);
+        if (result != NULL || PyErr_Occurred())
+            return result;
+    }
+    return PyObject_Vectorcall(r->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+reduction_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"name", "results", "fallback", "nonempty", NULL};
+    PyObject *name, *results, *fallback;
+    int nonempty = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O|$p:Reduction", names, &name,
+                                     &PyDict_Type, &results, &fallback, &nonempty))
+        return NULL;
+    Reduction *r = (Reduction *)type->tp_alloc(type, 0);
+    if (r == NULL)
+        return NULL;
+    r->vectorcall = (vectorcallfunc)reduction_vectorcall;
+    r->name = Py_NewRef(name);
+    r->results = Py_NewRef(results);
+    r->fallback = Py_NewRef(fallback);
+    r->nonempty = nonempty;
+    if (PyList_Append(reductions, (PyObject *)r) < 0) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    return (PyObject *)r;
+}
+
+static void
+reduction_dealloc(Reduction *r)
+{
+    Py_CLEAR(r->name);
+    Py_CLEAR(r->results);
+    Py_CLEAR(r->fallback);
+    Py_CLEAR(r->kernel);
+    Py_CLEAR(r->dict);
+    Py_TYPE(r)->tp_free((PyObject *)r);
+}
+
+static PyObject *
+reduction_repr(Reduction *r)
+{
+    return PyUnicode_FromFormat("<hxarray function %U>", r->name);
+}
+
+static PyMemberDef reduction_members[] = {
+    {"kernel", T_OBJECT, offsetof(Reduction, kernel), READONLY,
+     "the CPU fast path's kernel, or None"},
+    {NULL},
+};
+
+static PyTypeObject ReductionType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hxarray._speedups.Reduction",
+    .tp_basicsize = sizeof(Reduction),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Reduction(name, results, fallback, *, nonempty=False): sum, prod, mean, max or min "
+              "of one CPU array (axis, keepdims; no dtype) below the threading threshold, in "
+              "front of the namespace function `fallback`.",
+    .tp_new = reduction_new,
+    .tp_dealloc = (destructor)reduction_dealloc,
+    .tp_repr = (reprfunc)reduction_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Reduction, vectorcall),
+    .tp_dictoffset = offsetof(Reduction, dict),
+    .tp_members = reduction_members,
+};
+
 /* -- operator slots -------------------------------------------------------------------------- */
 enum {
     ADD, SUB, MUL, TRUEDIV, FLOORDIV, MOD, POW, MATMUL, AND, OR, XOR, LSHIFT, RSHIFT,
@@ -1284,11 +1500,14 @@ static PyObject *
 bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"device", "allocator", "make_view", "kernels", "compute_bound",
-                            "thresholds", "errstate_var", "errstate_quiet", NULL};
-    PyObject *device, *allocator, *view, *kernels, *compute_bound, *limits, *var, *quiet;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!OO!OO:bind_cpu", names, &device,
+                            "reduce", "reducible", "thresholds", "errstate_var", "errstate_quiet",
+                            NULL};
+    PyObject *device, *allocator, *view, *kernels, *compute_bound, *reduce, *reducible, *limits,
+        *var, *quiet;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!OOOO!OO:bind_cpu", names, &device,
                                      &CacheType, &allocator, &view, &PyDict_Type, &kernels,
-                                     &compute_bound, &PyDict_Type, &limits, &var, &quiet))
+                                     &compute_bound, &reduce, &reducible, &PyDict_Type, &limits,
+                                     &var, &quiet))
         return NULL;
     if (!PyContextVar_CheckExact(var)) {
         PyErr_SetString(PyExc_TypeError, "errstate_var must be a ContextVar");
@@ -1305,6 +1524,13 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
         Py_XSETREF(op->kernel, Py_XNewRef(kernel));
         op->compute_bound = heavy;
     }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(reductions); i++) {
+        Reduction *r = (Reduction *)PyList_GET_ITEM(reductions, i);
+        int fits = PySequence_Contains(reducible, r->name);
+        if (fits < 0)
+            return NULL;
+        Py_XSETREF(r->kernel, fits ? Py_NewRef(reduce) : NULL);
+    }
     Py_XSETREF(cpu_device, Py_NewRef(device));
     Py_XSETREF(cpu_allocator, Py_NewRef(allocator));
     Py_XSETREF(make_view, Py_NewRef(view));
@@ -1319,7 +1545,8 @@ static PyMethodDef module_methods[] = {
      "Register the Array and MemoryBuffer classes, the general element-wise path, the "
      "operations and the Python operators behind the slots."},
     {"bind_cpu", (PyCFunction)(void (*)(void))bind_cpu, METH_VARARGS | METH_KEYWORDS,
-     "Enable the CPU fast path: the device, its caching allocator, and the kernels by name."},
+     "Enable the CPU fast path: the device, its caching allocator, the element-wise kernels by "
+     "name, and the reduction kernel with the names it serves."},
     {"size_class", size_class_py, METH_O, "The rounded size a request of `nbytes` is served with."},
     {NULL},
 };
@@ -1333,7 +1560,8 @@ PyMODINIT_FUNC
 PyInit__speedups(void)
 {
     if (PyType_Ready(&BlockType) < 0 || PyType_Ready(&BufferType) < 0 || PyType_Ready(&CacheType) < 0 ||
-            PyType_Ready(&ArrayType) < 0 || PyType_Ready(&OperationType) < 0)
+            PyType_Ready(&ArrayType) < 0 || PyType_Ready(&OperationType) < 0 ||
+            PyType_Ready(&ReductionType) < 0)
         return NULL;
     str_cache = PyUnicode_InternFromString("cache");
     str_nbytes = PyUnicode_InternFromString("nbytes");
@@ -1341,11 +1569,14 @@ PyInit__speedups(void)
     str_raw_malloc = PyUnicode_InternFromString("_raw_malloc");
     str_compute_bound = PyUnicode_InternFromString("MIN_ELEMENTS_COMPUTE_BOUND");
     str_memory_bound = PyUnicode_InternFromString("MIN_ELEMENTS_MEMORY_BOUND");
+    str_reduction_bound = PyUnicode_InternFromString("MIN_ELEMENTS_REDUCTION");
     kw_out = Py_BuildValue("(s)", "out");
     zero = PyLong_FromLong(0);
     operations = PyList_New(0);
+    reductions = PyList_New(0);
     if (!str_cache || !str_nbytes || !str_free || !str_raw_malloc || !str_compute_bound ||
-            !str_memory_bound || !kw_out || !zero || !operations)
+            !str_memory_bound || !str_reduction_bound || !kw_out || !zero ||
+            !operations || !reductions)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
@@ -1354,7 +1585,8 @@ PyInit__speedups(void)
             PyModule_AddObjectRef(module, "ArrayBase", (PyObject *)&ArrayType) < 0 ||
             PyModule_AddObjectRef(module, "MemoryBufferBase", (PyObject *)&BufferType) < 0 ||
             PyModule_AddObjectRef(module, "CachingAllocatorBase", (PyObject *)&CacheType) < 0 ||
-            PyModule_AddObjectRef(module, "Operation", (PyObject *)&OperationType) < 0) {
+            PyModule_AddObjectRef(module, "Operation", (PyObject *)&OperationType) < 0 ||
+            PyModule_AddObjectRef(module, "Reduction", (PyObject *)&ReductionType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -96,11 +96,11 @@ def test_namespace_functions_are_operations_dressed_as_functions() -> None:
     assert str(inspect.signature(xp.add)).startswith("(x1")
     xp.asarray(1.0)  # the CPU backend binds the kernels when it starts
     assert xp.add.kernel is np.add  # a bare ufunc
+    assert xp.sum.kernel is not None and xp.where.kernel is not None
     assert xp.floor_divide.kernel is not None  # a kernel with fixes, called the same way
     assert list(inspect.signature(xp.where).parameters) == ["condition", "x1", "x2"]
 
 
-@compiled
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
 def test_where_fast_path_matches_numpy(dtype: str) -> None:
     rng = np.random.default_rng(3)
@@ -206,3 +206,38 @@ def test_in_place_operators_refuse_foreign_operands() -> None:
         with pytest.raises(TypeError):
             x *= bad
     assert np.asarray(x).tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "mean", "max", "min"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8", "complex128"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1), (), (1, 0)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reduction_fast_path_matches_numpy(name: str, dtype: str, axis, keepdims: bool) -> None:
+    host = (np.arange(12).reshape(3, 4) % 5 - 1).astype(dtype)
+    x = xp.asarray(host)
+    function = getattr(xp, name)
+    accepted = (name in ("sum", "prod") or (name == "mean" and dtype in ("float32", "float64",
+                "complex128")) or (name in ("max", "min") and dtype != "complex128"))
+    if not accepted:
+        with pytest.raises(TypeError):
+            function(x, axis=axis, keepdims=keepdims)
+        return
+    got = function(x, axis=axis, keepdims=keepdims)
+    oracle = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "max": np.max, "min": np.min}[name]
+    kwargs = {"dtype": {"int32": np.int64, "uint8": np.uint64}.get(dtype)} \
+        if name in ("sum", "prod") else {}
+    want = np.asarray(oracle(host, axis=axis, keepdims=keepdims, **kwargs))
+    assert got.shape == want.shape and np.asarray(got).dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+
+
+def test_reduction_fast_path_leaves_errors_to_the_general_path() -> None:
+    x = xp.asarray(np.ones((2, 3)))
+    for bad in (2, -3, (0, 0), 1.0, (0, "a")):
+        with pytest.raises((ValueError, IndexError, TypeError)):
+            xp.sum(x, axis=bad)
+    with pytest.raises(ValueError):
+        xp.max(xp.asarray(np.ones((0, 3))), axis=0)
+    assert xp.sum(x, keepdims=1).shape == (1, 1)  # not a bool: the general path decides
+    assert xp.sum(x, dtype=xp.float32).dtype == xp.float32  # dtype=: the general path
+    assert xp.sum(xp.asarray(np.ones((0, 3))), axis=0).shape == (3,)

@@ -43,7 +43,8 @@ def host_allocator() -> CachingAllocator:
     if speedups is not None and kernels.errstate_var is not None:
         speedups.bind_cpu(device=device, allocator=allocator, make_view=CpuBackend._block_view,
                           kernels={**kernels.ELEMENTWISE, **kernels.PLAIN_UFUNCS},
-                          compute_bound=kernels.COMPUTE_BOUND,
+                          compute_bound=kernels.COMPUTE_BOUND, reduce=kernels.reduce_into,
+                          reducible=kernels.REDUCING_UFUNCS,
                           thresholds=vars(parallel), errstate_var=kernels.errstate_var,
                           errstate_quiet=kernels.QUIET_STATE)
     return allocator
