@@ -8,7 +8,9 @@ buffer; the rest ask the backend for a new array.
 from __future__ import annotations
 
 import builtins
+import math
 import operator
+from functools import lru_cache
 from typing import Any
 
 from . import _dtypes as dt
@@ -158,10 +160,10 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
     return _views.permute(x, tuple(order))
 
 
-def reshape(x: Array, /, shape: tuple[int, ...], *, copy: builtins.bool | None = None) -> Array:
-    check_array(x, "reshape")
-    shape = _ints(shape, "reshape", "shape")
-    size = x.size
+@lru_cache(maxsize=4096)
+def _reshaped(old_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """`shape` with its -1 resolved for an array of `old_shape`; ValueError if it does not fit."""
+    size = math.prod(old_shape)
     if shape.count(-1) > 1 or min(shape, default=0) < -1:
         raise ValueError(f"reshape(): invalid shape {shape}: at most one -1 and no other "
                          "negative sizes")
@@ -177,9 +179,16 @@ def reshape(x: Array, /, shape: tuple[int, ...], *, copy: builtins.bool | None =
     for n in shape:
         total *= n
     if total != size:
-        raise ValueError(f"reshape(): cannot reshape {size} elements of shape {x._shape} "
+        raise ValueError(f"reshape(): cannot reshape {size} elements of shape {old_shape} "
                          f"into shape {shape}")
-    strides = None if copy else _views.reshape_strides(x, shape)
+    return shape
+
+
+def reshape(x: Array, /, shape: tuple[int, ...], *, copy: builtins.bool | None = None) -> Array:
+    check_array(x, "reshape")
+    shape = _reshaped(x._shape, _ints(shape, "reshape", "shape"))
+    strides = None if copy else _views.reshape_strides(x._shape, x._strides, x._dtype.itemsize,
+                                                        shape)
     if strides is not None:
         return _views.view(x, shape, strides, x._offset)
     if copy is False:

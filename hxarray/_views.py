@@ -23,10 +23,10 @@ def contiguous_strides(shape: Shape, itemsize: int) -> Shape:
     return tuple(reversed(strides))
 
 
-def is_c_contiguous(x: Array) -> bool:
-    """True if `x` is laid out in C order with no gaps (size-0/1 axes may have any stride)."""
-    step = x._dtype.itemsize
-    for n, s in zip(reversed(x._shape), reversed(x._strides)):
+def _is_c_contiguous(shape: Shape, strides: Shape, itemsize: int) -> bool:
+    """True if the layout is C order with no gaps (size-0/1 axes may have any stride)."""
+    step = itemsize
+    for n, s in zip(reversed(shape), reversed(strides)):
         if n == 0:
             return True
         if n != 1 and s != step:
@@ -105,12 +105,14 @@ def flip(x: Array, axes: Shape) -> Array:
     return view(x, x._shape, tuple(strides), offset)
 
 
-def reshape_strides(x: Array, shape: Shape) -> Shape | None:
-    """Strides that show `x` with `shape` without copying, or None if a copy is needed
-    (the algorithm of numpy's `_attempt_nocopy_reshape`)."""
-    if x.size == 0 or is_c_contiguous(x):
-        return contiguous_strides(shape, x._dtype.itemsize)
-    old = [(n, s) for n, s in zip(x._shape, x._strides) if n != 1]
+@lru_cache(maxsize=4096)
+def reshape_strides(old_shape: Shape, old_strides: Shape, itemsize: int,
+                    shape: Shape) -> Shape | None:
+    """Strides that show an array of (old_shape, old_strides) with `shape` without copying, or
+    None if a copy is needed (the algorithm of numpy's `_attempt_nocopy_reshape`)."""
+    if 0 in old_shape or _is_c_contiguous(old_shape, old_strides, itemsize):
+        return contiguous_strides(shape, itemsize)
+    old = [(n, s) for n, s in zip(old_shape, old_strides) if n != 1]
     new_strides = [0] * len(shape)
     oi, oj, ni, nj = 0, 1, 0, 1
     while ni < len(shape) and oi < len(old):
