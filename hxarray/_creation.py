@@ -77,6 +77,9 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
 def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np.ndarray:
     """`obj` as a numpy array of an hxarray dtype: with `copy=False` a view of obj's own memory
     (ValueError if there is none), otherwise any conversion numpy makes."""
+    if obj.__class__ is np.ndarray and dtype is None and copy is not False and \
+            obj.dtype in dt.FROM_NUMPY:
+        return obj  # the common case, which needs none of the checks below
     if isinstance(obj, str) or obj is None:
         raise TypeError(f"asarray(): cannot make an array from {type(obj).__name__}")
     if copy is False:

@@ -16,10 +16,9 @@ __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "s
 _ACCUMULATOR = {**{d: dt.int64 for d in dt.SIGNED}, **{d: dt.uint64 for d in dt.UNSIGNED}}
 
 
-def reduce(name: str, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DType,
-           **params: Any) -> Array:
-    axes = normalize_axes(axis, x.ndim, name)
-    return x._buffer.device.backend.reduce(name, x, axes, keepdims, dtype, **params)
+def reduce(name: str, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DType) -> Array:
+    return x._buffer.device.backend.reduce(name, x, normalize_axes(axis, x.ndim, name), keepdims,
+                                           dtype)
 
 
 def _sum_dtype(x: Array, dtype: Any, function: str) -> dt.DType:
@@ -98,7 +97,8 @@ def _spread(name: str, x: Array, axis: Any, correction: int | float,
     check_dtype(x, "real-valued floating-point", name)
     if not isinstance(correction, (int, float)) or correction < 0:
         raise ValueError(f"{name}(): correction must be a non-negative number, got {correction!r}")
-    return reduce(name, x, axis, keepdims, x._dtype, correction=correction)
+    return x._buffer.device.backend.reduce(name, x, normalize_axes(axis, x.ndim, name), keepdims,
+                                           x._dtype, correction=correction)
 
 
 def var(x: Array, /, *, axis: int | tuple[int, ...] | None = None,

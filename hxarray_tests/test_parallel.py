@@ -10,7 +10,7 @@ import pytest
 import hxarray as xp
 from hxarray.backends.cpu import parallel
 
-from .oracle import DTYPES, FLOATING, VIEWS, ids, sample
+from .oracle import DTYPES, FLOATING, REAL, VIEWS, ids, sample
 
 SPLIT_FROM = 4096  # the thresholds, lowered so that small test arrays take the threaded paths
 N = SPLIT_FROM * 3 + 7  # large enough to split, not a multiple of the thread count
@@ -21,6 +21,7 @@ def low_thresholds(monkeypatch):
     monkeypatch.setattr(parallel, "MIN_ELEMENTS_COMPUTE_BOUND", SPLIT_FROM)
     monkeypatch.setattr(parallel, "MIN_ELEMENTS_MEMORY_BOUND", SPLIT_FROM)
     monkeypatch.setattr(parallel, "MIN_ELEMENTS_REDUCTION", SPLIT_FROM)
+    monkeypatch.setattr(parallel, "MIN_ELEMENTS_SORT", SPLIT_FROM)
 
 
 @pytest.fixture(params=[1, 2, 3], ids=lambda n: f"threads{n}")
@@ -173,7 +174,40 @@ def test_threaded_reductions_stay_quiet(thread_count):
         assert np.isinf(float(xp.prod(xp.asarray(np.full(N, 1e300)))))
 
 
-@pytest.mark.parametrize("operation", ["add", "sin", "sum"])
+SORT_DATA = {
+    "random": lambda rng: rng.standard_normal(N),
+    "nan_inf_zeros": lambda rng: np.where(rng.random(N) < 0.3, rng.choice(
+        [np.nan, np.inf, -np.inf, 0.0, -0.0], N), rng.standard_normal(N)),
+    "mostly_nan": lambda rng: np.where(rng.random(N) < 0.7, np.nan, rng.standard_normal(N)),
+    "few_values": lambda rng: rng.integers(0, 3, N).astype(np.float64),
+    "equal": lambda rng: np.ones(N),
+    "sorted": lambda rng: np.sort(rng.standard_normal(N)),
+    "reversed": lambda rng: np.sort(rng.standard_normal(N))[::-1],
+}
+
+
+@pytest.mark.parametrize("kind", SORT_DATA)
+@pytest.mark.parametrize("descending", [False, True])
+def test_parallel_sort(thread_count, kind, descending):
+    """The sample sort (one row) of awkward data: NaN last, zeros of both signs, ties, few
+    distinct values (which fall back to one thread), already sorted input, views."""
+    a = SORT_DATA[kind](np.random.default_rng(9))
+    for x, v in ((xp.asarray(a), a), (xp.asarray(a)[::-2], a[::-2])):
+        expected = np.sort(v)[::-1] if descending else np.sort(v)
+        np.testing.assert_array_equal(np.asarray(xp.sort(x, descending=descending)), expected)
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=ids(REAL))
+@pytest.mark.parametrize("shape, axis", [((N,), 0), ((3, N // 3), 1), ((3, N // 3), 0),
+                                         ((N // 5, 5), 0), ((1, N), 1), ((N, 1), 0)])
+def test_parallel_sort_of_every_real_dtype_and_axis(thread_count, dtype, shape, axis):
+    a = sample(shape, dtype)
+    for view in (lambda v: v, lambda v: v[::-1]):
+        got = np.asarray(xp.sort(view(xp.asarray(a)), axis=axis))
+        np.testing.assert_array_equal(got, np.sort(view(a), axis=axis))
+
+
+@pytest.mark.parametrize("operation", ["add", "sin", "sum", "sort"])
 def test_large_operations_are_split(monkeypatch, data, operation):
     calls = []
     run_chunks = parallel.run_chunks
@@ -184,7 +218,8 @@ def test_large_operations_are_split(monkeypatch, data, operation):
 
     monkeypatch.setattr(parallel, "run_chunks", spy)
     x, y = xp.asarray(data[0]), xp.asarray(data[1])
-    compute = {"add": lambda: x + y, "sin": lambda: xp.sin(x), "sum": lambda: xp.sum(x)}[operation]
+    compute = {"add": lambda: x + y, "sin": lambda: xp.sin(x), "sum": lambda: xp.sum(x),
+               "sort": lambda: xp.sort(x)}[operation]
     with xp.threads(2):
         compute()
     assert calls == [2]
@@ -194,6 +229,7 @@ def test_large_operations_are_split(monkeypatch, data, operation):
     monkeypatch.setattr(parallel, "MIN_ELEMENTS_COMPUTE_BOUND", N + 1)
     monkeypatch.setattr(parallel, "MIN_ELEMENTS_MEMORY_BOUND", N + 1)
     monkeypatch.setattr(parallel, "MIN_ELEMENTS_REDUCTION", N + 1)
+    monkeypatch.setattr(parallel, "MIN_ELEMENTS_SORT", N + 1)
     with xp.threads(2):
         compute()
     assert calls == [2]

@@ -7,7 +7,6 @@ numpy's context variable where it exists, since `np.errstate` costs a microsecon
 
 from __future__ import annotations
 
-import ctypes
 import math
 from collections.abc import Callable
 from functools import lru_cache
@@ -258,12 +257,6 @@ PLAIN_UFUNCS = {name: ufunc for name, ufunc in _UFUNCS.items() if name not in _S
 
 
 # -- creation --------------------------------------------------------------------------------------
-def zero(address: int, nbytes: int) -> None:
-    """Set `nbytes` bytes from `address` to 0 with the C library's memset (numpy's `fill(0)`
-    stores element by element and takes about twice as long)."""
-    ctypes.memset(address, 0, nbytes)
-
-
 _ARANGE_BLOCK = 4096
 
 
@@ -286,16 +279,15 @@ REDUCING_UFUNCS: dict[str, np.ufunc] = {
     "all": np.logical_and, "any": np.logical_or,
 }
 _ACCUMULATING = frozenset({"sum", "mean", "prod"})  # accumulate in the result's dtype
+SILENT_REDUCTIONS = frozenset({"max", "min", "all", "any"})  # never a floating-point warning
 _NEGATIVE_ZERO = {"f": -0.0, "c": complex(-0.0, -0.0)}
 
 
 @lru_cache(maxsize=4096)
 def reduction_plan(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool
-                   ) -> tuple[tuple[int, ...] | None, tuple[int, ...]]:
-    """numpy's `axis` argument for reducing `axes` of `shape` (None for all axes, the fastest)
-    and the result's shape."""
-    if len(axes) == len(shape):
-        return None, (1,) * len(axes) if keepdims else ()
+                   ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """numpy's `axis` argument for reducing some of the axes of `shape`, and the result's
+    shape."""
     return axes, tuple(1 if i in axes else n for i, n in enumerate(shape)) if keepdims else \
         tuple(n for i, n in enumerate(shape) if i not in axes)
 
@@ -305,10 +297,14 @@ def reduce_into(name: str, x: np.ndarray, axis: tuple[int, ...] | None, keepdims
     """The reduction `name` (a key of REDUCING_UFUNCS) of `x` over `axis` (None: all axes),
     written into `out`. A mean divides by `count`, by default the number of elements reduced."""
     ufunc, dtype = REDUCING_UFUNCS[name], out.dtype
-    if name == "sum" and dtype.kind in "fc" and x.size:
+    if name == "sum":
         # From -0 rather than numpy's +0: a sum of negative zeros only is -0, as successive
         # additions give (part by part for complex numbers); any other sum is the same bit for bit.
-        ufunc.reduce(x, axis, dtype, out, keepdims, _NEGATIVE_ZERO[dtype.kind])
+        start = _NEGATIVE_ZERO.get(dtype.kind)
+        if start is not None and x.size:
+            ufunc.reduce(x, axis, dtype, out, keepdims, start)
+        else:
+            ufunc.reduce(x, axis, dtype, out, keepdims)
     elif name == "mean":
         if count is None:
             count = x.size if axis is None else _count(x, axis)

@@ -1,11 +1,13 @@
 """Multi-threaded execution of numpy kernels on large arrays.
 
 numpy releases the GIL inside its loops, so chunks of one large operation run truly in parallel.
-Chunking is deterministic: chunk boundaries depend only on the shape and the thread count, never on
-timing, so results are reproducible. Handing a chunk to a worker thread costs tens to hundreds of
-microseconds here, so only operations long enough to repay it are split: compute-bound kernels
-(transcendental functions) from `MIN_ELEMENTS_COMPUTE_BOUND` elements, memory-bound ones (the rest,
-and reductions) from `MIN_ELEMENTS_MEMORY_BOUND`.
+Chunking is deterministic: chunk boundaries depend only on the shape, the thread count and (for a
+sort) the values, never on timing, so results are reproducible. Handing a chunk to a worker thread
+costs tens to hundreds of microseconds here (about 130 us measured on the 2-core benchmark VM), so
+only operations long enough to repay it are split: compute-bound kernels (transcendental
+functions) from `MIN_ELEMENTS_COMPUTE_BOUND` elements, memory-bound ones (the rest) from
+`MIN_ELEMENTS_MEMORY_BOUND`, reductions from `MIN_ELEMENTS_REDUCTION` and sorts from
+`MIN_ELEMENTS_SORT`.
 
 The thread count comes from `HXARRAY_NUM_THREADS`, else the CPUs this process may use; `threads(n)`
 changes it for a block and also caps BLAS threads there (through threadpoolctl), so one knob
@@ -27,6 +29,7 @@ import numpy as np
 MIN_ELEMENTS_COMPUTE_BOUND = 1 << 18
 MIN_ELEMENTS_MEMORY_BOUND = 1 << 21
 MIN_ELEMENTS_REDUCTION = 1 << 21
+MIN_ELEMENTS_SORT = 1 << 17
 
 
 def _default_threads() -> int:
@@ -167,4 +170,55 @@ def split_reduction(reduce: Callable[[np.ndarray, np.ndarray], None], x: np.ndar
         reduce(x[(slice(None),) * kept + (part,)], out[(slice(None),) * position + (part,)])
 
     run_chunks(chunk, x.shape[kept], count)
+    return True
+
+
+_SAMPLE = 1024  # about how many regularly spaced elements choose the pivots of a parallel sort
+
+
+def sort(x: np.ndarray, out: np.ndarray, axis: int) -> bool:
+    """`x` sorted along `axis` into `out` (same shape, C-contiguous) on the thread pool, or False
+    (out untouched) where that does not apply. Many rows: each thread sorts whole rows, as one
+    thread would. One row: a sample sort, exact as well, since a value sort's result does not
+    depend on the order it is reached in. The caller has checked that `x` is large enough."""
+    count = _threads.get()
+    if count < 2:
+        return False
+    other = next((i for i, n in enumerate(x.shape) if i != axis and n >= count), None)
+    if other is not None:
+        def rows(start: int, stop: int) -> None:
+            key = (slice(None),) * other + (slice(start, stop),)
+            part = out[key]
+            part[...] = x[key]
+            part.sort(axis=axis)
+
+        run_chunks(rows, x.shape[other], count)
+        return True
+    if x.size != x.shape[axis]:
+        return False
+    return _sample_sort(x.reshape(-1), out.reshape(-1), count)
+
+
+def _sample_sort(x: np.ndarray, out: np.ndarray, count: int) -> bool:
+    """Sort the 1-D `x` into `out` as `count` value ranges, split at pivots taken from a regular
+    sample: each thread gathers its range (numpy's compress; NaN, which sorts last, goes to the
+    last) into its place in `out` and sorts it there. False (out untouched) where the ranges come
+    out too uneven to pay, e.g. with few distinct values."""
+    sample = np.sort(x[::max(1, x.size // _SAMPLE)])
+    pivots = sample[[sample.size * i // count for i in range(1, count)]]
+    if np.any(pivots != pivots):  # NaN pivots (most of the sample) do not split
+        return False
+    below = [np.less(x, p) for p in pivots]
+    bounds = [0, *(int(np.count_nonzero(b)) for b in below), x.size]
+    if max(stop - start for start, stop in zip(bounds, bounds[1:])) > x.size * 3 // (2 * count):
+        return False
+
+    def value_range(i: int, _: int) -> None:
+        mask = below[0] if i == 0 else ~below[i - 1] if i == count - 1 else \
+            below[i] & ~below[i - 1]
+        part = out[bounds[i]:bounds[i + 1]]
+        x.compress(mask, out=part)
+        part.sort()
+
+    run_chunks(value_range, count, count)
     return True
