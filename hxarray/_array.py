@@ -130,8 +130,10 @@ class Array(_Base):
 
     def to_device(self, device: Device | str, /, *, stream: Any = None) -> Array:
         """A copy of this array on `device` (this array itself if it is already there)."""
-        target = Device(device)
         source = self._buffer.device
+        if device is source:
+            return self
+        target = Device(device)
         if target is source:
             return self
         if stream is not None and getattr(stream, "device", target) not in (source, target):
