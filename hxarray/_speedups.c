@@ -3,8 +3,9 @@
  * Each type here has a pure-Python twin of the same behaviour (hxarray/_compiled.py picks one):
  *   ArrayBase              the Array's fields, and its operator slots;
  *   MemoryBufferBase       a buffer that hands its block back to its allocator when it dies;
+ *   Block                  a raw block's fields;
  *   CachingAllocatorBase   size-class free lists and statistics over a raw allocator.
- * Operation is one element-wise function (or `where`). Called with operands that the CPU fast
+ * Operation is one element-wise function (or `where`), Reduction one of sum, prod, mean, max, min. Called with operands that the CPU fast
  * path takes (CPU arrays of one dtype and shape, or one such array and a plain Python scalar,
  * below the threading threshold), it runs the CPU backend's kernel (a bare numpy ufunc where one
  * suffices) into a fresh buffer from the caching allocator, as the backend would; anything else
