@@ -221,12 +221,14 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
            dtype: Any = None, device: Any = None) -> Array:
     if stop is None:
         start, stop = 0, start
-    start, stop, step = (_number(v, "arange", name)
-                         for name, v in (("start", start), ("stop", stop), ("step", step)))
+    integers = start.__class__ is stop.__class__ is step.__class__ is int
+    if not integers:
+        start, stop, step = (_number(v, "arange", name)
+                             for name, v in (("start", start), ("stop", stop), ("step", step)))
+        integers = all(isinstance(v, int) for v in (start, stop, step))
     if step == 0:
         raise ValueError("arange(): step must not be zero")
-    dtype = _optional_dtype(dtype, "arange") or (
-        dt.int64 if all(isinstance(v, int) for v in (start, stop, step)) else dt.float64)
+    dtype = _optional_dtype(dtype, "arange") or (dt.int64 if integers else dt.float64)
     target = as_device(device, "arange")
     return target.backend.arange(start, stop, step, dtype, target)
 

@@ -210,14 +210,15 @@ def test_partial_and_full_masks_replace_leading_dimensions(mask_shape):
 @pytest.mark.parametrize("kind", list(VIEWS))
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))
 def test_leading_axis_masks_of_views(kind, dtype):
-    """A 1-D mask over the first axis of any view, and a 2-D one over a 3-D array's first two
-    axes (reshaped when C-contiguous)."""
-    x, data = view_pair(kind, (8, 6), dtype)
+    """Masks of 1024 elements and more (the CPU backend's compress path): a 1-D mask over the
+    first axis of any view, and a 2-D one over a 3-D array's first two axes (reshaped when
+    C-contiguous)."""
+    x, data = view_pair(kind, (2100, 6), dtype)
     mask = sample(data.shape[:1], xp.bool, seed=5)
     assert_matches(x[xp.asarray(mask)], data[mask])
     assert_matches(x[xp.asarray(mask)[::-1]], data[mask[::-1]])
-    cube = sample((5, 4, 3), dtype)
-    plane = sample((5, 4), xp.bool, seed=6)
+    cube = sample((64, 33, 3), dtype)
+    plane = sample((64, 33), xp.bool, seed=6)
     assert_matches(xp.asarray(cube)[xp.asarray(plane)], cube[plane])
     assert_matches(xp.asarray(cube)[::-1][xp.asarray(plane)], cube[::-1][plane])
 

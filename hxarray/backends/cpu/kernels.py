@@ -257,20 +257,28 @@ PLAIN_UFUNCS = {name: ufunc for name, ufunc in _UFUNCS.items() if name not in _S
 
 
 # -- creation --------------------------------------------------------------------------------------
-_ARANGE_BLOCK = 4096
+_IOTA = np.arange(4096, dtype=np.int64)  # the first block of every int64 arange
 
 
 def arange_into(out: np.ndarray, start: int, step: int) -> None:
-    """`out[i] = start + i * step` for a 1-D int64 `out` (the caller has checked that the
-    values and their span fit in int64): numpy's arange for a first block, then the filled part
-    again, shifted by its length, doubling it each time. Exact, and vectorised where numpy's
+    """`out[i] = start + i * step` for a 1-D int64 `out` (the caller has checked that the values,
+    the step and the span fit in int64): a first block from a cached 0, 1, 2, ..., then the filled
+    part again, shifted by its length, doubling it each time. Exact, and vectorised where numpy's
     arange computes element by element."""
-    size, filled = out.size, min(out.size, _ARANGE_BLOCK)
-    out[:filled] = np.arange(start, start + filled * step, step, dtype=out.dtype)
+    size, filled = out.size, min(out.size, _IOTA.size)
+    head = out[:filled]
+    if step == 1:
+        np.add(_IOTA[:filled], start, out=head)
+    else:
+        np.multiply(_IOTA[:filled], step, out=head)
+        np.add(head, start, out=head)
     while filled < size:
         count = min(filled, size - filled)
         np.add(out[:count], filled * step, out=out[filled:filled + count])
         filled += count
+
+
+COMPRESS_FROM = 1024  # mask elements from which numpy's compress beats its branching mask indexing
 
 
 # -- reductions ------------------------------------------------------------------------------------
