@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -233,6 +234,22 @@ def test_large_operations_are_split(monkeypatch, data, operation):
     with xp.threads(2):
         compute()
     assert calls == [2]
+
+
+def test_run_chunks_finishes_every_chunk_before_raising():
+    finished = []
+
+    def task(start, stop):
+        if start == 1:
+            raise RuntimeError("chunk 1")
+        time.sleep(0.05)
+        finished.append(start)
+
+    with pytest.raises(RuntimeError, match="chunk 1"):
+        parallel.run_chunks(task, 3, 3)
+    assert sorted(finished) == [0, 2]
+    assert parallel.run_chunks(lambda start, stop: (start, stop), 10, 3) == [(0, 3), (3, 6),
+                                                                             (6, 10)]
 
 
 def test_reductions_are_deterministic(data):
