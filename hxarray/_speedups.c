@@ -557,18 +557,50 @@ static PyMemberDef array_members[] = {
     {NULL},
 };
 
-/* -- Operation: one element-wise function ---------------------------------------------------- */
+/* -- Operation and Reduction: namespace functions with a fast path ---------------------------- */
+/* The fields both share, first in each: they stand in for Python functions. */
+#define FUNCTION_HEAD \
+    PyObject_HEAD \
+    vectorcallfunc vectorcall; \
+    PyObject *name;      /* the spec's name, e.g. "add" */ \
+    PyObject *results;   /* dict: operand dtype -> (result dtype, its itemsize) */ \
+    PyObject *fallback;  /* the general path, called with the same arguments */ \
+    PyObject *kernel;    /* the CPU backend's kernel, or NULL: no fast path */ \
+    PyObject *dict;      /* __name__, __doc__, __signature__, ... */
+
 typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    PyObject *name;      /* the spec's name, e.g. "add" */
+    FUNCTION_HEAD
+} FunctionObject;
+
+static void
+function_dealloc(FunctionObject *f)
+{
+    Py_CLEAR(f->name);
+    Py_CLEAR(f->results);
+    Py_CLEAR(f->fallback);
+    Py_CLEAR(f->kernel);
+    Py_CLEAR(f->dict);
+    Py_TYPE(f)->tp_free((PyObject *)f);
+}
+
+static PyObject *
+function_repr(FunctionObject *f)
+{
+    return PyUnicode_FromFormat("<hxarray function %U>", f->name);
+}
+
+static PyMemberDef function_members[] = {
+    {"kernel", T_OBJECT, offsetof(FunctionObject, kernel), READONLY,
+     "the CPU fast path's kernel, or None"},
+    {NULL},
+};
+
+/* One element-wise function (or `where`). */
+typedef struct {
+    FUNCTION_HEAD
     int arity;
     int condition;       /* the first operand is a boolean condition of the others' shape */
-    PyObject *results;   /* dict: operand dtype -> (result dtype, its itemsize), one operand dtype */
-    PyObject *fallback;  /* the general path, called with the same arguments */
-    PyObject *kernel;    /* the CPU backend's numpy ufunc, or NULL: no fast path */
     int compute_bound;   /* which threading threshold applies */
-    PyObject *dict;      /* __name__, __doc__, __signature__, ...: it stands in for a function */
 } Operation;
 
 typedef struct {
@@ -946,30 +978,6 @@ operation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)op;
 }
 
-static void
-operation_dealloc(Operation *op)
-{
-    Py_CLEAR(op->name);
-    Py_CLEAR(op->results);
-    Py_CLEAR(op->fallback);
-    Py_CLEAR(op->kernel);
-    Py_CLEAR(op->dict);
-    Py_TYPE(op)->tp_free((PyObject *)op);
-}
-
-static PyObject *
-operation_repr(Operation *op)
-{
-    return PyUnicode_FromFormat("<hxarray function %U>", op->name);
-}
-
-static PyMemberDef operation_members[] = {
-    {"name", T_OBJECT_EX, offsetof(Operation, name), READONLY, NULL},
-    {"kernel", T_OBJECT, offsetof(Operation, kernel), READONLY,
-     "the CPU fast path's ufunc, or None"},
-    {NULL},
-};
-
 static PyTypeObject OperationType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "hxarray._speedups.Operation",
@@ -979,24 +987,19 @@ static PyTypeObject OperationType = {
               "function with the CPU fast path in front of its general path `fallback`; with "
               "`condition`, the first operand is a boolean array of the others' shape (`where`).",
     .tp_new = operation_new,
-    .tp_dealloc = (destructor)operation_dealloc,
-    .tp_repr = (reprfunc)operation_repr,
+    .tp_dealloc = (destructor)function_dealloc,
+    .tp_repr = (reprfunc)function_repr,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Operation, vectorcall),
-    .tp_dictoffset = offsetof(Operation, dict),
-    .tp_members = operation_members,
+    .tp_dictoffset = offsetof(FunctionObject, dict),
+    .tp_members = function_members,
 };
 
 /* -- Reduction: sum, prod, mean, max, min ---------------------------------------------------- */
+/* One reduction; its kernel is called as kernel(name, x, axis, keepdims, out). */
 typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    PyObject *name;      /* the spec's name, e.g. "sum" */
-    PyObject *results;   /* dict: operand dtype -> (result dtype, its itemsize) */
-    PyObject *fallback;  /* the namespace function in Python, called with the same arguments */
-    PyObject *kernel;    /* the CPU backend's kernel(name, x, axis, keepdims, out), or NULL */
+    FUNCTION_HEAD
     int nonempty;        /* an empty reduction is an error (max, min): the fallback raises it */
-    PyObject *dict;
 } Reduction;
 
 static PyObject *reductions;  /* list of every Reduction, to bind the kernel to */
@@ -1163,29 +1166,6 @@ reduction_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)r;
 }
 
-static void
-reduction_dealloc(Reduction *r)
-{
-    Py_CLEAR(r->name);
-    Py_CLEAR(r->results);
-    Py_CLEAR(r->fallback);
-    Py_CLEAR(r->kernel);
-    Py_CLEAR(r->dict);
-    Py_TYPE(r)->tp_free((PyObject *)r);
-}
-
-static PyObject *
-reduction_repr(Reduction *r)
-{
-    return PyUnicode_FromFormat("<hxarray function %U>", r->name);
-}
-
-static PyMemberDef reduction_members[] = {
-    {"kernel", T_OBJECT, offsetof(Reduction, kernel), READONLY,
-     "the CPU fast path's kernel, or None"},
-    {NULL},
-};
-
 static PyTypeObject ReductionType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "hxarray._speedups.Reduction",
@@ -1195,12 +1175,12 @@ static PyTypeObject ReductionType = {
               "of one CPU array (axis, keepdims; no dtype) below the threading threshold, in "
               "front of the namespace function `fallback`.",
     .tp_new = reduction_new,
-    .tp_dealloc = (destructor)reduction_dealloc,
-    .tp_repr = (reprfunc)reduction_repr,
+    .tp_dealloc = (destructor)function_dealloc,
+    .tp_repr = (reprfunc)function_repr,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Reduction, vectorcall),
-    .tp_dictoffset = offsetof(Reduction, dict),
-    .tp_members = reduction_members,
+    .tp_dictoffset = offsetof(FunctionObject, dict),
+    .tp_members = function_members,
 };
 
 /* -- operator slots -------------------------------------------------------------------------- */
