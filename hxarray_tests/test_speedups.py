@@ -241,3 +241,36 @@ def test_reduction_fast_path_leaves_errors_to_the_general_path() -> None:
     assert xp.sum(x, keepdims=1).shape == (1, 1)  # not a bool: the general path decides
     assert xp.sum(x, dtype=xp.float32).dtype == xp.float32  # dtype=: the general path
     assert xp.sum(xp.asarray(np.ones((0, 3))), axis=0).shape == (3,)
+
+
+def test_fast_paths_from_several_threads_stay_quiet_and_correct() -> None:
+    """The quiet context belongs to the first thread that used it; others set numpy's variable.
+    Either way no floating-point warning escapes and every result is right."""
+    import threading
+    import warnings
+
+    an = np.array([1.0, -1.0, 0.0, np.inf, np.nan])
+    with np.errstate(all="ignore"):
+        quotient, logarithm = an / 0.0, np.log(an)
+    failures: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            a = xp.asarray(an)
+            for _ in range(300):
+                assert np.array_equal(np.asarray(a / 0.0), quotient, equal_nan=True)
+                assert np.array_equal(np.asarray(xp.log(a)), logarithm, equal_nan=True)
+                assert float(xp.sum(a[:3])) == 0.0
+        except BaseException as exc:  # reported by the main thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    with warnings.catch_warnings():  # the filters are process-wide: set once, here
+        warnings.simplefilter("error")
+        for t in threads:
+            t.start()
+        work()
+        for t in threads:
+            t.join()
+    assert not failures, failures
+    assert np.geterr()["divide"] == "warn"  # the caller's numpy state is untouched
