@@ -5,7 +5,8 @@
  *   MemoryBufferBase       a buffer that hands its block back to its allocator when it dies;
  *   Block                  a raw block's fields;
  *   CachingAllocatorBase   size-class free lists and statistics over a raw allocator.
- * Operation is one element-wise function (or `where`), Reduction one of sum, prod, mean, max, min. Called with operands that the CPU fast
+ * Operation is one element-wise function (or `where`), Reduction one of sum, prod, mean, max, min,
+ * Creation one of empty, zeros, ones. Called with operands that the CPU fast
  * path takes (CPU arrays of one dtype and shape, or one such array and a plain Python scalar,
  * below the threading threshold), it runs the CPU backend's kernel (a bare numpy ufunc where one
  * suffices) into a fresh buffer from the caching allocator, as the backend would; anything else
@@ -38,7 +39,7 @@ static PyObject *py_binary;           /* _binary(name, x1, x2, out): the general
 static PyObject *operations;          /* list of every Operation, to bind kernels to */
 static int binary_op_opcode = -1;
 
-static PyObject *str_cache, *str_nbytes, *str_free, *str_raw_malloc, *str_compute_bound,
+static PyObject *str_cache, *str_fill, *str_nbytes, *str_free, *str_raw_malloc, *str_compute_bound,
     *str_memory_bound, *str_reduction_bound, *kw_out, *zero;
 
 #define ELIDE_MIN_BYTES (256 * 1024)  /* below this a fresh cached buffer costs about as much */
@@ -1183,6 +1184,171 @@ static PyTypeObject ReductionType = {
     .tp_members = function_members,
 };
 
+/* -- Creation: empty, zeros, ones --------------------------------------------------------------- */
+/* empty/zeros/ones(shape) with `dtype` and `device` given or not, on the CPU: a fresh buffer,
+ * left as it is (empty), cleared with memset (zeros) or filled by numpy (ones). */
+typedef struct {
+    FUNCTION_HEAD
+    PyObject *value;     /* None: leave the memory as it is; else what numpy's fill writes */
+    int clear;           /* the value is 0: all zero bits in every dtype, so memset */
+} Creation;
+
+static PyObject *default_device;  /* default_device(): the device of `device=None` */
+static PyObject *default_dtype;   /* the dtype of `dtype=None` */
+
+#define MAX_NBYTES ((Py_ssize_t)1 << 62)
+
+/* `shape` (an int or a tuple of ints, none negative) as a new tuple with its element count, or
+ * NULL without an error where the general path must judge it. */
+static PyObject *
+plain_shape(PyObject *shape, Py_ssize_t *size)
+{
+    if (PyLong_CheckExact(shape))
+        shape = PyTuple_Pack(1, shape);
+    else if (PyTuple_CheckExact(shape))
+        Py_INCREF(shape);
+    else
+        return NULL;
+    if (shape == NULL)
+        return NULL;
+    *size = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
+        PyObject *item = PyTuple_GET_ITEM(shape, i);
+        Py_ssize_t n = PyLong_CheckExact(item) ? PyLong_AsSsize_t(item) : -1;
+        if (n < 0 || (n > 0 && *size > MAX_NBYTES / n)) {
+            PyErr_Clear();
+            Py_DECREF(shape);
+            return NULL;
+        }
+        *size *= n;
+    }
+    return shape;
+}
+
+static PyObject *
+create_fast(Creation *c, PyObject *shape_arg, PyObject *const *kwvalues, PyObject *kwnames)
+{
+    PyObject *dtype = Py_None, *device = Py_None;
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+        if (PyUnicode_CompareWithASCIIString(key, "dtype") == 0)
+            dtype = kwvalues[i];
+        else if (PyUnicode_CompareWithASCIIString(key, "device") == 0)
+            device = kwvalues[i];
+        else
+            return NULL;
+    }
+    if (device == Py_None) {
+        device = PyObject_CallNoArgs(default_device);
+        if (device == NULL)
+            return NULL;
+        Py_DECREF(device);  /* devices are interned: comparing the pointer is enough */
+    }
+    if (device != cpu_device)
+        return NULL;
+    PyObject *result = PyDict_GetItemWithError(c->results,
+                                               dtype == Py_None ? default_dtype : dtype);
+    if (result == NULL) {
+        PyErr_Clear();  /* e.g. an unhashable dtype: the general path says what is wrong */
+        return NULL;
+    }
+    Py_ssize_t size, itemsize = PyLong_AsSsize_t(PyTuple_GET_ITEM(result, 1));
+    PyObject *shape = plain_shape(shape_arg, &size);
+    if (shape == NULL || itemsize <= 0 || size > MAX_NBYTES / itemsize) {
+        Py_XDECREF(shape);
+        return NULL;
+    }
+    PyObject *out = new_array(PyTuple_GET_ITEM(result, 0), itemsize, shape, size);
+    Py_DECREF(shape);
+    if (out == NULL || c->value == Py_None)
+        return out;
+    PyObject *block = ((BufferObject *)((ArrayObject *)out)->buffer)->block;
+    if (c->clear && IS_BLOCK(block)) {
+        void *start = PyLong_AsVoidPtr(((BlockObject *)block)->address);
+        if (start == NULL && PyErr_Occurred()) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        size_t nbytes = (size_t)(size * itemsize);
+        if (nbytes < ((size_t)1 << 20)) {  /* handing the GIL over costs more than this memset */
+            memset(start, 0, nbytes);
+        }
+        else {
+            Py_BEGIN_ALLOW_THREADS
+            memset(start, 0, nbytes);
+            Py_END_ALLOW_THREADS
+        }
+        return out;
+    }
+    PyObject *done = PyObject_CallMethodOneArg(((ArrayObject *)out)->handle, str_fill, c->value);
+    if (done == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(done);
+    return out;
+}
+
+static PyObject *
+creation_vectorcall(Creation *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs == 1 && cpu_device != NULL && default_device != NULL) {
+        PyObject *result = create_fast(c, args[0], args + 1, kwnames);
+        if (result != NULL || PyErr_Occurred())
+            return result;
+    }
+    return PyObject_Vectorcall(c->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+creation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"name", "value", "results", "fallback", NULL};
+    PyObject *name, *value, *results, *fallback;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UOO!O:Creation", names, &name, &value,
+                                     &PyDict_Type, &results, &fallback))
+        return NULL;
+    if (value != Py_None && !PyLong_CheckExact(value)) {
+        PyErr_SetString(PyExc_TypeError, "value must be None or an int");
+        return NULL;
+    }
+    Creation *c = (Creation *)type->tp_alloc(type, 0);
+    if (c == NULL)
+        return NULL;
+    c->vectorcall = (vectorcallfunc)creation_vectorcall;
+    c->name = Py_NewRef(name);
+    c->results = Py_NewRef(results);
+    c->fallback = Py_NewRef(fallback);
+    c->value = Py_NewRef(value);
+    c->clear = value != Py_None && PyObject_Not(value) == 1;
+    return (PyObject *)c;
+}
+
+static void
+creation_dealloc(Creation *c)
+{
+    Py_CLEAR(c->value);
+    function_dealloc((FunctionObject *)c);
+}
+
+static PyTypeObject CreationType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hxarray._speedups.Creation",
+    .tp_basicsize = sizeof(Creation),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Creation(name, value, results, fallback): empty (value None), zeros (0) or ones (1) "
+              "on the CPU, in front of the namespace function `fallback`.",
+    .tp_new = creation_new,
+    .tp_dealloc = (destructor)creation_dealloc,
+    .tp_repr = (reprfunc)function_repr,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Creation, vectorcall),
+    .tp_dictoffset = offsetof(FunctionObject, dict),
+    .tp_members = function_members,
+};
+
 /* -- operator slots -------------------------------------------------------------------------- */
 enum {
     ADD, SUB, MUL, TRUEDIV, FLOORDIV, MOD, POW, MATMUL, AND, OR, XOR, LSHIFT, RSHIFT,
@@ -1482,13 +1648,13 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"device", "allocator", "make_view", "kernels", "compute_bound",
                             "reduce", "reducible", "thresholds", "errstate_var", "errstate_quiet",
-                            NULL};
+                            "default_device", "default_dtype", NULL};
     PyObject *device, *allocator, *view, *kernels, *compute_bound, *reduce, *reducible, *limits,
-        *var, *quiet;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!OOOO!OO:bind_cpu", names, &device,
+        *var, *quiet, *find_device, *dtype;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!OOOO!OOOO:bind_cpu", names, &device,
                                      &CacheType, &allocator, &view, &PyDict_Type, &kernels,
                                      &compute_bound, &reduce, &reducible, &PyDict_Type, &limits,
-                                     &var, &quiet))
+                                     &var, &quiet, &find_device, &dtype))
         return NULL;
     if (!PyContextVar_CheckExact(var)) {
         PyErr_SetString(PyExc_TypeError, "errstate_var must be a ContextVar");
@@ -1518,6 +1684,8 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_XSETREF(thresholds, Py_NewRef(limits));
     Py_XSETREF(errstate_var, Py_NewRef(var));
     Py_XSETREF(errstate_quiet, Py_NewRef(quiet));
+    Py_XSETREF(default_device, Py_NewRef(find_device));
+    Py_XSETREF(default_dtype, Py_NewRef(dtype));
     Py_RETURN_NONE;
 }
 
@@ -1527,7 +1695,7 @@ static PyMethodDef module_methods[] = {
      "operations and the Python operators behind the slots."},
     {"bind_cpu", (PyCFunction)(void (*)(void))bind_cpu, METH_VARARGS | METH_KEYWORDS,
      "Enable the CPU fast path: the device, its caching allocator, the element-wise kernels by "
-     "name, and the reduction kernel with the names it serves."},
+     "name, the reduction kernel with the names it serves, and the defaults of creation."},
     {"size_class", size_class_py, METH_O, "The rounded size a request of `nbytes` is served with."},
     {NULL},
 };
@@ -1542,10 +1710,11 @@ PyInit__speedups(void)
 {
     if (PyType_Ready(&BlockType) < 0 || PyType_Ready(&BufferType) < 0 || PyType_Ready(&CacheType) < 0 ||
             PyType_Ready(&ArrayType) < 0 || PyType_Ready(&OperationType) < 0 ||
-            PyType_Ready(&ReductionType) < 0)
+            PyType_Ready(&ReductionType) < 0 || PyType_Ready(&CreationType) < 0)
         return NULL;
     str_cache = PyUnicode_InternFromString("cache");
     str_nbytes = PyUnicode_InternFromString("nbytes");
+    str_fill = PyUnicode_InternFromString("fill");
     str_free = PyUnicode_InternFromString("free");
     str_raw_malloc = PyUnicode_InternFromString("_raw_malloc");
     str_compute_bound = PyUnicode_InternFromString("MIN_ELEMENTS_COMPUTE_BOUND");
@@ -1555,7 +1724,7 @@ PyInit__speedups(void)
     zero = PyLong_FromLong(0);
     operations = PyList_New(0);
     reductions = PyList_New(0);
-    if (!str_cache || !str_nbytes || !str_free || !str_raw_malloc || !str_compute_bound ||
+    if (!str_cache || !str_fill || !str_nbytes || !str_free || !str_raw_malloc || !str_compute_bound ||
             !str_memory_bound || !str_reduction_bound || !kw_out || !zero ||
             !operations || !reductions)
         return NULL;
@@ -1567,7 +1736,8 @@ PyInit__speedups(void)
             PyModule_AddObjectRef(module, "MemoryBufferBase", (PyObject *)&BufferType) < 0 ||
             PyModule_AddObjectRef(module, "CachingAllocatorBase", (PyObject *)&CacheType) < 0 ||
             PyModule_AddObjectRef(module, "Operation", (PyObject *)&OperationType) < 0 ||
-            PyModule_AddObjectRef(module, "Reduction", (PyObject *)&ReductionType) < 0) {
+            PyModule_AddObjectRef(module, "Reduction", (PyObject *)&ReductionType) < 0 ||
+            PyModule_AddObjectRef(module, "Creation", (PyObject *)&CreationType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -274,3 +274,31 @@ def test_fast_paths_from_several_threads_stay_quiet_and_correct() -> None:
             t.join()
     assert not failures, failures
     assert np.geterr()["divide"] == "warn"  # the caller's numpy state is untouched
+
+
+@pytest.mark.parametrize("function", ["empty", "zeros", "ones"])
+@pytest.mark.parametrize("dtype", [None, "bool", "int8", "uint64", "float32", "complex128"])
+@pytest.mark.parametrize("shape", [0, 7, (), (3, 0), (2, 3), (1 << 18,)])
+def test_creation_fast_path_matches_numpy(function: str, dtype: str | None, shape) -> None:
+    kwargs = {} if dtype is None else {"dtype": getattr(xp, dtype)}
+    got = getattr(xp, function)(shape, **kwargs)
+    want = getattr(np, function)(shape, dtype=dtype or "float64")
+    assert got.shape == want.shape and got.dtype == getattr(xp, dtype or "float64")
+    assert got.device == xp.Device("cpu")
+    if function != "empty":
+        assert np.array_equal(np.asarray(got), want)
+
+
+def test_creation_fast_path_leaves_the_rest_to_the_general_path() -> None:
+    for bad in (-1, (2, -1), True, 2.0, (2, "a"), 1 << 62):
+        with pytest.raises((TypeError, ValueError, MemoryError)):
+            xp.zeros(bad)
+    with pytest.raises(TypeError, match="dtype"):
+        xp.ones(3, dtype=[1])
+    with pytest.raises(TypeError, match="dtype"):
+        xp.empty(3, dtype=np.float64)
+    assert xp.zeros(3, device="cpu").device == xp.Device("cpu")  # a string: the general path
+    with xp.device_scope("toy"):
+        assert xp.zeros(2).device == xp.Device("toy")
+    assert np.array_equal(np.asarray(xp.zeros(xp.asarray(3))), np.zeros(3))  # __index__ shape
+    assert xp.zeros([2, 3]).shape == (2, 3)  # a list

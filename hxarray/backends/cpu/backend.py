@@ -20,7 +20,7 @@ from ..._array import Array
 from ..._compiled import speedups
 from ...hal.allocator import Block, CachingAllocator
 from ...hal.buffer import MemoryBuffer
-from ...hal.device import Device, DeviceType
+from ...hal.device import Device, DeviceType, default_device
 from ...hal.registry import Backend
 from . import kernels, parallel
 from .allocator import CpuAllocator
@@ -46,7 +46,8 @@ def host_allocator() -> CachingAllocator:
                           compute_bound=kernels.COMPUTE_BOUND, reduce=kernels.reduce_into,
                           reducible=kernels.REDUCING_UFUNCS,
                           thresholds=vars(parallel), errstate_var=kernels.errstate_var,
-                          errstate_quiet=kernels.QUIET_STATE)
+                          errstate_quiet=kernels.QUIET_STATE, default_device=default_device,
+                          default_dtype=dt.float64)
     return allocator
 
 
