@@ -20,9 +20,16 @@ if os.environ.get("HXARRAY_PURE_PYTHON", "0") in ("", "0"):
         speedups = None
 
 
-def dressed(compiled: Any, function: Callable[..., Any]) -> Any:
-    """`compiled` (an Operation or Reduction) made to stand in for the Python `function`: its
-    name, docstring, module and signature."""
+def fast(kind: str, function: Callable[..., Any], results: dict[Any, Any],
+         general: Callable[..., Any] | None = None, **options: Any) -> Callable[..., Any]:
+    """A namespace function: the pure-Python `function` without the speedups; with them, the
+    compiled `kind` ("Operation", "Reduction" or "Creation") with the CPU fast path in front of
+    `general` (by default `function` itself), carrying `function`'s name, docstring, module and
+    signature. `results` maps each operand dtype the fast path takes to the result's dtype."""
+    if speedups is None:
+        return function
+    compiled = getattr(speedups, kind)(function.__name__, results, general or function,
+                                       **options)
     compiled.__name__ = compiled.__qualname__ = function.__name__
     compiled.__doc__, compiled.__module__ = function.__doc__, function.__module__
     compiled.__signature__ = inspect.signature(function)

@@ -13,7 +13,7 @@ from . import _dtypes as dt
 from . import _views
 from ._array import Array
 from ._checks import as_device, as_dtype, as_int, as_shape, check_array
-from ._compiled import dressed, speedups
+from ._compiled import fast
 from ._version import sequence_result
 from .hal.device import Device
 
@@ -162,18 +162,12 @@ def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     return _filled("ones", shape, 1, dtype, device)
 
 
-def _fast(function: Any, value: int | None) -> Any:
-    """`function` behind the compiled CPU fast path, where there is one: a plain shape, `dtype`
-    and `device` given or not; the memory is left as it is (value None) or filled with `value`."""
-    if speedups is None:
-        return function
-    results = {d: (d, d.itemsize) for d in dt.ALL_DTYPES}
-    return dressed(speedups.Creation(function.__name__, value, results, function), function)
-
-
-empty = _fast(empty, None)
-zeros = _fast(zeros, 0)
-ones = _fast(ones, 1)
+# The compiled fast path: a plain shape, `dtype` and `device` given or not; the memory is left as
+# it is (value None) or filled with the value.
+_same = {d: d for d in dt.ALL_DTYPES}
+empty = fast("Creation", empty, _same, value=None)
+zeros = fast("Creation", zeros, _same, value=0)
+ones = fast("Creation", ones, _same, value=1)
 
 
 def full(shape: Any, fill_value: builtins.bool | int | float | complex, *, dtype: Any = None,

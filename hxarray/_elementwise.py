@@ -14,7 +14,7 @@ from typing import Any
 
 from . import _dtypes as dt
 from ._array import Array
-from ._compiled import dressed, speedups
+from ._compiled import fast
 from ._views import broadcast_shapes
 
 Scalar = bool | int | float | complex
@@ -222,18 +222,6 @@ def unary_operator(name: str) -> Callable[[Array], Array]:
     return operator
 
 
-def fast_function(function: Callable[..., Array], general: Callable[..., Array], arity: int,
-                  results: dict[dt.DType, dt.DType], **options: Any) -> Callable[..., Array]:
-    """The namespace function: `function` (pure Python, calling `general`) without the speedups;
-    with them, an Operation that tries the CPU fast path before `general`, carrying `function`'s
-    name, docstring and signature. `results` maps the operands' dtype to the result's."""
-    if speedups is None:
-        return function
-    return dressed(speedups.Operation(function.__name__, arity,
-                                      {d: (r, r.itemsize) for d, r in results.items()}, general,
-                                      **options), function)
-
-
 def _function(name: str) -> Callable[..., Array]:
     """The namespace function of the element-wise function `name`."""
     if name in UNARY:
@@ -255,7 +243,7 @@ def _function(name: str) -> Callable[..., Array]:
             results[d] = _resolve(name, d, d)
         except TypeError:
             continue
-    return fast_function(function, general, 1 if name in UNARY else 2, results)
+    return fast("Operation", function, results, general, arity=1 if name in UNARY else 2)
 
 
 # The namespace's element-wise functions, by name (the operator slots use them too).

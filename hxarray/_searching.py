@@ -8,7 +8,8 @@ from typing import Any
 from . import _dtypes as dt
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axes, normalize_axis
-from ._elementwise import _check_scalar, fast_function, scalar_operand
+from ._compiled import fast
+from ._elementwise import _check_scalar, scalar_operand
 from ._views import broadcast_shapes
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
@@ -95,4 +96,4 @@ def where(condition: Array, x1: Array | Any, x2: Array | Any, /) -> Array:
     return _where(condition, x1, x2)
 
 
-where = fast_function(where, _where, 3, {d: d for d in dt.ALL_DTYPES}, condition=True)
+where = fast("Operation", where, {d: d for d in dt.ALL_DTYPES}, _where, arity=3, condition=True)

@@ -596,6 +596,33 @@ static PyMemberDef function_members[] = {
     {NULL},
 };
 
+/* Fill the shared fields; `results` maps operand dtypes to result dtypes, kept here with each
+ * result's itemsize. */
+static int
+function_init(FunctionObject *f, vectorcallfunc call, PyObject *name, PyObject *results,
+              PyObject *fallback)
+{
+    f->vectorcall = call;
+    f->name = Py_NewRef(name);
+    f->fallback = Py_NewRef(fallback);
+    f->results = PyDict_New();
+    if (f->results == NULL)
+        return -1;
+    PyObject *operand, *result;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(results, &pos, &operand, &result)) {
+        PyObject *itemsize = PyObject_GetAttrString(result, "itemsize");
+        PyObject *entry = itemsize == NULL ? NULL : PyTuple_Pack(2, result, itemsize);
+        Py_XDECREF(itemsize);
+        if (entry == NULL || PyDict_SetItem(f->results, operand, entry) < 0) {
+            Py_XDECREF(entry);
+            return -1;
+        }
+        Py_DECREF(entry);
+    }
+    return 0;
+}
+
 /* One element-wise function (or `where`). */
 typedef struct {
     FUNCTION_HEAD
@@ -878,6 +905,27 @@ quiet_exit(PyObject *token)
     return done;
 }
 
+/* kernel(*args), quietly: a new reference, or NULL with the kernel's error. */
+static PyObject *
+call_quietly(PyObject *kernel, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyObject *token;
+    if (quiet_enter(&token) < 0)
+        return NULL;
+    PyObject *done = PyObject_Vectorcall(kernel, args, nargsf, kwnames);
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (quiet_exit(token) < 0) {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+        Py_XDECREF(done);
+        return NULL;
+    }
+    PyErr_Restore(type, value, traceback);
+    return done;
+}
+
 /* Run the kernel on the operands' numpy views into `out` (a fresh array if NULL), quietly. */
 static PyObject *
 compute(Operation *op, PyObject *const *args, Py_ssize_t nargs, Plan *plan, ArrayObject *out)
@@ -890,24 +938,8 @@ compute(Operation *op, PyObject *const *args, Py_ssize_t nargs, Plan *plan, Arra
     for (Py_ssize_t i = 0; i < nargs; i++)
         call[i + 1] = Py_IS_TYPE(args[i], array_type) ? ((ArrayObject *)args[i])->handle : args[i];
     call[nargs + 1] = ((ArrayObject *)result)->handle;  /* out= */
-    PyObject *token;
-    if (quiet_enter(&token) < 0) {
-        Py_DECREF(result);
-        return NULL;
-    }
-    PyObject *done = PyObject_Vectorcall(op->kernel, call + 1,
-                                         nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, kw_out);
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    if (quiet_exit(token) < 0) {
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(traceback);
-        Py_XDECREF(done);
-        Py_DECREF(result);
-        return NULL;
-    }
-    PyErr_Restore(type, value, traceback);
+    PyObject *done = call_quietly(op->kernel, call + 1, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                  kw_out);
     if (done == NULL) {
         Py_DECREF(result);
         return NULL;
@@ -953,11 +985,11 @@ operation_vectorcall(Operation *op, PyObject *const *args, size_t nargsf, PyObje
 static PyObject *
 operation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"name", "arity", "results", "fallback", "condition", NULL};
+    static char *names[] = {"name", "results", "fallback", "arity", "condition", NULL};
     PyObject *name, *results, *fallback;
-    int arity, condition = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UiO!O|$p:Operation", names, &name, &arity,
-                                     &PyDict_Type, &results, &fallback, &condition))
+    int arity = 0, condition = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O|$ip:Operation", names, &name,
+                                     &PyDict_Type, &results, &fallback, &arity, &condition))
         return NULL;
     if (arity < 1 + condition || arity > 2 + condition) {
         PyErr_Format(PyExc_ValueError, "arity must be 1 or 2 (plus the condition), got %d", arity);
@@ -966,13 +998,10 @@ operation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Operation *op = (Operation *)type->tp_alloc(type, 0);
     if (op == NULL)
         return NULL;
-    op->vectorcall = (vectorcallfunc)operation_vectorcall;
-    op->name = Py_NewRef(name);
     op->arity = arity;
     op->condition = condition;
-    op->results = Py_NewRef(results);
-    op->fallback = Py_NewRef(fallback);
-    if (PyList_Append(operations, (PyObject *)op) < 0) {
+    if (function_init((FunctionObject *)op, (vectorcallfunc)operation_vectorcall, name, results,
+                      fallback) < 0 || PyList_Append(operations, (PyObject *)op) < 0) {
         Py_DECREF(op);
         return NULL;
     }
@@ -984,7 +1013,7 @@ static PyTypeObject OperationType = {
     .tp_name = "hxarray._speedups.Operation",
     .tp_basicsize = sizeof(Operation),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Operation(name, arity, results, fallback, *, condition=False): an element-wise "
+    .tp_doc = "Operation(name, results, fallback, *, arity, condition=False): an element-wise "
               "function with the CPU fast path in front of its general path `fallback`; with "
               "`condition`, the first operand is a boolean array of the others' shape (`where`).",
     .tp_new = operation_new,
@@ -1109,21 +1138,14 @@ reduce_fast(Reduction *r, PyObject *operand, PyObject *const *kwvalues, PyObject
         new_array(PyTuple_GET_ITEM(result, 0), PyLong_AsSsize_t(PyTuple_GET_ITEM(result, 1)),
                   shape, kept_size);
     Py_DECREF(shape);
-    PyObject *token;
-    if (out == NULL || quiet_enter(&token) < 0) {
+    if (out == NULL) {
         Py_DECREF(axes);
-        Py_XDECREF(out);
         return NULL;
     }
     PyObject *call[5] = {r->name, x->handle, axes, keepdims, ((ArrayObject *)out)->handle};
-    PyObject *done = PyObject_Vectorcall(r->kernel, call, 5, NULL);
+    PyObject *done = call_quietly(r->kernel, call, 5, NULL);
     Py_DECREF(axes);
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    int left = quiet_exit(token);
-    PyErr_Restore(type, value, traceback);
-    if (done == NULL || left < 0) {
-        Py_XDECREF(done);
+    if (done == NULL) {
         Py_DECREF(out);
         return NULL;
     }
@@ -1155,12 +1177,9 @@ reduction_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Reduction *r = (Reduction *)type->tp_alloc(type, 0);
     if (r == NULL)
         return NULL;
-    r->vectorcall = (vectorcallfunc)reduction_vectorcall;
-    r->name = Py_NewRef(name);
-    r->results = Py_NewRef(results);
-    r->fallback = Py_NewRef(fallback);
     r->nonempty = nonempty;
-    if (PyList_Append(reductions, (PyObject *)r) < 0) {
+    if (function_init((FunctionObject *)r, (vectorcallfunc)reduction_vectorcall, name, results,
+                      fallback) < 0 || PyList_Append(reductions, (PyObject *)r) < 0) {
         Py_DECREF(r);
         return NULL;
     }
@@ -1305,24 +1324,25 @@ creation_vectorcall(Creation *c, PyObject *const *args, size_t nargsf, PyObject 
 static PyObject *
 creation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"name", "value", "results", "fallback", NULL};
-    PyObject *name, *value, *results, *fallback;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UOO!O:Creation", names, &name, &value,
-                                     &PyDict_Type, &results, &fallback))
+    static char *names[] = {"name", "results", "fallback", "value", NULL};
+    PyObject *name, *results, *fallback, *value = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O|$O:Creation", names, &name,
+                                     &PyDict_Type, &results, &fallback, &value))
         return NULL;
-    if (value != Py_None && !PyLong_CheckExact(value)) {
-        PyErr_SetString(PyExc_TypeError, "value must be None or an int");
+    if (value == NULL || (value != Py_None && !PyLong_CheckExact(value))) {
+        PyErr_SetString(PyExc_TypeError, "value= must be given, None or an int");
         return NULL;
     }
     Creation *c = (Creation *)type->tp_alloc(type, 0);
     if (c == NULL)
         return NULL;
-    c->vectorcall = (vectorcallfunc)creation_vectorcall;
-    c->name = Py_NewRef(name);
-    c->results = Py_NewRef(results);
-    c->fallback = Py_NewRef(fallback);
     c->value = Py_NewRef(value);
     c->clear = value != Py_None && PyObject_Not(value) == 1;
+    if (function_init((FunctionObject *)c, (vectorcallfunc)creation_vectorcall, name, results,
+                      fallback) < 0) {
+        Py_DECREF(c);
+        return NULL;
+    }
     return (PyObject *)c;
 }
 
@@ -1338,8 +1358,8 @@ static PyTypeObject CreationType = {
     .tp_name = "hxarray._speedups.Creation",
     .tp_basicsize = sizeof(Creation),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Creation(name, value, results, fallback): empty (value None), zeros (0) or ones (1) "
-              "on the CPU, in front of the namespace function `fallback`.",
+    .tp_doc = "Creation(name, results, fallback, *, value): empty (value None), zeros (0) or "
+              "ones (1) on the CPU, in front of the namespace function `fallback`.",
     .tp_new = creation_new,
     .tp_dealloc = (destructor)creation_dealloc,
     .tp_repr = (reprfunc)function_repr,

@@ -9,7 +9,7 @@ from typing import Any
 from . import _dtypes as dt
 from ._array import Array
 from ._checks import as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
-from ._compiled import dressed, speedups
+from ._compiled import fast
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -73,22 +73,14 @@ def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     return reduce("mean", x, axis, keepdims, x._dtype)
 
 
-def _fast(function: Any, results: dict[dt.DType, dt.DType], **options: Any) -> Any:
-    """`function` behind the compiled CPU fast path, where there is one: one array below the
-    threading threshold, `axis` and `keepdims` given or not, `dtype` None. `results` maps the
-    array's dtype to the result's (the dtypes that the function accepts)."""
-    if speedups is None:
-        return function
-    return dressed(speedups.Reduction(function.__name__,
-                                      {d: (r, r.itemsize) for d, r in results.items()}, function,
-                                      **options), function)
-
-
-sum = _fast(sum, {d: _ACCUMULATOR.get(d, d) for d in dt.CATEGORIES["numeric"]})
-prod = _fast(prod, {d: _ACCUMULATOR.get(d, d) for d in dt.CATEGORIES["numeric"]})
-mean = _fast(mean, {d: d for d in dt.CATEGORIES["floating-point"]})
-max = _fast(max, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
-min = _fast(min, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
+# The compiled fast path: one array below the threading threshold, `axis` and `keepdims` given or
+# not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take.
+_accumulated = {d: _ACCUMULATOR.get(d, d) for d in dt.CATEGORIES["numeric"]}
+sum = fast("Reduction", sum, _accumulated)
+prod = fast("Reduction", prod, _accumulated)
+mean = fast("Reduction", mean, {d: d for d in dt.CATEGORIES["floating-point"]})
+max = fast("Reduction", max, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
+min = fast("Reduction", min, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
 
 
 def _spread(name: str, x: Array, axis: Any, correction: int | float,
