@@ -236,24 +236,23 @@ def _install_operators() -> None:
     import dis
 
     from . import _elementwise as ew
+    from ._ops import COMPARISONS, OPS
 
     operators = {}
-    binary = {
-        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
-        "floordiv": "floor_divide", "mod": "remainder", "pow": "pow", "matmul": None,
-        "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-        "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
-    }
-    for op, name in binary.items():
-        operators[f"__{op}__"] = ew.binary_operator(name or op, reflected=False)
-        operators[f"__r{op}__"] = ew.binary_operator(name or op, reflected=True)
-        operators[f"__i{op}__"] = ew.inplace_operator(name or op)
-    for op, name in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
-                     "gt": "greater", "ge": "greater_equal"}.items():
-        operators[f"__{op}__"] = ew.binary_operator(name, reflected=False)
-    for op, name in {"neg": "negative", "pos": "positive", "abs": "abs",
-                     "invert": "bitwise_invert"}.items():
-        operators[f"__{op}__"] = ew.unary_operator(name)
+    for op in OPS.values():
+        stem = op.operator
+        if stem is None:
+            continue
+        if op.arity == 1:
+            operators[f"__{stem}__"] = ew.unary_operator(op.name)
+            continue
+        operators[f"__{stem}__"] = ew.binary_operator(op.name, reflected=False)
+        if stem not in COMPARISONS:
+            operators[f"__r{stem}__"] = ew.binary_operator(op.name, reflected=True)
+            operators[f"__i{stem}__"] = ew.inplace_operator(op.name)
+    operators["__matmul__"] = ew.binary_operator("matmul", reflected=False)  # not element-wise
+    operators["__rmatmul__"] = ew.binary_operator("matmul", reflected=True)
+    operators["__imatmul__"] = ew.inplace_operator("matmul")
     if speedups is None:
         for dunder, method in operators.items():
             setattr(Array, dunder, method)
@@ -261,7 +260,9 @@ def _install_operators() -> None:
     from .hal.buffer import MemoryBuffer
 
     speedups.configure(array_type=Array, buffer_type=MemoryBuffer, general=ew._binary,
-                       operations=ew.OPERATIONS, operators=operators, bool_dtype=dt.bool,
+                       operations={op.operator: ew.OPERATIONS[op.name] for op in OPS.values()
+                                   if op.operator is not None},
+                       operators=operators, bool_dtype=dt.bool,
                        int64_dtype=dt.int64, floating_dtypes=dt.FLOATING,
                        binary_op_opcode=dis.opmap.get("BINARY_OP", -1))
 

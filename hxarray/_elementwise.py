@@ -1,7 +1,7 @@
 """Element-wise functions (spec: "Element-wise Functions") and the array operators.
 
-Every function is generated from the table below, which records the spec's input dtype category
-and result dtype rule. The namespace resolves the result dtype (cached per name and input dtypes),
+Every function is generated from its declaration in `_ops.py` (the spec's input dtype category
+and result dtype rule). The namespace resolves the result dtype (cached per name and input dtypes),
 the broadcast shape and the backend, then hands the whole call to the backend.
 """
 
@@ -15,64 +15,19 @@ from typing import Any
 from . import _dtypes as dt
 from ._array import Array
 from ._compiled import fast
+from ._ops import BINARY, OPS, UNARY
 from ._views import broadcast_shapes
 
 Scalar = bool | int | float | complex
 _Array = Array
-
-# name -> (input category, result rule): "same" (the promoted dtype), "bool", "real" (the real
-# dtype of the same precision, for abs/real/imag of complex input).
-UNARY: dict[str, tuple[str, str]] = {
-    "abs": ("numeric", "real"),
-    "acos": ("floating-point", "same"), "acosh": ("floating-point", "same"),
-    "asin": ("floating-point", "same"), "asinh": ("floating-point", "same"),
-    "atan": ("floating-point", "same"), "atanh": ("floating-point", "same"),
-    "bitwise_invert": ("integer or boolean", "same"),
-    "ceil": ("real-valued", "same"), "floor": ("real-valued", "same"),
-    "trunc": ("real-valued", "same"), "round": ("numeric", "same"),
-    "conj": ("numeric", "same"), "real": ("numeric", "real"), "imag": ("numeric", "real"),
-    "cos": ("floating-point", "same"), "cosh": ("floating-point", "same"),
-    "sin": ("floating-point", "same"), "sinh": ("floating-point", "same"),
-    "tan": ("floating-point", "same"), "tanh": ("floating-point", "same"),
-    "exp": ("floating-point", "same"), "expm1": ("floating-point", "same"),
-    "log": ("floating-point", "same"), "log1p": ("floating-point", "same"),
-    "log2": ("floating-point", "same"), "log10": ("floating-point", "same"),
-    "sqrt": ("floating-point", "same"), "square": ("numeric", "same"),
-    "reciprocal": ("floating-point", "same"),
-    "isfinite": ("numeric", "bool"), "isinf": ("numeric", "bool"), "isnan": ("numeric", "bool"),
-    "logical_not": ("bool", "bool"),
-    "negative": ("numeric", "same"), "positive": ("numeric", "same"),
-    "sign": ("numeric", "same"), "signbit": ("real-valued floating-point", "bool"),
-}
-
-BINARY: dict[str, tuple[str, str]] = {
-    "add": ("numeric", "same"), "subtract": ("numeric", "same"),
-    "multiply": ("numeric", "same"), "divide": ("floating-point", "same"),
-    "floor_divide": ("real-valued", "same"), "remainder": ("real-valued", "same"),
-    "pow": ("numeric", "same"),
-    "atan2": ("real-valued floating-point", "same"),
-    "hypot": ("real-valued floating-point", "same"),
-    "copysign": ("real-valued floating-point", "same"),
-    "nextafter": ("real-valued floating-point", "same"),
-    "logaddexp": ("real-valued floating-point", "same"),
-    "maximum": ("real-valued", "same"), "minimum": ("real-valued", "same"),
-    "bitwise_and": ("integer or boolean", "same"), "bitwise_or": ("integer or boolean", "same"),
-    "bitwise_xor": ("integer or boolean", "same"),
-    "bitwise_left_shift": ("integer", "same"), "bitwise_right_shift": ("integer", "same"),
-    "equal": ("all", "bool"), "not_equal": ("all", "bool"),
-    "greater": ("real-valued", "bool"), "greater_equal": ("real-valued", "bool"),
-    "less": ("real-valued", "bool"), "less_equal": ("real-valued", "bool"),
-    "logical_and": ("bool", "bool"), "logical_or": ("bool", "bool"),
-    "logical_xor": ("bool", "bool"),
-}
-
 
 _result_cache: dict[tuple[str, dt.DType, dt.DType], dt.DType] = {}
 
 
 def _resolve(name: str, d1: dt.DType, d2: dt.DType) -> dt.DType:
     """The result dtype of `name` on dtypes (d1, d2), after the spec's category check; cached."""
-    category, rule = UNARY.get(name) or BINARY[name]
+    op = OPS[name]
+    category, rule = op.category, op.result
     allowed = dt.CATEGORIES[category]
     for d in (d1, d2):
         if d not in allowed:

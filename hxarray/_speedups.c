@@ -1376,31 +1376,31 @@ enum {
 };
 enum { NEG, POS, ABS, INVERT, N_UNARY };
 
+/* The slots' operator stems (the keys of `configure`'s `operations`) and Python methods. */
 static const char *binary_names[N_BINARY][4] = {
-    /* operation, forward, reflected, in-place */
+    /* operator, forward, reflected, in-place */
     {"add", "__add__", "__radd__", "__iadd__"},
-    {"subtract", "__sub__", "__rsub__", "__isub__"},
-    {"multiply", "__mul__", "__rmul__", "__imul__"},
-    {"divide", "__truediv__", "__rtruediv__", "__itruediv__"},
-    {"floor_divide", "__floordiv__", "__rfloordiv__", "__ifloordiv__"},
-    {"remainder", "__mod__", "__rmod__", "__imod__"},
+    {"sub", "__sub__", "__rsub__", "__isub__"},
+    {"mul", "__mul__", "__rmul__", "__imul__"},
+    {"truediv", "__truediv__", "__rtruediv__", "__itruediv__"},
+    {"floordiv", "__floordiv__", "__rfloordiv__", "__ifloordiv__"},
+    {"mod", "__mod__", "__rmod__", "__imod__"},
     {"pow", "__pow__", "__rpow__", "__ipow__"},
     {"matmul", "__matmul__", "__rmatmul__", "__imatmul__"},
-    {"bitwise_and", "__and__", "__rand__", "__iand__"},
-    {"bitwise_or", "__or__", "__ror__", "__ior__"},
-    {"bitwise_xor", "__xor__", "__rxor__", "__ixor__"},
-    {"bitwise_left_shift", "__lshift__", "__rlshift__", "__ilshift__"},
-    {"bitwise_right_shift", "__rshift__", "__rrshift__", "__irshift__"},
-    {"equal", "__eq__", NULL, NULL},
-    {"not_equal", "__ne__", NULL, NULL},
-    {"less", "__lt__", NULL, NULL},
-    {"less_equal", "__le__", NULL, NULL},
-    {"greater", "__gt__", NULL, NULL},
-    {"greater_equal", "__ge__", NULL, NULL},
+    {"and", "__and__", "__rand__", "__iand__"},
+    {"or", "__or__", "__ror__", "__ior__"},
+    {"xor", "__xor__", "__rxor__", "__ixor__"},
+    {"lshift", "__lshift__", "__rlshift__", "__ilshift__"},
+    {"rshift", "__rshift__", "__rrshift__", "__irshift__"},
+    {"eq", "__eq__", NULL, NULL},
+    {"ne", "__ne__", NULL, NULL},
+    {"lt", "__lt__", NULL, NULL},
+    {"le", "__le__", NULL, NULL},
+    {"gt", "__gt__", NULL, NULL},
+    {"ge", "__ge__", NULL, NULL},
 };
 static const char *unary_names[N_UNARY][2] = {
-    {"negative", "__neg__"}, {"positive", "__pos__"}, {"abs", "__abs__"},
-    {"bitwise_invert", "__invert__"},
+    {"neg", "__neg__"}, {"pos", "__pos__"}, {"abs", "__abs__"}, {"invert", "__invert__"},
 };
 
 static PyObject *
@@ -1712,7 +1712,8 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
      "Register the Array and MemoryBuffer classes, the general element-wise path, the "
-     "operations and the Python operators behind the slots."},
+     "operations behind the slots by operator stem ('add', 'truediv', 'neg', ...) and the "
+     "Python operators."},
     {"bind_cpu", (PyCFunction)(void (*)(void))bind_cpu, METH_VARARGS | METH_KEYWORDS,
      "Enable the CPU fast path: the device, its caching allocator, the element-wise kernels by "
      "name, the reduction kernel with the names it serves, and the defaults of creation."},

@@ -18,6 +18,7 @@ from ... import _dtypes as dt
 from ... import _views
 from ..._array import Array
 from ..._compiled import speedups
+from ..._numpy_kernels import QUIET_STATE, errstate_var, quiet
 from ...hal.allocator import Block, CachingAllocator
 from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType, default_device
@@ -40,13 +41,13 @@ def host_allocator() -> CachingAllocator:
     device = Device(DeviceType.CPU)
     allocator = CachingAllocator(CpuAllocator(device),
                                  max_cached_bytes=cpu_capabilities()["total_memory"] // 4)
-    if speedups is not None and kernels.errstate_var is not None:
+    if speedups is not None and errstate_var is not None:
         speedups.bind_cpu(device=device, allocator=allocator, make_view=CpuBackend._block_view,
                           kernels={**kernels.ELEMENTWISE, **kernels.PLAIN_UFUNCS},
                           compute_bound=kernels.COMPUTE_BOUND, reduce=kernels.reduce_into,
                           reducible=kernels.REDUCING_UFUNCS,
-                          thresholds=vars(parallel), errstate_var=kernels.errstate_var,
-                          errstate_quiet=kernels.QUIET_STATE, default_device=default_device,
+                          thresholds=vars(parallel), errstate_var=errstate_var,
+                          errstate_quiet=QUIET_STATE, default_device=default_device,
                           default_dtype=dt.float64)
     return allocator
 
@@ -195,13 +196,13 @@ class CpuBackend(Backend):
             out._handle[...] = self.native(x)
             return out
         out = self.empty(x._shape, dtype)
-        with kernels.quiet():  # casts may overflow
+        with quiet():  # casts may overflow
             np.copyto(out._handle, self.native(x), casting="unsafe")
         return out
 
     def assign(self, dst: Array, src: Array | Any) -> None:
         value = self.native(src) if isinstance(src, Array) else src
-        with kernels.quiet():
+        with quiet():
             np.copyto(self.native(dst), value, casting="unsafe")
 
     # -- compute -----------------------------------------------------------------------------------
@@ -222,7 +223,7 @@ class CpuBackend(Backend):
         h = x._handle if x._handle is not None else self.native(x)
         if params or name not in kernels.REDUCING_UFUNCS:
             params = {k: self.native(v) if isinstance(v, Array) else v for k, v in params.items()}
-            with kernels.quiet():
+            with quiet():
                 return self._result(kernels.REDUCTIONS[name](h, axes, keepdims, dtype.numpy,
                                                              **params))
         # sum, mean, prod, max, min, all, any: straight into the result's buffer
@@ -234,7 +235,7 @@ class CpuBackend(Backend):
         if name in kernels.SILENT_REDUCTIONS or h.dtype.kind in "biu" and dtype.numpy.kind in "biu":
             self._reduce_into(name, h, axis, keepdims, out._handle)
         else:
-            with kernels.quiet():  # floating-point overflow, invalid operations and casts
+            with quiet():  # floating-point overflow, invalid operations and casts
                 self._reduce_into(name, h, axis, keepdims, out._handle)
         return out
 
@@ -265,12 +266,12 @@ class CpuBackend(Backend):
         batch = np.broadcast_shapes(ha.shape[:-2], hb.shape[:-2])
         shape = (*batch, *ha.shape[-2:-1], *(hb.shape[-1:] if hb.ndim > 1 else ()))
         out = self.empty(shape, dtype)
-        with kernels.quiet():
+        with quiet():
             np.matmul(ha, hb, out=out._handle, dtype=dtype.numpy)
         return out
 
     def tensordot(self, a, b, axes, dtype) -> Array:
-        with kernels.quiet():
+        with quiet():
             return self._result(np.tensordot(self.native(a).astype(dtype.numpy, copy=False),
                                              self.native(b).astype(dtype.numpy, copy=False),
                                              axes=axes))
@@ -335,7 +336,7 @@ class CpuBackend(Backend):
 
     def scatter(self, x, key, value) -> None:
         target = self.native(x)
-        with kernels.quiet():
+        with quiet():
             target[self._native_key(key)] = self.native(value) if isinstance(value, Array) \
                 else value
 
@@ -352,14 +353,14 @@ class CpuBackend(Backend):
 
     def linalg(self, name, *args, **params):
         handles = [self.native(a) if isinstance(a, Array) else a for a in args]
-        with kernels.quiet():
+        with quiet():
             result = LINALG[name](*handles, **params)
         if isinstance(result, tuple):
             return tuple(self._result(r) for r in result)
         return self._result(result)
 
     def fft(self, name, x, **params) -> Array:
-        with kernels.quiet():
+        with quiet():
             return self._result(FFT[name](self.native(x), **params))
 
 

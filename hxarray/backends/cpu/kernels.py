@@ -1,8 +1,7 @@
 """The numpy kernels behind the CPU backend, by spec name.
 
-Elementwise kernels take numpy arrays or Python scalars and write into `out`. Floating-point
-warnings are silenced (the standard defines the special values; warnings would be noise), with
-numpy's context variable where it exists, since `np.errstate` costs a microsecond per call.
+Element-wise kernels are those declared in `hxarray._ops` (run quietly, see `_numpy_kernels`);
+this module adds the CPU's faster variants and the other operations' kernels.
 """
 
 from __future__ import annotations
@@ -14,90 +13,20 @@ from typing import Any
 
 import numpy as np
 
-try:  # numpy >= 2: error state is a context variable; setting it is ~10x cheaper than errstate
-    from numpy._core._ufunc_config import _extobj_contextvar as errstate_var
-
-    with np.errstate(all="ignore"):
-        QUIET_STATE = errstate_var.get()
-except (ImportError, AttributeError):  # pragma: no cover - other numpy layouts
-    errstate_var = None
-
-
-class quiet:
-    """Silence numpy floating-point warnings inside the `with` block (a class, not a generator:
-    this sits on every reduction's path)."""
-
-    __slots__ = ("_token", "_fallback")
-
-    def __enter__(self) -> None:
-        if errstate_var is None:
-            self._fallback = np.errstate(all="ignore")
-            self._fallback.__enter__()
-        else:
-            self._token = errstate_var.set(QUIET_STATE)
-
-    def __exit__(self, *exc: object) -> None:
-        if errstate_var is None:
-            self._fallback.__exit__(*exc)
-        else:
-            errstate_var.reset(self._token)
-
-
-def _quiet_kernel(ufunc: Callable[..., Any],
-                  complex_fix: Callable[..., None] | None = None) -> Callable[..., Any]:
-    """`ufunc(*args, out=out)` with floating-point warnings silenced; `complex_fix(*args, out)`
-    then corrects complex results (for unary kernels, whose `out` never aliases the input)."""
-    if errstate_var is None:
-        def kernel(*args: Any, out: np.ndarray) -> None:
-            with np.errstate(all="ignore"):
-                ufunc(*args, out=out)
-                if complex_fix is not None and out.dtype.kind == "c":
-                    complex_fix(*args, out)
-        return kernel
-    set_state, reset_state = errstate_var.set, errstate_var.reset
-
-    def kernel(*args: Any, out: np.ndarray) -> None:
-        token = set_state(QUIET_STATE)
-        try:
-            ufunc(*args, out=out)
-        finally:
-            reset_state(token)
-
-    def fixed_kernel(*args: Any, out: np.ndarray) -> None:
-        token = set_state(QUIET_STATE)
-        try:
-            ufunc(*args, out=out)
-            if out.dtype.kind == "c":
-                complex_fix(*args, out)
-        finally:
-            reset_state(token)
-
-    return kernel if complex_fix is None else fixed_kernel
-
-
-def _real(x: Any, out: np.ndarray) -> None:
-    np.copyto(out, np.real(x))
-
-
-def _imag(x: Any, out: np.ndarray) -> None:
-    if np.iscomplexobj(x):
-        np.copyto(out, np.imag(x))
-    else:
-        out[...] = 0
-
+from ..._numpy_kernels import quietly, where
+from ..._ops import OPS
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # unsigned ints by itemsize
 _SELECT_BITS_FROM = 1024  # elements from which selecting bits beats numpy's branching `where`
 
 
-def _where(condition: np.ndarray, x1: Any, x2: Any, out: np.ndarray) -> None:
+def _where(condition: np.ndarray, x1: Any, x2: Any, *, out: np.ndarray) -> None:
     """numpy's `where` branches on every element, which costs about 4 ns per element on an
     unpredictable condition. With both operands of out's (real or bool) dtype it selects bits
     instead, out = x2 ^ ((x1 ^ x2) * condition) on unsigned views: three passes, no branch,
     exact (NaN payloads included)."""
     if out.size < _SELECT_BITS_FROM:  # small: two copies beat where's temporary and a copy
-        np.copyto(out, x2, casting="unsafe")
-        np.copyto(out, x1, casting="unsafe", where=condition)
+        where(condition, x1, x2, out=out)
         return
     bits = _BITS.get(out.dtype.itemsize) if out.dtype.kind != "c" else None
     operands = [v if v.__class__ is np.ndarray else np.asarray(v, out.dtype) for v in (x1, x2)]
@@ -112,148 +41,14 @@ def _where(condition: np.ndarray, x1: Any, x2: Any, out: np.ndarray) -> None:
     np.bitwise_xor(target, u2, out=target)
 
 
-def _clip(x: np.ndarray, low: Any, high: Any, out: np.ndarray) -> None:
-    np.copyto(out, x)
-    if low is not None:
-        np.maximum(out, low, out=out, casting="unsafe")
-    if high is not None:
-        np.minimum(out, high, out=out, casting="unsafe")
-
-
-def _round(x: np.ndarray, out: np.ndarray) -> None:
-    np.round(x, out=out)
-
-
-def _floor_divide(x1: Any, x2: Any, out: np.ndarray) -> None:
-    """numpy divides through fmod, which gives NaN for inf // finite and -1 for 1 // -inf; the
-    standard wants floor(x1 / x2) there. (The fix is computed first: `out` may alias `x1`.)"""
-    fix = None
-    if out.dtype.kind == "f":
-        infinite = np.isinf(x1) | np.isinf(x2)
-        if infinite.any():
-            fix = (infinite, np.floor(np.divide(x1, x2)))
-    np.floor_divide(x1, x2, out=out)
-    if fix is not None:
-        np.copyto(out, fix[1], where=fix[0])
-
-
-def _pow(x1: Any, x2: Any, out: np.ndarray) -> None:
-    """numpy raises for integers to negative powers, which the standard leaves unspecified; here
-    they are 1 / x1**-x2 truncated (1 for 1, ±1 for -1, else 0), so that no value makes the
-    kernel fail part-way through an in-place or chunked operation."""
-    if out.dtype.kind == "i":
-        negative = x2 < 0
-        if negative is True or (negative is not False and negative.any()):
-            odd = np.bitwise_and(x2, 1).astype(bool)
-            fix = np.where(np.equal(x1, 1), 1, np.where(np.equal(x1, -1), 1 - 2 * odd, 0))
-            np.power(x1, np.maximum(x2, 0), out=out)
-            np.copyto(out, fix, where=negative, casting="unsafe")
-            return
-    np.power(x1, x2, out=out)
-
-
-def _expm1(x: np.ndarray, out: np.ndarray) -> None:
-    """Complex expm1 as exp(x)cis(y) - 1 computed without cancellation, with C99's cexp special
-    values (numpy's complex expm1 loses them). Where exp(x) - 1 cannot cancel (real part > 1),
-    numpy's exp, which scales to avoid premature overflow, gives it."""
-    if out.dtype.kind != "c":
-        np.expm1(x, out=out)
-        return
-    re, im = x.real, x.imag
-    real = np.expm1(re) * np.cos(im) - 2 * np.sin(im / 2) ** 2 + 0.0  # + 0.0: -0 -> +0
-    imag = np.where(im == 0, im, np.exp(re) * np.sin(im))
-    large = np.isfinite(re) & (re > 1)
-    if large.any():
-        grown = np.exp(np.where(large, x, 0))
-        real, imag = np.where(large, grown.real - 1, real), np.where(large, grown.imag, imag)
-    real = np.where(re == -np.inf, -1.0, real)
-    imag = np.where(re == -np.inf, np.where(np.isfinite(im), np.copysign(0.0, np.sin(im)), 0.0),
-                    imag)
-    blown = (re == np.inf) & ~np.isfinite(im)
-    real = np.where(blown, np.inf, real)
-    imag = np.where(blown, np.nan, imag)
-    out.real, out.imag = real, imag
-
-
-def _fix_tanh(x: np.ndarray, out: np.ndarray) -> None:
-    """tanh(±inf + iy) for finite y is ±1 + copysign(0, y)j; numpy's sign of the zero varies."""
-    edge = np.isinf(x.real) & np.isfinite(x.imag)
-    if edge.any():
-        out.real[edge] = np.sign(x.real[edge])
-        out.imag[edge] = np.copysign(0.0, x.imag[edge])
-
-
-def _fix_tan(x: np.ndarray, out: np.ndarray) -> None:
-    """tan is -1j * tanh(1j * x): tan(a ± inf j) for finite a is copysign(0, a) ± 1j, where numpy
-    signs the zero by sin(2a)."""
-    edge = np.isinf(x.imag) & np.isfinite(x.real)
-    if edge.any():
-        out.real[edge] = np.copysign(0.0, x.real[edge])
-
-
-def _fix_sign(x: np.ndarray, out: np.ndarray) -> None:
-    """sign is NaN + NaN j when either part is NaN (numpy gives e.g. 1 + 0j at inf + NaN j)."""
-    nan = np.isnan(x.real) | np.isnan(x.imag)
-    if nan.any():
-        out[nan] = complex(np.nan, np.nan)
-
-
-def _fix_log1p(x: np.ndarray, out: np.ndarray) -> None:
-    """numpy's complex log1p is log(1 + z), which loses the digits of a small z (log1p(1e-20) is
-    0); near 0, log|1 + z| = log1p(2a + a² + b²) / 2 and arg(1 + z) = atan2(b, 1 + a)."""
-    small = (np.abs(x) < 0.5) & (x != 0)
-    if small.any():
-        a, b = x.real[small], x.imag[small]
-        out.real[small] = 0.5 * np.log1p(a * (2 + a) + b * b)
-        out.imag[small] = np.arctan2(b, 1 + a)
-
-
-def _fix_reciprocal(x: np.ndarray, out: np.ndarray) -> None:
-    """reciprocal is 1.0 / x; numpy's complex reciprocal differs from its division (at
-    infinities and in rounding). For real numbers the two agree."""
-    np.divide(1.0, x, out=out)
-
-
-_UFUNCS = {
-    "abs": np.absolute, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin,
-    "asinh": np.arcsinh, "atan": np.arctan, "atanh": np.arctanh, "bitwise_invert": np.invert,
-    "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc, "conj": np.conjugate,
-    "cos": np.cos, "cosh": np.cosh, "sin": np.sin, "sinh": np.sinh, "tan": np.tan, "tanh": np.tanh,
-    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "log2": np.log2,
-    "log10": np.log10, "sqrt": np.sqrt, "square": np.square, "reciprocal": np.reciprocal,
-    "isfinite": np.isfinite, "isinf": np.isinf, "isnan": np.isnan, "logical_not": np.logical_not,
-    "negative": np.negative, "positive": np.positive, "sign": np.sign, "signbit": np.signbit,
-    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
-    "floor_divide": np.floor_divide, "remainder": np.remainder, "pow": np.power,
-    "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign, "nextafter": np.nextafter,
-    "logaddexp": np.logaddexp, "maximum": np.maximum, "minimum": np.minimum,
-    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
-    "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
-    "equal": np.equal, "not_equal": np.not_equal, "greater": np.greater,
-    "greater_equal": np.greater_equal, "less": np.less, "less_equal": np.less_equal,
-    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
-}
-
-# Kernels that spend far longer computing than moving memory (worth threads on mid-size arrays).
-COMPUTE_BOUND = frozenset({
-    "acos", "acosh", "asin", "asinh", "atan", "atanh", "atan2", "cos", "cosh", "sin", "sinh",
-    "tan", "tanh", "exp", "expm1", "log", "log1p", "log2", "log10", "logaddexp", "pow", "hypot",
-})
-
+# The kernels by name: each operation's numpy kernel, quietly; `where` selects bits where it can.
 ELEMENTWISE: dict[str, Callable[..., None]] = {
-    name: _quiet_kernel(ufunc) for name, ufunc in _UFUNCS.items()}
-_SPECIAL: dict[str, Callable[..., None]] = {
-    "real": _real, "imag": _imag, "round": _quiet_kernel(_round), "where": _quiet_kernel(_where),
-    "floor_divide": _quiet_kernel(_floor_divide), "expm1": _quiet_kernel(_expm1),
-    "tanh": _quiet_kernel(np.tanh, _fix_tanh), "tan": _quiet_kernel(np.tan, _fix_tan),
-    "sign": _quiet_kernel(np.sign, _fix_sign), "log1p": _quiet_kernel(np.log1p, _fix_log1p),
-    "reciprocal": _quiet_kernel(np.reciprocal, _fix_reciprocal), "pow": _quiet_kernel(_pow),
-    "clip": _quiet_kernel(_clip),
-}
-ELEMENTWISE.update(_SPECIAL)
+    **{name: quietly(op.numpy) for name, op in OPS.items()}, "where": quietly(_where)}
 # The kernels that are exactly `ufunc(*args, out=out)` with warnings silenced, so that a caller
 # may run the ufunc itself (the compiled fast path does).
-PLAIN_UFUNCS = {name: ufunc for name, ufunc in _UFUNCS.items() if name not in _SPECIAL}
+PLAIN_UFUNCS = {name: op.numpy for name, op in OPS.items() if isinstance(op.numpy, np.ufunc)}
+# Kernels that spend far longer computing than moving memory (worth threads on mid-size arrays).
+COMPUTE_BOUND = frozenset(name for name, op in OPS.items() if op.heavy)
 
 
 # -- creation --------------------------------------------------------------------------------------
