@@ -62,13 +62,15 @@ def isin(x1: Array | Any, x2: Array | Any, /, *, invert: builtins.bool = False) 
     device = arrays[0]._buffer.device
     if any(a._buffer.device is not device for a in arrays):
         raise ValueError("isin(): x1 and x2 must be on the same device")
-    if len(arrays) == 2:
-        dt.promote(x1._dtype, x2._dtype)
+    dtype = dt.result_type_of(*(a._dtype for a in arrays))
     backend = device.backend
     operands = []
     for a in (x1, x2):
         if a.__class__ is not Array:
-            value, dtype = scalar_operand("isin", a, arrays[0]._dtype)
+            value, dtype = scalar_operand("isin", a, dtype)
             a = backend.full((), value, dtype, device)
         operands.append(a)
-    return backend.isin(*operands, bool(invert))
+    x1, x2 = (a if a._dtype is dtype else backend.copy(a, dtype) for a in operands)
+    out = backend.empty(x1._shape, dt.bool, device)
+    backend.isin(x1, x2, bool(invert), out)
+    return out

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import builtins
 
+from . import _dtypes as dt
+from . import _views
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis
 
@@ -22,7 +24,20 @@ def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: bui
     if x.ndim == 0:
         raise ValueError(f"{name}(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, name)
-    return x._buffer.device.backend.sort(x, axis, bool(descending), bool(stable), indices)
+    backend = x._buffer.device.backend
+    if not indices:  # equal values are indistinguishable: descending is ascending reversed
+        out = backend.empty(x._shape, x._dtype, x._buffer.device)
+        backend.sort(x, axis, builtins.bool(stable), out)
+        return _views.flip(out, (axis,)) if descending else out
+    out = backend.empty(x._shape, dt.int64, x._buffer.device)
+    if not descending:
+        backend.argsort(x, axis, builtins.bool(stable), out)
+        return out
+    # Stably descending: sort the reversed array ascending, then reverse the permutation and
+    # count its indices from the other end, so equal elements keep their original order.
+    backend.argsort(_views.flip(x, (axis,)), axis, builtins.bool(stable), out)
+    return backend.elementwise("subtract", (x._shape[axis] - 1, _views.flip(out, (axis,))),
+                               dt.int64, x._shape)
 
 
 def sort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,

@@ -6,8 +6,10 @@ import builtins
 import operator
 
 from . import _dtypes as dt
+from . import _views
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis
+from ._manipulation import concat
 from ._statistical import reduce
 
 __all__ = ["all", "any", "diff"]
@@ -38,7 +40,7 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
         raise ValueError(f"diff(): n must be non-negative, got {n}")
     axis = normalize_axis(axis, x.ndim, "diff")
     dtype = x._dtype
-    extra = {}
+    pieces = [x]
     for name, other in (("prepend", prepend), ("append", append)):
         if other is None:
             continue
@@ -50,5 +52,17 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
             raise ValueError(f"diff(): {name} of shape {other._shape} does not match x's shape "
                              f"{x._shape} off axis {axis}")
         dtype = dt.promote(dtype, other._dtype)
-        extra[name] = other
-    return x._buffer.device.backend.reduce("diff", x, (axis,), False, dtype, n=n, **extra)
+        pieces.insert(0 if name == "prepend" else len(pieces), other)
+    backend = x._buffer.device.backend
+    if len(pieces) > 1:
+        x = concat(pieces, axis=axis)
+    elif n == 0:
+        return backend.copy(x)
+    # n differences, each one element shorter than the last: after the length reaches 0 the
+    # result stays empty, so at most `length` steps run whatever n is.
+    for _ in range(builtins.min(n, x._shape[axis])):
+        length = x._shape[axis] - 1
+        x = backend.elementwise("subtract", (_views.slice_axis(x, axis, 1, length + 1),
+                                             _views.slice_axis(x, axis, 0, length)),
+                                dtype, x._shape[:axis] + (length,) + x._shape[axis + 1:])
+    return x
