@@ -15,9 +15,10 @@ $(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c | $(VENV)/bin/py
 	$(PIP) install --quiet -e .
 	touch $@
 
-# The tests also need the in-repo plug-in backend (device type "toy").
-$(VENV)/.installed-test: $(VENV)/.installed hxarray_tests/plugin_pkg/pyproject.toml
-	$(PIP) install --quiet -e '.[test]' -e hxarray_tests/plugin_pkg
+# The tests also need the in-repo plug-in backends (device types "toy" and "ref").
+$(VENV)/.installed-test: $(VENV)/.installed hxarray_tests/plugin_pkg/pyproject.toml \
+		hxarray_tests/ref_pkg/pyproject.toml
+	$(PIP) install --quiet -e '.[test]' -e hxarray_tests/plugin_pkg -e hxarray_tests/ref_pkg
 	touch $@
 
 run: $(VENV)/.installed
