@@ -308,7 +308,7 @@ class Backend(ABC):
         start = 0
         for a in arrays:
             n = a._shape[axis]
-            if n:
+            if a.size:
                 self.assign(_views.slice_axis(out, axis, start, start + n), a)
             start += n
 

@@ -1,7 +1,8 @@
 """Streams (in-order work queues) and events (markers in them), after c10's Stream/Event.
 
 `Stream(device)` and `Event(device)` build the device backend's own kind. A stream used as a
-context manager becomes the current stream of its device for the calling thread or task.
+context manager becomes the current stream of its device, and that device the default device, for
+the calling thread or task (as `torch.cuda.stream` does).
 
 `HostStream` and `HostEvent` are a complete implementation for devices whose work is host
 callables: a worker thread per stream runs them in order. An exception in queued work is sticky,
@@ -21,7 +22,7 @@ from abc import ABC, ABCMeta, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-from .device import Device, default_device
+from .device import Device, _scoped_device, default_device
 
 __all__ = ["Stream", "Event", "HostStream", "HostEvent", "current_stream"]
 
@@ -82,12 +83,16 @@ class Stream(ABC, metaclass=_BackendFactory):
         self.wait_event(event)
 
     def __enter__(self) -> Stream:
+        """Make this the current stream of its device, and its device the default device, for
+        the calling thread or task until the block ends."""
         outer = _current.get()
-        _current.set(({**outer[0], self.device: self}, outer))
+        _current.set(({**outer[0], self.device: self}, (outer, _scoped_device.set(self.device))))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _current.set(_current.get()[1])
+        outer, token = _current.get()[1]
+        _scoped_device.reset(token)
+        _current.set(outer)
 
 
 class Event(ABC, metaclass=_BackendFactory):
