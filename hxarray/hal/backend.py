@@ -6,7 +6,9 @@ A backend is two things (after tinygrad's device/runtime split and c10's device 
   device, streams and events, copies between host and device memory, DLPack;
 - **compute primitives**: a small set of operations with precise contracts (below), each running
   on the *current stream* of its device (`current_stream(device)`: the innermost `with stream:`,
-  else the device's default stream).
+  else the device's default stream): `assign`, `elementwise`, `reduce`, `arg_reduce`, `scan`,
+  `matmul`, `sort`, `argsort`, `searchsorted`, `nonzero`, `gather`, `scatter`, `unique`; and
+  optionally `linalg` and `fft`.
 
 The namespace has already checked every argument, promoted dtypes, normalised axes, computed
 result shapes and applied the standard's special cases (NaN mean of nothing, var/std with no
