@@ -74,7 +74,7 @@ def settings_from_env() -> dict[str, Any]:
     }
 
 
-# ---- the process-wide runtime --------------------------------------------------------------------
+# ---- the process-wide runtime -------------------------------------------------------------------
 _runtime_lock = threading.Lock()
 _runtime: ctypes.CDLL | None = None
 _compilers: dict[str, HostCompiler] = {}
@@ -109,7 +109,7 @@ def _load_runtime(compiler: HostCompiler, workers: int, stack: int) -> ctypes.CD
         return _runtime
 
 
-# ---- streams and events --------------------------------------------------------------------------
+# ---- streams and events -------------------------------------------------------------------------
 class _Record:
     """One record of an event: completes when its stream reaches it."""
 
@@ -203,7 +203,7 @@ class SimEvent:
         return f"<simulated CUDA event on cuda:{self.index}>"
 
 
-# ---- modules --------------------------------------------------------------------------------------
+# ---- modules ------------------------------------------------------------------------------------
 class SimFunction(Function):
     def __init__(self, module: SimModule, name: str, info: ctypes.POINTER(_KernelInfo)) -> None:
         self.module = module
@@ -265,7 +265,7 @@ class SimModule(Module):
                            ) from None
 
 
-# ---- the driver -----------------------------------------------------------------------------------
+# ---- the driver ---------------------------------------------------------------------------------
 class SimDriver(Driver):
     """The CPU simulator. Arguments default to the environment (`settings_from_env`)."""
 
@@ -464,7 +464,7 @@ class SimDriver(Driver):
         if not isinstance(array, np.ndarray) or array.dtype != np.uint8:
             raise TypeError("host_free takes the uint8 array host_alloc returned")
 
-    # -- streams and events -------------------------------------------------------------------------
+    # -- streams and events -----------------------------------------------------------------------
     def create_stream(self, index: int) -> SimStream:
         stream = SimStream(self._index(index))
         with self._lock:
@@ -550,7 +550,7 @@ class SimDriver(Driver):
             raise RuntimeError("elapsed time of an event that has not completed yet (not ready)")
         return (b.last.time_ns - a.last.time_ns) / 1e6
 
-    # -- kernels ------------------------------------------------------------------------------------
+    # -- kernels ----------------------------------------------------------------------------------
     def compile(self, index: int, source: str, options: Sequence[str] = (),
                 name_expressions: Sequence[str] = ()) -> SimModule:
         self._index(index)
