@@ -6,6 +6,7 @@
 #define HXARRAY_CUDA_SIM 1
 #define HXSIM_HEADER_VERSION 1
 
+#include <assert.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -80,10 +81,19 @@ HXSIM_VEC(double, double, 8)
 #undef HXSIM_VEC
 
 // ---- synchronisation ----------------------------------------------------------------------------
-static inline void __syncthreads() { hxsim_barrier(HXSIM_BAR, 0); }
-static inline int __syncthreads_count(int p) { return hxsim_barrier(HXSIM_BAR_COUNT, p); }
-static inline int __syncthreads_and(int p) { return hxsim_barrier(HXSIM_BAR_AND, p); }
-static inline int __syncthreads_or(int p) { return hxsim_barrier(HXSIM_BAR_OR, p); }
+// The default argument is evaluated at the call site: the barrier knows its source line.
+static inline void __syncthreads(int line = __builtin_LINE()) {
+    hxsim_barrier(HXSIM_BAR, 0, line);
+}
+static inline int __syncthreads_count(int p, int line = __builtin_LINE()) {
+    return hxsim_barrier(HXSIM_BAR_COUNT, p, line);
+}
+static inline int __syncthreads_and(int p, int line = __builtin_LINE()) {
+    return hxsim_barrier(HXSIM_BAR_AND, p, line);
+}
+static inline int __syncthreads_or(int p, int line = __builtin_LINE()) {
+    return hxsim_barrier(HXSIM_BAR_OR, p, line);
+}
 static inline void __syncwarp(unsigned mask = 0xffffffffu) {
     hxsim_warp_op(HXSIM_SYNCWARP, mask, 0, 0, 32);
 }
@@ -208,41 +218,55 @@ inline T rmw(T* address, F op) {
 }
 }  // namespace hxsim
 
-#define HXSIM_INT_ATOMICS(T)                                                                   \
-    static inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); } \
-    static inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); } \
-    static inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); } \
-    static inline T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); }   \
-    static inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); } \
-    static inline T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); } \
-    static inline T atomicMin(T* a, T v) {                                                     \
-        return hxsim::rmw(a, [v](T o) { return v < o ? v : o; });                              \
-    }                                                                                          \
-    static inline T atomicMax(T* a, T v) {                                                     \
-        return hxsim::rmw(a, [v](T o) { return v > o ? v : o; });                              \
-    }                                                                                          \
-    static inline T atomicCAS(T* a, T compare, T v) {                                          \
+// CUDA's overload set exactly (so that what compiles here compiles with NVRTC):
+// Add: int, unsigned, unsigned long long, float, double; Sub: int, unsigned;
+// Exch: int, unsigned, unsigned long long, float; Min/Max: int, unsigned, long long,
+// unsigned long long; And/Or/Xor: int, unsigned, unsigned long long;
+// CAS: int, unsigned, unsigned long long, unsigned short; Inc/Dec: unsigned.
+#define HXSIM_FETCH(name, builtin, T) \
+    static inline T name(T* a, T v) { return builtin(a, v, __ATOMIC_SEQ_CST); }
+#define HXSIM_RMW(name, T, expr) \
+    static inline T name(T* a, T v) { return hxsim::rmw(a, [v](T o) { return expr; }); }
+#define HXSIM_CAS(T)                                                                        \
+    static inline T atomicCAS(T* a, T compare, T v) {                                       \
         __atomic_compare_exchange_n(a, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
-        return compare;                                                                        \
+        return compare;                                                                     \
     }
-HXSIM_INT_ATOMICS(int)
-HXSIM_INT_ATOMICS(unsigned int)
-HXSIM_INT_ATOMICS(long long)
-HXSIM_INT_ATOMICS(unsigned long long)
-#undef HXSIM_INT_ATOMICS
-#define HXSIM_FLOAT_ATOMICS(T)                                                               \
-    static inline T atomicAdd(T* a, T v) { return hxsim::rmw(a, [v](T o) { return o + v; }); } \
-    static inline T atomicSub(T* a, T v) { return hxsim::rmw(a, [v](T o) { return o - v; }); } \
-    static inline T atomicExch(T* a, T v) { return hxsim::rmw(a, [v](T) { return v; }); }      \
-    static inline T atomicMin(T* a, T v) {                                                   \
-        return hxsim::rmw(a, [v](T o) { return fmin(o, v); });                               \
-    }                                                                                        \
-    static inline T atomicMax(T* a, T v) {                                                   \
-        return hxsim::rmw(a, [v](T o) { return fmax(o, v); });                               \
-    }
-HXSIM_FLOAT_ATOMICS(float)
-HXSIM_FLOAT_ATOMICS(double)
-#undef HXSIM_FLOAT_ATOMICS
+HXSIM_FETCH(atomicAdd, __atomic_fetch_add, int)
+HXSIM_FETCH(atomicAdd, __atomic_fetch_add, unsigned int)
+HXSIM_FETCH(atomicAdd, __atomic_fetch_add, unsigned long long)
+HXSIM_RMW(atomicAdd, float, o + v)
+HXSIM_RMW(atomicAdd, double, o + v)
+HXSIM_FETCH(atomicSub, __atomic_fetch_sub, int)
+HXSIM_FETCH(atomicSub, __atomic_fetch_sub, unsigned int)
+HXSIM_FETCH(atomicExch, __atomic_exchange_n, int)
+HXSIM_FETCH(atomicExch, __atomic_exchange_n, unsigned int)
+HXSIM_FETCH(atomicExch, __atomic_exchange_n, unsigned long long)
+HXSIM_RMW(atomicExch, float, ((void)o, v))
+HXSIM_RMW(atomicMin, int, v < o ? v : o)
+HXSIM_RMW(atomicMin, unsigned int, v < o ? v : o)
+HXSIM_RMW(atomicMin, long long, v < o ? v : o)
+HXSIM_RMW(atomicMin, unsigned long long, v < o ? v : o)
+HXSIM_RMW(atomicMax, int, v > o ? v : o)
+HXSIM_RMW(atomicMax, unsigned int, v > o ? v : o)
+HXSIM_RMW(atomicMax, long long, v > o ? v : o)
+HXSIM_RMW(atomicMax, unsigned long long, v > o ? v : o)
+HXSIM_FETCH(atomicAnd, __atomic_fetch_and, int)
+HXSIM_FETCH(atomicAnd, __atomic_fetch_and, unsigned int)
+HXSIM_FETCH(atomicAnd, __atomic_fetch_and, unsigned long long)
+HXSIM_FETCH(atomicOr, __atomic_fetch_or, int)
+HXSIM_FETCH(atomicOr, __atomic_fetch_or, unsigned int)
+HXSIM_FETCH(atomicOr, __atomic_fetch_or, unsigned long long)
+HXSIM_FETCH(atomicXor, __atomic_fetch_xor, int)
+HXSIM_FETCH(atomicXor, __atomic_fetch_xor, unsigned int)
+HXSIM_FETCH(atomicXor, __atomic_fetch_xor, unsigned long long)
+HXSIM_CAS(int)
+HXSIM_CAS(unsigned int)
+HXSIM_CAS(unsigned long long)
+HXSIM_CAS(unsigned short)
+#undef HXSIM_FETCH
+#undef HXSIM_RMW
+#undef HXSIM_CAS
 static inline unsigned atomicInc(unsigned* a, unsigned limit) {
     return hxsim::rmw(a, [limit](unsigned o) { return o >= limit ? 0u : o + 1; });
 }

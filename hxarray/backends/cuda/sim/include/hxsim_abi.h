@@ -59,7 +59,9 @@ extern "C" {
 #endif
 // The calling CUDA thread. Stable for the thread's lifetime, hence `const` for the optimiser.
 const struct hxsim_thread* hxsim_self(void) __attribute__((const));
-int hxsim_barrier(int kind, int predicate);
+// `line` is the source line of the __syncthreads() call (its identity, robust to the optimiser
+// duplicating the call).
+int hxsim_barrier(int kind, int predicate, int line);
 unsigned long long hxsim_warp_op(int op, unsigned int mask, unsigned long long value, int arg,
                                  int width);
 unsigned int hxsim_activemask(void);

@@ -41,7 +41,7 @@ struct Fiber {
     hxsim_thread t;
     int state;
     int bar_kind, bar_pred, bar_result;
-    void* bar_site;
+    int bar_line;
     unsigned long long warp_result;
 #ifdef HXSIM_UCONTEXT
     ucontext_t ctx;
@@ -299,12 +299,12 @@ std::string run_block(Launch* L, Worker* w, unsigned long long b) {
                 Fiber* f = &w->fibers[i];
                 if (f->state != AT_BARRIER) continue;
                 if (!first) first = f;
-                if (f->bar_site != first->bar_site || f->bar_kind != first->bar_kind)
+                if (f->bar_line != first->bar_line || f->bar_kind != first->bar_kind)
                     return where(L, b, &f->t) + format(
-                        ": waits at a different __syncthreads() (call site %p) than thread "
-                        "(%u, %u, %u) (call site %p): a barrier inside divergent code",
-                        f->bar_site, first->t.thread_idx.x, first->t.thread_idx.y,
-                        first->t.thread_idx.z, first->bar_site);
+                        ": waits at the __syncthreads() of line %d while thread (%u, %u, %u) "
+                        "waits at the one of line %d: a barrier inside divergent code",
+                        f->bar_line, first->t.thread_idx.x, first->t.thread_idx.y,
+                        first->t.thread_idx.z, first->bar_line);
                 count += f->bar_pred != 0;
             }
             if (L->strict && live < n) {
@@ -354,8 +354,9 @@ std::string run_block(Launch* L, Worker* w, unsigned long long b) {
         }
         for (unsigned i = 0; i < n; i++)
             if (w->fibers[i].state == AT_BARRIER)
-                return where(L, b, &w->fibers[i].t) +
-                       ": waits at __syncthreads() that the rest of its block never reaches";
+                return where(L, b, &w->fibers[i].t) + format(
+                       ": waits at the __syncthreads() of line %d that the rest of its block "
+                       "never reaches", w->fibers[i].bar_line);
         return where(L, b, nullptr) + ": deadlock";
     }
 }
@@ -491,12 +492,12 @@ extern "C" void hxsim_fiber_main(Fiber* f) {
 
 extern "C" const hxsim_thread* hxsim_self(void) { return &tls_worker->current->t; }
 
-extern "C" int hxsim_barrier(int kind, int predicate) {
+extern "C" int hxsim_barrier(int kind, int predicate, int line) {
     Worker* w = tls_worker;
     Fiber* f = w->current;
     f->bar_kind = kind;
     f->bar_pred = predicate;
-    f->bar_site = __builtin_return_address(0);
+    f->bar_line = line;
     f->state = AT_BARRIER;
     to_scheduler(w, f);
     return f->bar_result;
