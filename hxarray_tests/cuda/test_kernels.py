@@ -109,7 +109,7 @@ def test_every_atomic_operation(driver: Driver, mem: DeviceArrays, compile_kerne
     assert r32[4] == -1 & ~np.bitwise_or.reduce(1 << (np.arange(n) % 31))
     assert r32[5] == np.bitwise_or.reduce(1 << (np.arange(n) % 31))
     assert r32[6] == np.bitwise_xor.reduce(values)
-    assert r32[7] == n  # CAS chain
+    assert r32[7] == n  # CAS loop
     r_u32 = mem.get(ptrs[1], 4, np.uint32)
     as_u32 = values.astype(np.uint32)
     assert r_u32[0] == as_u32.sum(dtype=np.uint32)

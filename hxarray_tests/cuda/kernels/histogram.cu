@@ -24,8 +24,11 @@ extern "C" __global__ void atomics(int* i32, unsigned int* u32, long long* i64,
     atomicAnd(&i32[4], ~(1 << (t % 31)));
     atomicOr(&i32[5], 1 << (t % 31));
     atomicXor(&i32[6], v);
-    int old = atomicCAS(&i32[7], t, t + 1);  // a chain: ends at n only if every CAS ran once
-    (void)old;
+    int old = i32[7], assumed;  // an increment by compare-and-swap: ends at n
+    do {
+        assumed = old;
+        old = atomicCAS(&i32[7], assumed, assumed + 1);
+    } while (old != assumed);
     atomicAdd(&u32[0], (unsigned)v);
     atomicMin(&u32[1], (unsigned)v);
     atomicMax(&u32[2], (unsigned)v);

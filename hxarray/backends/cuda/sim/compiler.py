@@ -32,7 +32,8 @@ RUNTIME = INCLUDE_DIR / "hxsim_runtime.cpp"
 ABI = INCLUDE_DIR / "hxsim_abi.h"
 MAX_DYNAMIC_SHARED = 49152  # HXSIM_MAX_DYNAMIC_SHARED in hxsim_abi.h
 
-BASE_FLAGS = ("-std=c++17", "-fPIC", "-fno-gnu-unique", "-fno-strict-aliasing", "-pthread")
+BASE_FLAGS = ("-std=c++17", "-fPIC", "-fno-gnu-unique", "-fno-strict-aliasing", "-pthread",
+              "-fstack-clash-protection")  # large frames probe the guard page
 
 # (pattern on source without comments and strings, what it is)
 _UNSUPPORTED = [
@@ -311,7 +312,8 @@ class HostCompiler:
 
     def cache_key(self, source: str, options: Sequence[str], expressions: Sequence[str]) -> str:
         return KernelCache.key("hxsim-module", source, "\0".join(options), "\0".join(expressions),
-                               self.header_version, self.identity, *self.includes)
+                               " ".join(BASE_FLAGS), self.header_version, self.identity,
+                               *self.includes)
 
     def compile(self, source: str, options: Sequence[str] = (),
                 name_expressions: Sequence[str] = ()) -> tuple[str, bytes]:

@@ -438,14 +438,18 @@ void on_signal(int sig, siginfo_t* info, void* context) {
         Fiber* f = w->current;
         unsigned long long address = reinterpret_cast<uintptr_t>(info->si_addr);
         std::string message = where(L, w->block_linear, f ? &f->t : nullptr) + ": ";
+        int is_fault = sig == SIGSEGV || sig == SIGBUS;
         if (f && sig == SIGSEGV && address + g_page >= reinterpret_cast<uintptr_t>(f->stack_lo) &&
             address < reinterpret_cast<uintptr_t>(f->stack_lo))
+        {
             message += format("stack overflow (the fiber stack is %zu bytes; raise "
                               "HXARRAY_CUDA_SIM_STACK)", g_stack_size);
+            is_fault = 0;
+        }
         else
             message += format("%s at address 0x%llx", signal_name(sig), address);
         // fail() takes a mutex: safe because a kernel never holds L->m
-        L->fail(message, address, sig == SIGSEGV || sig == SIGBUS);
+        L->fail(message, address, is_fault);
         siglongjmp(w->jb, 1);
     }
     if (sig == g_abort_signal) return;
