@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: run test test-slow conformance bench bench-quick clean
+.PHONY: run test test-slow conformance bench bench-quick cuda-check clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,9 +15,10 @@ $(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c | $(VENV)/bin/py
 	$(PIP) install --quiet -e .
 	touch $@
 
-# The tests also need the in-repo plug-in backend (device type "toy").
+# The tests also need the in-repo plug-in backend (device type "toy"), and NVRTC with CuPy's
+# headers (cuda-check) for the CUDA simulator tests.
 $(VENV)/.installed-test: $(VENV)/.installed hxarray_tests/plugin_pkg/pyproject.toml
-	$(PIP) install --quiet -e '.[test]' -e hxarray_tests/plugin_pkg
+	$(PIP) install --quiet -e '.[test,cuda-check]' -e hxarray_tests/plugin_pkg
 	touch $@
 
 run: $(VENV)/.installed
@@ -49,6 +50,11 @@ bench: $(VENV)/.installed
 bench-quick: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[bench]'
 	$(PY) -m benchmarks --quick $(BENCH_ARGS)
+
+# Every CUDA source of the project through the real NVRTC for sm_80 and sm_90 (no GPU needed);
+# any error or warning fails.
+cuda-check: $(VENV)/.installed-test
+	$(PY) -m hxarray.backends.cuda.nvrtc hxarray_tests/cuda/kernels
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache hxarray/_speedups*.so

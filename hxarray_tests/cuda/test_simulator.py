@@ -97,7 +97,7 @@ def test_out_of_bounds_in_check_mode(checked: SimDriver, checked_mem: DeviceArra
     with pytest.raises(KernelError, match=r"kernel 'out_of_bounds' block \(0, 0, 0\) thread "
                        r"\(0, 0, 0\): invalid memory access \(SIGSEGV\) at address 0x[0-9a-f]+; "
                        r"that is 0 bytes past the end of the 4000-byte allocation") as info:
-        _run(checked, checked_mem, module, "out_of_bounds", 4, 256, x, np.int32(n))
+        _run(checked, checked_mem, module, "out_of_bounds", 1, 256, x, np.int32(n))
     assert info.value.address == int(x) + 4000
     assert info.value.allocation == (int(x), 4000)
     # the driver keeps working afterwards

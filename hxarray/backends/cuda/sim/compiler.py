@@ -274,7 +274,19 @@ class HostCompiler:
                 except (OSError, CompileError):
                     return None
             self._pch = final if (final / "hxsim.h.gch").exists() else None
+            self._prune_headers(Path(root), keep=final)
             return self._pch
+
+    @staticmethod
+    def _prune_headers(root: Path, keep: Path, count: int = 3) -> None:
+        """Remove all but the `count` most recent precompiled headers (16 MB each)."""
+        try:
+            found = sorted((p for p in root.glob("pch-*") if p != keep),
+                           key=lambda p: p.stat().st_mtime, reverse=True)
+        except OSError:
+            return
+        for stale in found[count - 1:]:
+            shutil.rmtree(stale, ignore_errors=True)
 
     # -- kernels --------------------------------------------------------------------------------
     def translate_options(self, options: Sequence[str]) -> tuple[list[str], bool]:
