@@ -179,6 +179,7 @@ class HostCompiler:
         self.cache = cache
         self.cxx = self._find_compiler()
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="hxsim-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._pch: Path | None = None
         self._pch_tried = False
