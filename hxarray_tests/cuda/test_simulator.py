@@ -139,7 +139,7 @@ def test_integer_division_by_zero(sim: SimDriver, compile_kernel: Compile) -> No
     sim.destroy_stream(arrays.stream)
 
 
-def test_errors_never_take_the_process_down() -> None:
+def test_errors_never_take_the_process_down(kernel_cache: KernelCache) -> None:
     """A fault without check mode and a stack overflow, in a child process that must exit 0."""
     code = r'''
 import numpy as np
@@ -149,7 +149,11 @@ d = SimDriver()
 s = d.create_stream(0)
 m = d.compile(0, """
 extern "C" __global__ void wild(float* p) { p[threadIdx.x * 1000000000LL] = 1.0f; }
-__device__ int deep(int n) { volatile char pad[4096]; pad[0] = n; return n ? deep(n - 1) + pad[0] : 0; }
+__device__ int deep(int n) {
+    volatile char pad[4096];
+    pad[0] = n;
+    return n ? deep(n - 1) + pad[0] : 0;
+}
 extern "C" __global__ void recurse(int* out) { out[0] = deep(100000); }
 """)
 x = d.malloc(0, 64)
@@ -164,7 +168,8 @@ for name, args in (("wild", (np.uintp(0),)), ("recurse", (np.uintp(x),))):
 '''
     out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code],
                          capture_output=True, text=True, cwd=REPO, timeout=300,
-                         env={**os.environ, "HXARRAY_CUDA_SIM_CHECK": "0"})
+                         env={**os.environ, "HXARRAY_CUDA_SIM_CHECK": "0",
+                              "HXARRAY_KERNEL_CACHE": str(kernel_cache.directory)})
     assert out.returncode == 0, out.stderr
     assert "caught: kernel 'wild'" in out.stdout and "SIGSEGV" in out.stdout
     assert "caught: kernel 'recurse'" in out.stdout and "stack overflow" in out.stdout

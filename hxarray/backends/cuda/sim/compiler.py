@@ -163,8 +163,8 @@ def _tls_undefined(obj: Path) -> list[str]:
 
 
 def _shared_alias_asm(names: Sequence[str]) -> str:
-    labels = "".join(f"    .globl {n}\n    .type {n}, @object\n    .size {n}, {MAX_DYNAMIC_SHARED}\n"
-                     f"{n}:\n" for n in names)
+    labels = "".join(f"    .globl {n}\n    .type {n}, @object\n"
+                     f"    .size {n}, {MAX_DYNAMIC_SHARED}\n{n}:\n" for n in names)
     return (f'    .section .tbss,"awT",@nobits\n    .p2align 7\n{labels}'
             f"    .zero {MAX_DYNAMIC_SHARED}\n"
             "    .data\n    .globl hxsim_dynamic_shared_bytes\n"
