@@ -175,6 +175,33 @@ for name, args in (("wild", (np.uintp(0),)), ("recurse", (np.uintp(x),))):
     assert "caught: kernel 'recurse'" in out.stdout and "stack overflow" in out.stdout
 
 
+def test_ucontext_fibers(kernel_cache: KernelCache) -> None:
+    """The portable fiber switch (other architectures) runs barriers and shuffles correctly."""
+    code = r'''
+import numpy as np
+from pathlib import Path
+from hxarray.backends.cuda.sim import SimDriver
+d = SimDriver()
+s = d.default_stream(0)
+m = d.compile(0, Path("hxarray_tests/cuda/kernels/scan.cu").read_text())
+x = np.arange(3000, dtype=np.int32) % 7 - 3
+px, out = d.malloc(0, x.nbytes), d.malloc(0, x.nbytes)
+d.copy_host_to_device(px, x, x.nbytes, s)
+d.launch(m.get_function("block_scan"), 3, 1024, (np.uintp(px), np.uintp(out), np.int32(3000)),
+         0, s)
+got = np.empty_like(x)
+d.copy_device_to_host(got, out, x.nbytes, s)
+d.stream_synchronize(s)
+expected = np.concatenate([np.cumsum(x[i:i + 1024]) for i in range(0, 3000, 1024)])
+assert (got == expected).all()
+print("ok")
+'''
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                         timeout=300, env={**os.environ, "HXARRAY_CUDA_SIM_FIBERS": "ucontext",
+                                           "HXARRAY_KERNEL_CACHE": str(kernel_cache.directory)})
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
 def test_unsupported_features_are_compile_errors(sim: SimDriver) -> None:
     with pytest.raises(CompileError, match=r"line 4: inline PTX assembly \(asm\)"):
         sim.compile(0, source("unsupported.cu"))
@@ -260,6 +287,10 @@ def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         settings_from_env()
     monkeypatch.setenv("HXARRAY_CUDA_SIM_DEVICES", "0")
     with pytest.raises(ValueError, match="must be at least 1"):
+        settings_from_env()
+    monkeypatch.setenv("HXARRAY_CUDA_SIM_DEVICES", "1")
+    monkeypatch.setenv("HXARRAY_CUDA_SIM_FIBERS", "threads")
+    with pytest.raises(ValueError, match="HXARRAY_CUDA_SIM_FIBERS='threads'"):
         settings_from_env()
 
 

@@ -218,15 +218,19 @@ class HostCompiler:
                                log=result.stderr)
 
     # -- the runtime --------------------------------------------------------------------------
-    def runtime_library(self) -> Path:
-        """The runtime shared object, built once per compiler and runtime source (cached)."""
-        key = KernelCache.key("hxsim-runtime", self.header_version, self.identity)
+    def runtime_library(self, ucontext: bool = False) -> Path:
+        """The runtime shared object, built once per compiler and runtime source (cached).
+        `ucontext` switches fibers with swapcontext instead of the x86-64 assembly (the only
+        way on other architectures; slower)."""
+        defines = ["-DHXSIM_USE_UCONTEXT"] if ucontext else []
+        key = KernelCache.key("hxsim-runtime", self.header_version, self.identity, *defines)
 
         def build() -> bytes:
             with tempfile.TemporaryDirectory(dir=self.workdir) as tmp:
                 out = Path(tmp) / "runtime.so"
-                self._run([self.cxx, *BASE_FLAGS, "-O2", "-shared", f"-I{INCLUDE_DIR}",
-                           str(RUNTIME), "-o", str(out)], "building the simulator runtime")
+                self._run([self.cxx, *BASE_FLAGS, *defines, "-O2", "-shared",
+                           f"-I{INCLUDE_DIR}", str(RUNTIME), "-o", str(out)],
+                          "building the simulator runtime")
                 return out.read_bytes()
 
         return self._materialise(key, self.cache.get_or_compile(key, build))

@@ -12,6 +12,7 @@ import bisect
 import ctypes
 import itertools
 import os
+import platform
 import queue
 import threading
 import time
@@ -71,7 +72,16 @@ def settings_from_env() -> dict[str, Any]:
         "memory": _env_number("HXARRAY_CUDA_SIM_MEMORY", 4 << 30, int, 1 << 20),
         "workers": _env_number("HXARRAY_CUDA_SIM_WORKERS", os.cpu_count() or 1, int, 1),
         "stack": _env_number("HXARRAY_CUDA_SIM_STACK", 16384, int, 4096),
+        "fibers": _fibers(),
     }
+
+
+def _fibers() -> str:
+    raw = os.environ.get("HXARRAY_CUDA_SIM_FIBERS", "").strip().lower()
+    if raw in ("", "asm", "ucontext"):
+        return raw or ("asm" if platform.machine() in ("x86_64", "AMD64") else "ucontext")
+    raise ValueError(f"HXARRAY_CUDA_SIM_FIBERS={raw!r}: expected 'asm' (x86-64 only) or "
+                     "'ucontext'")
 
 
 # ---- the process-wide runtime -------------------------------------------------------------------
@@ -88,13 +98,14 @@ def _compiler(cache: KernelCache) -> HostCompiler:
         return _compilers[tag]
 
 
-def _load_runtime(compiler: HostCompiler, workers: int, stack: int) -> ctypes.CDLL:
+def _load_runtime(compiler: HostCompiler, workers: int, stack: int, fibers: str
+                  ) -> ctypes.CDLL:
     """Build (once, cached) and load the runtime; its pool starts with the first driver's
     settings for workers and stack size and keeps them for the process."""
     global _runtime
     with _runtime_lock:
         if _runtime is None:
-            path = compiler.runtime_library()
+            path = compiler.runtime_library(ucontext=fibers == "ucontext")
             lib = ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_GLOBAL)
             lib.hxsim_start.argtypes = [ctypes.c_int, ctypes.c_size_t]
             lib.hxsim_alloc.argtypes = [ctypes.c_size_t, ctypes.c_int]
@@ -283,7 +294,7 @@ class SimDriver(Driver):
         self.memory = env["memory"] if memory is None else int(memory)
         self.cache = cache if cache is not None else KernelCache(default_cache_dir())
         self.compiler = _compiler(self.cache)
-        self.runtime = _load_runtime(self.compiler, env["workers"], env["stack"])
+        self.runtime = _load_runtime(self.compiler, env["workers"], env["stack"], env["fibers"])
         self._lock = threading.Lock()
         self._allocs: dict[int, tuple[int, int, bool]] = {}  # address -> (device, size, guarded)
         self._starts: list[int] = []  # sorted allocation addresses
