@@ -112,8 +112,8 @@ def _load_runtime(compiler: HostCompiler, workers: int, stack: int, fibers: str
             lib.hxsim_alloc.restype = ctypes.c_void_p
             lib.hxsim_dealloc.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
             lib.hxsim_launch.argtypes = [
-                ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_uint),
-                ctypes.POINTER(ctypes.c_uint), ctypes.c_int, ctypes.c_double, ctypes.c_char_p,
+                ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                ctypes.c_double, ctypes.c_char_p,
                 ctypes.c_size_t, ctypes.POINTER(ctypes.c_ulonglong), ctypes.POINTER(ctypes.c_int)]
             lib.hxsim_start(workers, stack)
             _runtime = lib
@@ -585,27 +585,29 @@ class SimDriver(Driver):
         g, b = check_launch(self.properties(s.index), function, grid, block, args, shared_mem,
                             MAX_DYNAMIC_SHARED)
         # one 16-aligned slot per argument, copied now: later changes to args do not matter
-        slots = [np.frombuffer(a.tobytes(), dtype=np.uint8).copy() if a.nbytes else
-                 np.zeros(1, np.uint8) for a in args]
-        buffers = [(ctypes.c_uint8 * max(16, len(x) + 16))() for x in slots]
-        pointers = (ctypes.c_void_p * max(1, len(args)))()
-        for i, (x, buf) in enumerate(zip(slots, buffers)):
-            address = (ctypes.addressof(buf) + 15) & ~15
-            ctypes.memmove(address, x.ctypes.data, x.nbytes)
-            pointers[i] = address
-        grid_c = (ctypes.c_uint * 3)(*g)
-        block_c = (ctypes.c_uint * 3)(*b)
+        offsets, total = [], 0
+        for a in args:
+            offsets.append(total)
+            total += (a.nbytes + 15) & ~15
+        blob = np.zeros(total + 16, np.uint8)
+        base = (blob.ctypes.data + 15) & ~15
+        shift = base - blob.ctypes.data
+        for a, offset in zip(args, offsets):
+            blob[shift + offset:shift + offset + a.nbytes] = np.frombuffer(a.tobytes(), np.uint8)
+        pointers = np.array([base + o for o in offsets] or [0], dtype=np.uintp)
+        dims = np.array([*g, *b], dtype=np.uint32)
         strict = int(self.check)
         info = function.info_address
-        keep = (function.module, buffers, pointers)  # alive until the launch has run
+        keep = (function.module, blob)  # alive until the launch has run
 
         def run() -> None:
-            error = ctypes.create_string_buffer(4096)
+            error = ctypes.create_string_buffer(1024)
             address = ctypes.c_ulonglong(0)
             is_fault = ctypes.c_int(0)
-            status = self.runtime.hxsim_launch(info, pointers, grid_c, block_c, strict,
-                                               self.watchdog, error, len(error),
-                                               ctypes.byref(address), ctypes.byref(is_fault))
+            status = self.runtime.hxsim_launch(info, pointers.ctypes.data, dims.ctypes.data,
+                                               dims.ctypes.data + 12, strict, self.watchdog,
+                                               error, len(error), ctypes.byref(address),
+                                               ctypes.byref(is_fault))
             assert keep
             if status:
                 raise self._kernel_error(error.value.decode(errors="replace"),
