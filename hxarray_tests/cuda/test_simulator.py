@@ -105,6 +105,15 @@ def test_out_of_bounds_in_check_mode(checked: SimDriver, checked_mem: DeviceArra
     np.testing.assert_array_equal(checked_mem.get(x, 2, np.int32), [1, 1])
 
 
+def test_static_shared_overrun_in_check_mode(checked: SimDriver, checked_mem: DeviceArrays,
+                                             compile_kernel: Compile) -> None:
+    out = checked_mem.zeros(64 * 4)
+    with pytest.raises(KernelError, match=r"kernel 'shared_overrun' block \(0, 0, 0\) thread "
+                       r"\(32, 0, 0\): illegal instruction.*fixed-size array"):
+        _run(checked, checked_mem, compile_kernel(checked, "failures.cu"), "shared_overrun", 1,
+             64, out)
+
+
 def test_runaway_kernel_is_stopped_by_the_watchdog(checked: SimDriver,
                                                    checked_mem: DeviceArrays,
                                                    compile_kernel: Compile) -> None:

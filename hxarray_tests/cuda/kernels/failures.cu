@@ -42,3 +42,10 @@ extern "C" __global__ void assert_kernel(int* x) {
 }
 
 extern "C" __global__ void divide(int* x, int d) { x[threadIdx.x] = x[threadIdx.x] / d; }
+
+extern "C" __global__ void shared_overrun(float* out) {
+    __shared__ float tile[32];
+    tile[threadIdx.x] = 1.0f;  // launched with more than 32 threads
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x % 32];
+}

@@ -9,6 +9,7 @@ the same way.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import functools
 import hashlib
@@ -34,6 +35,8 @@ MAX_DYNAMIC_SHARED = 49152  # HXSIM_MAX_DYNAMIC_SHARED in hxsim_abi.h
 
 BASE_FLAGS = ("-std=c++17", "-fPIC", "-fno-gnu-unique", "-fno-strict-aliasing", "-pthread",
               "-fstack-clash-protection")  # large frames probe the guard page
+
+CHECK_FLAGS = ["-fsanitize=bounds", "-fsanitize-undefined-trap-on-error"]
 
 # (pattern on source without comments and strings, what it is)
 _UNSUPPORTED = [
@@ -178,7 +181,10 @@ class HostCompiler:
     def __init__(self, cache: KernelCache, workdir: Path | None = None) -> None:
         self.cache = cache
         self.cxx = self._find_compiler()
-        self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="hxsim-"))
+        if workdir is None:  # loaded modules stay mapped after their files are removed
+            workdir = tempfile.mkdtemp(prefix="hxsim-")
+            atexit.register(shutil.rmtree, workdir, ignore_errors=True)
+        self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._pch: Path | None = None
@@ -333,8 +339,10 @@ class HostCompiler:
                                *self.includes)
 
     def compile(self, source: str, options: Sequence[str] = (),
-                name_expressions: Sequence[str] = ()) -> tuple[str, bytes]:
-        """(cache key, shared object) for `source`; CompileError with the compiler's log."""
+                name_expressions: Sequence[str] = (), check: bool = False) -> tuple[str, bytes]:
+        """(cache key, shared object) for `source`; CompileError with the compiler's log.
+        `check` adds bounds checks on fixed-size arrays (static __shared__ tiles, locals): an
+        index past the end traps."""
         if not isinstance(source, str):
             raise TypeError(f"source must be a str, got {type(source).__name__}")
         problems = unsupported_features(source)
@@ -343,6 +351,8 @@ class HostCompiler:
             raise CompileError(f"the CUDA simulator cannot run this source: {listing}. These "
                                "need a real GPU; kernels meant for the simulator must avoid them")
         flags, debug = self.translate_options(options)
+        if check:
+            flags += CHECK_FLAGS
         expressions = [str(e) for e in name_expressions]
         names = kernel_names(source)
         key = self.cache_key(source, [*flags, f"debug={debug}"], expressions)

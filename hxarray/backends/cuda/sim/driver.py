@@ -567,7 +567,8 @@ class SimDriver(Driver):
         self._index(index)
         if isinstance(options, str) or isinstance(name_expressions, str):
             raise TypeError("options and name_expressions are sequences of strings")
-        key, binary = self.compiler.compile(source, tuple(options), tuple(name_expressions))
+        key, binary = self.compiler.compile(source, tuple(options), tuple(name_expressions),
+                                            check=self.check)
         with self._lock:
             module = self._modules.get(key)
         if module is None:
@@ -617,6 +618,9 @@ class SimDriver(Driver):
 
     def _kernel_error(self, message: str, address: int | None) -> KernelError:
         allocation = None
+        if self.check and "SIGILL" in message:
+            message += (" (in check mode: often an index past the end of a fixed-size array, "
+                        "such as a __shared__ tile or a local array)")
         if address is not None:
             near = self._nearest(address)
             if near is not None:
