@@ -432,7 +432,9 @@ void on_signal(int sig, siginfo_t* info, void* context) {
     if (w && w->in_kernel && w->launch) {
         Launch* L = w->launch;
         if (sig == g_abort_signal) {
-            if (L->abort.load()) siglongjmp(w->jb, 2);
+            // Only out of kernel code (a fiber runs): the scheduler itself, which may be inside
+            // malloc, sees the abort flag after its pass. The watchdog repeats the signal.
+            if (L->abort.load() && w->current) siglongjmp(w->jb, 2);
             return;
         }
         Fiber* f = w->current;
