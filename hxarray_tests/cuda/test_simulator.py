@@ -3,7 +3,9 @@ check mode, the watchdog, unsupported features, settings, driver selection."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import select
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -182,6 +184,38 @@ for name, args in (("wild", (np.uintp(0),)), ("recurse", (np.uintp(x),))):
     assert out.returncode == 0, out.stderr
     assert "caught: kernel 'wild'" in out.stdout and "SIGSEGV" in out.stdout
     assert "caught: kernel 'recurse'" in out.stdout and "stack overflow" in out.stdout
+
+
+def test_a_forked_child_gets_an_error_not_a_hang(sim: SimDriver) -> None:
+    module = sim.compile(0, 'extern "C" __global__ void k(int* x) { x[0] = 1; }')
+    x = sim.malloc(0, 4)
+    stream = sim.create_stream(0)
+    sim.launch(module.get_function("k"), 1, 1, (np.uintp(x),), 0, stream)
+    sim.stream_synchronize(stream)  # the pool has started
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: one launch straight through the runtime (no new threads)
+        error = ctypes.create_string_buffer(1024)
+        pointer = ctypes.c_uint64(x)
+        args = (ctypes.c_void_p * 1)(ctypes.addressof(pointer))
+        dims = (ctypes.c_uint * 6)(1, 1, 1, 1, 1, 1)
+        status = sim.runtime.hxsim_launch(
+            module.get_function("k").info_address, ctypes.addressof(args),
+            ctypes.addressof(dims), ctypes.addressof(dims) + 12, 0, 5.0, error, 1024,
+            ctypes.byref(ctypes.c_ulonglong()), ctypes.byref(ctypes.c_int()))
+        os.write(write, f"{status} {error.value.decode()}".encode())
+        os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 60)
+    message = os.read(read, 4096).decode() if ready else "the child hung"
+    if not ready:
+        os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    os.close(read)
+    sim.free(0, x)
+    sim.destroy_stream(stream)
+    assert message.startswith("2 ")
+    assert "forked after it started" in message
 
 
 def test_ucontext_fibers(kernel_cache: KernelCache) -> None:

@@ -116,6 +116,7 @@ std::condition_variable& g_cv = *new std::condition_variable;
 std::deque<Launch*>& g_launches = *new std::deque<Launch*>;
 std::vector<Worker*>& g_workers = *new std::vector<Worker*>;
 bool g_started = false;
+pid_t g_pid = 0;  // the pool's threads exist only in the process that started them
 int g_abort_signal = 0;
 struct sigaction g_previous[65];
 __thread Worker* tls_worker __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -405,6 +406,7 @@ void worker_main(Worker* w) {
                 if (!error.empty()) L->fail(error);
             } else {
                 w->in_kernel = 0;  // left the block through a signal; the handler recorded why
+                w->current = nullptr;
             }
         }
         w->launch = nullptr;
@@ -654,6 +656,7 @@ extern "C" int hxsim_start(int workers, size_t stack_size) {
     g_page = size_t(sysconf(_SC_PAGESIZE));
     g_stack_size = (stack_size + g_page - 1) / g_page * g_page;
     g_abort_signal = SIGRTMIN + 6;
+    g_pid = getpid();
     install_handlers();
     for (int i = 0; i < workers; i++) {
         Worker* w = new Worker();
@@ -700,6 +703,12 @@ extern "C" void hxsim_dealloc(void* p, size_t nbytes, int guarded) {
 extern "C" int hxsim_launch(const hxsim_kernel_info* kernel, void** args, const unsigned* grid,
                             const unsigned* block, int strict, double timeout_s, char* error,
                             size_t error_size, unsigned long long* fault_address, int* is_fault) {
+    if (getpid() != g_pid) {
+        snprintf(error, error_size, "the CUDA simulator cannot run kernels in a process forked "
+                 "after it started (its worker threads stay in the parent, as a CUDA context "
+                 "does); use the 'spawn' start method");
+        return 2;
+    }
     install_handlers();  // again: something (faulthandler) may have replaced ours since
     Launch* L = new Launch();
     L->kernel = kernel;
