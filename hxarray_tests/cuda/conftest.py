@@ -51,15 +51,22 @@ def sim(kernel_cache: KernelCache) -> SimDriver:
     return SimDriver(devices=2, check=False, watchdog=60.0, cache=kernel_cache)
 
 
-@pytest.fixture(scope="session", params=["sim", pytest.param("cupy", marks=requires_gpu)])
+@pytest.fixture(scope="session", params=["sim", "cupy-on-sim",
+                                        pytest.param("cupy", marks=requires_gpu)])
 def driver(request: pytest.FixtureRequest, sim: SimDriver) -> Iterator[Driver]:
-    """Every driver this machine can run: the same test runs on the simulator and on a GPU."""
+    """Every driver this machine can run: the same test runs on the simulator and on a GPU.
+    "cupy-on-sim" is driver_cupy.py's code over a stand-in for CuPy backed by the simulator
+    (fake_cupy.py), so the GPU driver's own logic runs here too."""
     if request.param == "sim":
         yield sim
+    elif request.param == "cupy-on-sim":
+        from .fake_cupy import cupy_driver_on
+
+        yield cupy_driver_on(sim)
     else:
         from hxarray.backends.cuda.driver_cupy import CupyDriver
 
-        yield CupyDriver(cache=sim.cache)
+        yield CupyDriver()
 
 
 @pytest.fixture(scope="session")

@@ -147,5 +147,5 @@ def test_compile_errors_carry_the_log(driver: Driver) -> None:
         driver.compile(0, 'extern "C" __global__ void k(float* x) { x[0] = missing; }')
     assert "missing" in info.value.log
     module = driver.compile(0, 'extern "C" __global__ void k(int* x) { x[0] = 1; }')
-    with pytest.raises(KeyError, match=r"no kernel .*nope.*it has"):
+    with pytest.raises(KeyError, match=r"no kernel .*nope"):
         module.get_function("nope")
