@@ -102,3 +102,22 @@ def test_default_stream_is_shared_and_owned(sim: SimDriver) -> None:
     assert sim.stream_ptr(sim.default_stream(0)) != sim.stream_ptr(sim.default_stream(1))
     with pytest.raises(ValueError, match="cannot be destroyed"):
         sim.destroy_stream(sim.default_stream(0))
+
+
+def test_a_dropped_stream_ends_its_thread(sim: SimDriver) -> None:
+    import gc
+
+    def stream_threads() -> int:
+        return sum(t.name.startswith("hxsim-stream-") for t in threading.enumerate())
+
+    before = stream_threads()
+    stream = sim.create_stream(0)
+    sim.stream_synchronize(stream)
+    assert stream_threads() == before + 1
+    del stream
+    gc.collect()
+    for _ in range(100):
+        if stream_threads() == before:
+            break
+        threading.Event().wait(0.01)
+    assert stream_threads() == before

@@ -132,34 +132,26 @@ class _Record:
         self.error: BaseException | None = None
 
 
-class SimStream:
-    """An in-order queue of host callables run by one worker thread."""
+class _WorkQueue:
+    """An in-order queue of host callables run by one worker thread. The thread holds only this
+    object, so a stream that is dropped without destroy_stream is collected and its thread ends."""
 
-    _ids = itertools.count(1)
-
-    def __init__(self, index: int, owned: bool = True) -> None:
-        self.index = index
-        self.id = next(self._ids)
-        self.owned = owned
+    def __init__(self, name: str) -> None:
         self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._pending = 0
         self._idle = threading.Condition(self._lock)
         self._error: BaseException | None = None
-        self._closed = False
-        self._thread = threading.Thread(target=self._run, name=f"hxsim-stream-{self.id}",
-                                        daemon=True)
-        self._thread.start()
+        self.closed = False
+        threading.Thread(target=self._run, name=name, daemon=True).start()
 
-    def __repr__(self) -> str:
-        return f"<simulated CUDA stream {self.id} on cuda:{self.index}>"
-
-    def submit(self, work: Callable[[], None]) -> None:
+    def submit(self, work: Callable[[], None]) -> bool:
         with self._lock:
-            if self._closed:
-                raise ValueError(f"{self!r} has been destroyed")
+            if self.closed:
+                return False
             self._pending += 1
         self._queue.put(work)
+        return True
 
     def _run(self) -> None:
         while True:
@@ -173,6 +165,7 @@ class SimStream:
                     if self._error is None:
                         self._error = exc
             finally:
+                del work
                 with self._lock:
                     self._pending -= 1
                     if self._pending == 0:
@@ -196,10 +189,42 @@ class SimStream:
 
     def close(self) -> None:
         with self._lock:
-            if self._closed:
+            if self.closed:
                 return
-            self._closed = True
+            self.closed = True
         self._queue.put(None)
+
+
+class SimStream:
+    """A simulated stream: a `_WorkQueue` with its device and id."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, index: int, owned: bool = True) -> None:
+        self.index = index
+        self.id = next(self._ids)
+        self.owned = owned
+        self._work = _WorkQueue(f"hxsim-stream-{self.id}")
+        weakref.finalize(self, self._work.close)
+
+    def __repr__(self) -> str:
+        return f"<simulated CUDA stream {self.id} on cuda:{self.index}>"
+
+    def submit(self, work: Callable[[], None]) -> None:
+        if not self._work.submit(work):
+            raise ValueError(f"{self!r} has been destroyed")
+
+    def pending_error(self) -> BaseException | None:
+        return self._work.pending_error()
+
+    def synchronize(self) -> None:
+        self._work.synchronize()
+
+    def query(self) -> bool:
+        return self._work.query()
+
+    def close(self) -> None:
+        self._work.close()
 
 
 class SimEvent:
