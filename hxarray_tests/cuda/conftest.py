@@ -37,10 +37,16 @@ def source(name: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def kernel_cache(request: pytest.FixtureRequest) -> KernelCache:
+def kernel_cache(request: pytest.FixtureRequest,
+                 tmp_path_factory: pytest.TempPathFactory) -> KernelCache:
     configured = os.environ.get("HXARRAY_TEST_KERNEL_CACHE")
-    directory = Path(configured) if configured else Path(
-        request.config.cache.mkdir("hxarray-kernels"))
+    cache = getattr(request.config, "cache", None)  # None with -p no:cacheprovider
+    if configured:
+        directory = Path(configured)
+    elif cache is not None:
+        directory = Path(cache.mkdir("hxarray-kernels"))
+    else:
+        directory = tmp_path_factory.mktemp("hxarray-kernels")
     return KernelCache(directory)
 
 
