@@ -337,6 +337,19 @@ def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         settings_from_env()
 
 
+def test_constructor_arguments(kernel_cache: KernelCache) -> None:
+    with pytest.raises(ValueError, match="at least 1 device"):
+        SimDriver(devices=0, cache=kernel_cache)
+    with pytest.raises(ValueError, match="watchdog"):
+        SimDriver(watchdog=0, cache=kernel_cache)
+    with pytest.raises(ValueError, match="memory"):
+        SimDriver(memory=-1, cache=kernel_cache)
+    small = SimDriver(memory=1000, cache=kernel_cache)
+    assert small.mem_info(0) == (1000, 1000)
+    with pytest.raises(MemoryError, match="1001 bytes requested, 1000 of 1000 free"):
+        small.malloc(0, 1001)
+
+
 def test_load_driver(monkeypatch: pytest.MonkeyPatch, kernel_cache: KernelCache) -> None:
     monkeypatch.setenv("HXARRAY_KERNEL_CACHE", str(kernel_cache.directory))
     monkeypatch.setenv("HXARRAY_CUDA_DRIVER", "sim")

@@ -316,7 +316,11 @@ class SimDriver(Driver):
             raise ValueError(f"the simulator needs at least 1 device, got {devices}")
         self.check = env["check"] if check is None else bool(check)
         self.watchdog = env["watchdog"] if watchdog is None else float(watchdog)
+        if not self.watchdog > 0:
+            raise ValueError(f"the watchdog's limit must be > 0 seconds, got {watchdog!r}")
         self.memory = env["memory"] if memory is None else int(memory)
+        if self.memory < 0:
+            raise ValueError(f"a simulated device's memory must be >= 0 bytes, got {memory!r}")
         self.cache = cache if cache is not None else KernelCache(default_cache_dir())
         self.compiler = _compiler(self.cache)
         self.runtime = _load_runtime(self.compiler, env["workers"], env["stack"], env["fibers"])
