@@ -377,3 +377,13 @@ def test_load_driver(monkeypatch: pytest.MonkeyPatch, kernel_cache: KernelCache)
 def test_precompiled_header_is_built(sim: SimDriver) -> None:
     pch = sim.compiler.precompiled_header()
     assert pch is not None and (pch / "hxsim.h.gch").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_the_benchmark_figures_are_measured() -> None:
+    from hxarray.backends.cuda.sim.bench import measure
+
+    figures = measure(repeat=1)  # checks its GEMM against numpy itself
+    assert set(figures) == {"compile_pch", "compile_no_pch", "warm_load", "launch_queued",
+                            "launch_sync", "saxpy_device_grid", "saxpy_per_element", "gemm_256"}
+    assert all(0 < seconds < 60 for seconds in figures.values())
