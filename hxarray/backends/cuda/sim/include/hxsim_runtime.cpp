@@ -722,7 +722,10 @@ extern "C" int hxsim_launch(const hxsim_kernel_info* kernel, void** args, const 
         std::lock_guard<std::mutex> lock(g_mutex);
         g_launches.push_back(L);
     }
-    g_cv.notify_all();
+    if (L->nblocks == 1)
+        g_cv.notify_one();  // one block: waking every worker only costs time
+    else
+        g_cv.notify_all();
     bool finished;
     {
         std::unique_lock<std::mutex> lock(L->m);
