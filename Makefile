@@ -15,22 +15,26 @@ $(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c | $(VENV)/bin/py
 	$(PIP) install --quiet -e .
 	touch $@
 
-# The tests also need the in-repo plug-in backend (device type "toy"), and NVRTC with CuPy's
-# headers (cuda-check) for the CUDA simulator tests.
+# The tests also need the in-repo plug-in backend (device type "toy").
 $(VENV)/.installed-test: $(VENV)/.installed hxarray_tests/plugin_pkg/pyproject.toml
-	$(PIP) install --quiet -e '.[test,cuda-check]' -e hxarray_tests/plugin_pkg
+	$(PIP) install --quiet -e '.[test]' -e hxarray_tests/plugin_pkg
+	touch $@
+
+# The CUDA tests and `make cuda-check` also need NVRTC and CuPy's headers (no GPU).
+$(VENV)/.installed-cuda: $(VENV)/.installed-test
+	$(PIP) install --quiet -e '.[cuda-check]'
 	touch $@
 
 run: $(VENV)/.installed
 	$(PY) -m hxarray demo
 
 # Twice: on the compiled speedups, then on their pure-Python twins.
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-cuda
 	$(PY) -m pytest -n 2 -q
 	HXARRAY_PURE_PYTHON=1 $(PY) -m pytest -n 2 -q
 
 # Everything, slow tests included, with 500 hypothesis examples per property.
-test-slow: $(VENV)/.installed-test
+test-slow: $(VENV)/.installed-cuda
 	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -n 2 -q -m "slow or not slow"
 
 ifneq ($(filter conformance,$(MAKECMDGOALS)),)
@@ -53,7 +57,7 @@ bench-quick: $(VENV)/.installed
 
 # Every CUDA source of the project through the real NVRTC for sm_80 and sm_90 (no GPU needed);
 # any error or warning fails.
-cuda-check: $(VENV)/.installed-test
+cuda-check: $(VENV)/.installed-cuda
 	$(PY) -m hxarray.backends.cuda.nvrtc hxarray_tests/cuda/kernels
 
 clean:
