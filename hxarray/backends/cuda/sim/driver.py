@@ -241,7 +241,7 @@ class SimEvent:
 
 # ---- modules ------------------------------------------------------------------------------------
 class SimFunction(Function):
-    def __init__(self, module: SimModule, name: str, info: ctypes.POINTER(_KernelInfo)) -> None:
+    def __init__(self, module: SimModule, name: str, info: Any) -> None:  # POINTER(_KernelInfo)
         self.module = module
         self.name = name
         self.info_address = ctypes.cast(info, ctypes.c_void_p).value
