@@ -148,20 +148,31 @@ class CudaBackend(Backend):
 
     # == primitives ================================================================================
     def _launch(self, device: Device, source: str, name: str, batch: Callable[[], list[str]],
-                work: int, args: Sequence[Any], operands: Sequence[Array]) -> None:
-        """Launch kernel `name` of `source` (compiling `batch()` with it when new) over `work`
-        items on the current stream, recording the stream's use of every operand's memory."""
+                work: int, args: Sequence[Any], operands: Sequence[Array],
+                config: tuple[tuple[int, int, int], tuple[int, int, int], int] | None = None
+                ) -> None:
+        """Launch kernel `name` of `source` (compiling `batch()` with it when new) on the current
+        stream, recording the stream's use of every operand's memory: over `work` independent
+        items (a grid-stride loop), or with an explicit (grid, block, dynamic shared memory)."""
         state = self._state(device)
-        library = state.library
-        function = library._functions.get((source, name))
-        if function is None:
-            function = library.function(source, name, batch())
+        function = self._function(state, source, name, batch)
         stream = self.stream(device)
         for a in operands:
             state.allocator.record_stream(a._buffer.block, stream)
-        grid, block = launch.grid_for(state.properties, function, work)
-        self.driver.launch(function, grid, block, args, 0, stream.handle)
+        if config is None:
+            grid, block = launch.grid_for(state.properties, function, work)
+            shared = 0
+        else:
+            grid, block, shared = config
+        self.driver.launch(function, grid, block, args, shared, stream.handle)
         state.launches += 1
+
+    @staticmethod
+    def _function(state: _DeviceState, source: str, name: str,
+                  batch: Callable[[], list[str]]) -> Any:
+        library = state.library
+        function = library._functions.get((source, name))
+        return function if function is not None else library.function(source, name, batch())
 
     def assign(self, dst: Array, src: Array | Scalar) -> None:
         self._map(ew.COPY, (src,), dst._dtype if src.__class__ is not Array else src._dtype, dst)
