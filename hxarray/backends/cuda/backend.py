@@ -288,15 +288,51 @@ class CudaBackend(Backend):
     def matmul(self, a, b, out) -> None:
         self._host_into("matmul", out, lambda cpu, ha, hb, o: cpu.matmul(ha, hb, o), a, b)
 
+    # -- CuPy's library functions on a GPU, the CPU backend on the simulator (counted) ---------
     def sort(self, x, axis, stable, out) -> None:
+        if not self.simulated:
+            from . import interop
+
+            return interop.run_into(self, out, lambda v: interop.sort(v, axis, stable), x)
         self._host_into("sort", out, lambda cpu, h, o: cpu.sort(h, axis, stable, o), x)
 
     def argsort(self, x, axis, stable, out) -> None:
+        if not self.simulated:
+            from . import interop
+
+            return interop.run_into(self, out, lambda v: interop.argsort(v, axis, stable), x)
         self._host_into("argsort", out, lambda cpu, h, o: cpu.argsort(h, axis, stable, o), x)
 
     def searchsorted(self, x1, x2, side, out) -> None:
+        if not self.simulated:
+            from . import interop
+
+            return interop.run_into(self, out, lambda a, k: interop.searchsorted(a, k, side),
+                                    x1, x2)
         self._host_into("searchsorted", out,
                         lambda cpu, h1, h2, o: cpu.searchsorted(h1, h2, side, o), x1, x2)
+
+    def unique(self, x):
+        if not self.simulated:
+            from . import interop
+
+            return interop.run(self, interop.unique, x)
+        return self._on_host("unique", lambda cpu, h: cpu.unique(h), x)
+
+    def linalg(self, name, *args, **params):
+        if not self.simulated:
+            from . import interop
+
+            if name in interop.LINALG:
+                return interop.run(self, lambda *v: interop.linalg(name, *v, **params), *args)
+        return super().linalg(name, *args, **params)
+
+    def fft(self, name, x, **params):
+        if not self.simulated:
+            from . import interop
+
+            return interop.run(self, lambda v: interop.fft(name, v, **params), x)
+        return super().fft(name, x, **params)
 
     def gather(self, x, axis, indices, out) -> None:
         self._host_into("gather", out, lambda cpu, h, i, o: cpu.gather(h, axis, i, o), x,
@@ -311,8 +347,6 @@ class CudaBackend(Backend):
     def nonzero(self, x) -> tuple[Array, ...]:
         return self._on_host("nonzero", lambda cpu, h: cpu.nonzero(h), x)
 
-    def unique(self, x):
-        return self._on_host("unique", lambda cpu, h: cpu.unique(h), x)
 
 
 def _host_memory(x: Array) -> np.ndarray:
