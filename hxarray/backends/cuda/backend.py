@@ -247,7 +247,7 @@ class CudaBackend(Backend):
         kernel = ew.kernel_name(name, out._dtype, compute, dtypes, index)
         same = all(d is compute for d in dtypes) and index == ew.INDEX_TYPES[0]
         self._launch(device, ew.source(name), kernel,
-                     lambda: ew.same_dtype_batch(name) if same else [kernel], size,
+                     lambda: ew.same_dtype_batch(name, compute) if same else [kernel], size,
                      [*operands, ew.pack_output(out._buffer.address + out._offset, steps[0]),
                       ew.pack_shape(dims, contiguous)], [out, *arrays])
 

@@ -66,7 +66,7 @@ class Library:
         if found is not None:
             self.hits += 1
             return found
-        names = tuple(batch) or (name,)
+        names = tuple(batch) if name in batch else (*batch, name)
         module = self.driver.compile(self.index, source, OPTIONS, names)
         with self._lock:
             self.compilations += 1

@@ -57,13 +57,15 @@ def kernel_name(name: str, out: dt.DType, compute: dt.DType, operands: Sequence[
     return f"hx::map{len(operands)}<{functor(name)}, {types}, {index}>"
 
 
-def same_dtype_batch(name: str) -> list[str]:
-    """Every instantiation of `name` whose operands have the compute dtype (32-bit indexing)."""
-    names = []
-    for compute, out in signatures(name):
-        arity = 1 if name == COPY else 2 if name == "where" else OPS[name].arity
-        names.append(kernel_name(name, out, compute, (compute,) * arity, INDEX_TYPES[0]))
-    return names
+def same_dtype_batch(name: str, compute: dt.DType) -> list[str]:
+    """The instantiations compiled together on first use (32-bit indexing): every one of `name`
+    whose operands have their compute dtype; for assignments, every cast from `compute`."""
+    if name == COPY:
+        return [kernel_name(COPY, out, compute, (compute,), INDEX_TYPES[0])
+                for out in dt.ALL_DTYPES]
+    arity = 2 if name == "where" else OPS[name].arity
+    return [kernel_name(name, out, c, (c,) * arity, INDEX_TYPES[0])
+            for c, out in signatures(name)]
 
 
 def signatures(name: str) -> list[tuple[dt.DType, dt.DType]]:
@@ -84,8 +86,9 @@ def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
     and of a cast on load), for NVRTC."""
     names = [n for n, op in OPS.items() if op.cuda is not None and n != "where"]
     for name in [COPY, "where", *names]:
-        batch = same_dtype_batch(name)
         compute, out = signatures(name)[-1]
+        batch = [k for c in (dt.ALL_DTYPES if name == COPY else (compute,))
+                 for k in same_dtype_batch(name, c)]
         arity = 1 if name == COPY else 2 if name == "where" else OPS[name].arity
         batch.append(kernel_name(name, out, compute, (dt.int8,) * arity, INDEX_TYPES[1]))
         yield f"elementwise/{name}.cu", source(name), OPTIONS, batch

@@ -218,6 +218,8 @@ template <typename T> __device__ __forceinline__ void float_divmod(T a, T b, T* 
 // kernel converts to the result dtype. Real functions are C's (`::sin`), complex ones thrust's
 // (C99 Annex G special values), with the standard's special cases where the two differ.
 namespace ops {
+// (Calls between these functions are qualified: an unqualified call of a complex argument would
+// find thrust's function of the same name by argument-dependent lookup.)
 
 template <typename T> __device__ __forceinline__ T add(T a, T b) {
     if constexpr (is_int<T>::value || is_float<T>::value || is_complex<T>::value) {
@@ -248,7 +250,7 @@ template <typename T> __device__ __forceinline__ T square(T a) {
         return T((a.real() + a.imag()) * (a.real() - a.imag()),
                  a.real() * a.imag() + a.imag() * a.real());
     } else {
-        return multiply(a, a);
+        return ops::multiply(a, a);
     }
 }
 template <typename T> __device__ __forceinline__ T divide(T a, T b) {
@@ -294,7 +296,7 @@ template <typename T> __device__ __forceinline__ typename real_of<T>::type abs(T
     } else if constexpr (is_float<T>::value) {
         return ::fabs(a);
     } else if constexpr (is_int<T>::value && is_signed<T>::value) {
-        return a < 0 ? negative(a) : a;
+        return a < 0 ? ops::negative(a) : a;
     } else {
         return a;
     }
@@ -344,8 +346,8 @@ template <typename T> __device__ __forceinline__ typename real_of<T>::type imag(
 template <typename T> __device__ __forceinline__ T sign(T a) {
     if constexpr (is_complex<T>::value) {
         typedef typename real_of<T>::type R;
-        if (isnan(a)) return T(quiet_nan<R>(), quiet_nan<R>());
-        R m = abs(a);
+        if (ops::isnan(a)) return T(quiet_nan<R>(), quiet_nan<R>());
+        R m = ops::abs(a);
         if (m == R(0)) return T(R(0), R(0));
         return T(a.real() / m, a.imag() / m);
     } else if constexpr (is_float<T>::value) {
@@ -357,7 +359,7 @@ template <typename T> __device__ __forceinline__ T sign(T a) {
     }
 }
 
-template <typename T> __device__ __forceinline__ T reciprocal(T a) { return divide(T(1), a); }
+template <typename T> __device__ __forceinline__ T reciprocal(T a) { return ops::divide(T(1), a); }
 
 template <typename T> __device__ __forceinline__ T bitwise_invert(T a) {
     if constexpr (is_int<T>::value) {
@@ -377,7 +379,6 @@ template <typename T> __device__ __forceinline__ bool logical_not(T a) { return 
         }                                                                                    \
     }
 HX_MATH(acos)
-HX_MATH(acosh)
 HX_MATH(asin)
 HX_MATH(asinh)
 HX_MATH(atan)
@@ -385,29 +386,63 @@ HX_MATH(atanh)
 HX_MATH(cos)
 HX_MATH(cosh)
 HX_MATH(exp)
-HX_MATH(log)
-HX_MATH(log10)
 HX_MATH(sin)
 HX_MATH(sinh)
 HX_MATH(sqrt)
 #undef HX_MATH
 
+// acosh(±0 + NaN j) is NaN + πj/2 (C99's cacosh, which thrust's misses).
+template <typename T> __device__ __forceinline__ T acosh(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        if (a.real() == R(0) && a.imag() != a.imag())
+            return T(quiet_nan<R>(), R(1.57079632679489661923132169163975144));
+        return thrust::acosh(a);
+    } else {
+        return ::acosh(a);
+    }
+}
+
+// log(±inf + NaN j) and log(NaN ± inf j) are +inf + NaN j (C99's clog, which thrust's misses);
+// log2 and log10 are log's parts divided by log(2) and log(10).
+template <typename T> __device__ __forceinline__ T log(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        if ((::isinf(a.real()) && a.imag() != a.imag()) ||
+            (::isinf(a.imag()) && a.real() != a.real()))
+            return T(infinity<R>(), quiet_nan<R>());
+        return thrust::log(a);
+    } else {
+        return ::log(a);
+    }
+}
 template <typename T> __device__ __forceinline__ T log2(T a) {
     if constexpr (is_complex<T>::value) {
         typedef typename real_of<T>::type R;
-        T y = thrust::log(a);
+        T y = ops::log(a);
         return T(y.real() / ::log(R(2)), y.imag() / ::log(R(2)));
     } else {
         return ::log2(a);
     }
 }
+template <typename T> __device__ __forceinline__ T log10(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        T y = ops::log(a);
+        return T(y.real() / ::log(R(10)), y.imag() / ::log(R(10)));
+    } else {
+        return ::log10(a);
+    }
+}
 
-// tanh(±inf + iy), y finite, is ±1 + copysign(0, y)j.
+// tanh(±inf + iy), y finite, is ±1 + copysign(0, y)j; tanh(±0 + iy), y infinite or NaN, is
+// ±0 + NaN j (C99's ctanh, which thrust's misses).
 template <typename T> __device__ __forceinline__ T tanh(T a) {
     if constexpr (is_complex<T>::value) {
         typedef typename real_of<T>::type R;
         if (::isinf(a.real()) && ::isfinite(a.imag()))
             return T(::copysign(R(1), a.real()), ::copysign(R(0), a.imag()));
+        if (a.real() == R(0) && !::isfinite(a.imag())) return T(a.real(), quiet_nan<R>());
         return thrust::tanh(a);
     } else {
         return ::tanh(a);
@@ -416,7 +451,7 @@ template <typename T> __device__ __forceinline__ T tanh(T a) {
 // tan(x) = -i tanh(ix): tan(a ± inf j), a finite, is copysign(0, a) ± 1j.
 template <typename T> __device__ __forceinline__ T tan(T a) {
     if constexpr (is_complex<T>::value) {
-        T t = tanh(T(-a.imag(), a.real()));
+        T t = ops::tanh(T(-a.imag(), a.real()));
         return T(t.imag(), -t.real());
     } else {
         return ::tan(a);
@@ -449,10 +484,10 @@ template <typename T> __device__ __forceinline__ T log1p(T a) {
     if constexpr (is_complex<T>::value) {
         typedef typename real_of<T>::type R;
         R x = a.real(), y = a.imag();
-        if (abs(a) < R(0.5) && !(x == R(0) && y == R(0))) {
+        if (ops::abs(a) < R(0.5) && !(x == R(0) && y == R(0))) {
             return T(R(0.5) * ::log1p(x * (R(2) + x) + y * y), ::atan2(y, R(1) + x));
         }
-        return thrust::log(T(R(1) + x, y));
+        return ops::log(T(R(1) + x, y));
     } else {
         return ::log1p(a);
     }
@@ -473,7 +508,7 @@ template <typename T> __device__ __forceinline__ T floor_divide(T a, T b) {
         return fd;
     } else if constexpr (is_signed<T>::value) {
         if (b == 0) return T(0);
-        if (b == T(-1)) return negative(a);  // (the minimum // -1 wraps to itself)
+        if (b == T(-1)) return ops::negative(a);  // (the minimum // -1 wraps to itself)
         T q = T(a / b);
         return ((a % b != 0) && ((a < 0) != (b < 0))) ? T(q - 1) : q;
     } else {
