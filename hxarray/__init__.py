@@ -28,7 +28,7 @@ from ._dtypes import (
 )
 from ._elementwise import *  # noqa: F403
 from ._indexing import *  # noqa: F403
-from ._info import __array_namespace_info__, empty_cache, memory_stats
+from ._info import __array_namespace_info__, empty_cache, memory_stats, set_memory_limit
 from ._linalg_functions import *  # noqa: F403
 from ._manipulation import *  # noqa: F403
 from ._searching import *  # noqa: F403

@@ -27,15 +27,109 @@ if TYPE_CHECKING:
 __all__ = ["Array"]
 
 
+MAX_DIMS = 64  # numpy's limit, and so the CPU backend's
+_MAX_INDEX = 2**63 - 1
+_FIXED = frozenset({"_buffer", "_dtype", "_shape", "_strides", "_offset", "_readonly"})
+
+
+def _check_layout(dtype: Any, shape: Any, strides: Any, offset: Any) -> None:
+    """What `_speedups.check_layout` checks: shape and strides tuples of ints (as many strides as
+    dimensions, at most MAX_DIMS), dimensions that fit an index and whose non-zero product times
+    the itemsize fits in 2**63 - 1 bytes (numpy's rule)."""
+    if shape.__class__ is not tuple or strides.__class__ is not tuple or \
+            offset.__class__ is not int:
+        raise TypeError(f"an array's shape and strides are tuples of ints and its offset an int, "
+                        f"got {type(shape).__name__}, {type(strides).__name__} and "
+                        f"{type(offset).__name__}")
+    if len(shape) > MAX_DIMS:
+        raise ValueError(f"an array would have {len(shape)} dimensions; hxarray supports at most "
+                         f"{MAX_DIMS} (__array_namespace_info__().capabilities()['max "
+                         "dimensions'])")
+    if len(strides) != len(shape):
+        raise ValueError(f"{len(strides)} strides for {len(shape)} dimensions")
+    count = 1
+    for i, (n, s) in enumerate(zip(shape, strides)):
+        if n.__class__ is not int or s.__class__ is not int:
+            raise TypeError("an array's shape and strides are tuples of ints")
+        if not 0 <= n <= _MAX_INDEX:
+            raise ValueError(f"dimension {i} of shape {shape} is negative" if n < 0 else
+                             f"dimension {i} of shape {shape} does not fit in an index (at most "
+                             "2**63 - 1)")
+        if n:
+            count *= n
+    if count > _MAX_INDEX // 16 and count * dtype.itemsize > _MAX_INDEX:
+        raise ValueError(f"an array of shape {shape} and itemsize {dtype.itemsize} would span "
+                         "more than 2**63 - 1 bytes")
+    if any(not -_MAX_INDEX - 1 <= s <= _MAX_INDEX for s in (*strides, offset)):
+        raise OverflowError("Python int too large to convert to C ssize_t")
+
+
 class _ArrayBase:
-    """The pure-Python twin of `_speedups.ArrayBase`: the fields (the operators are attached to
+    """The pure-Python twin of `_speedups.ArrayBase`: the fields, set once by `_make` or `_view`
+    (which check them) and read-only afterwards, except `_handle` (the operators are attached to
     Array by `_install_operators`)."""
 
-    __slots__ = ("_buffer", "_dtype", "_shape", "_strides", "_offset", "_handle", "__weakref__")
+    __slots__ = ("_buffer", "_dtype", "_shape", "_strides", "_offset", "_handle", "_readonly",
+                 "__weakref__")
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> _ArrayBase:
+        raise TypeError(f"cannot create '{cls.__name__}' instances; arrays are made by _make")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _FIXED:
+            raise AttributeError("readonly attribute")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in _FIXED:
+            raise AttributeError("readonly attribute")
+        object.__setattr__(self, name, None)  # as a C object member: deleted reads as None
+
+    @classmethod
+    def _make(cls, buffer: MemoryBuffer, dtype: dt.DType, shape: tuple[int, ...],
+              strides: tuple[int, ...], offset: int = 0, handle: Any = None,
+              readonly: builtins.bool = False) -> Array:
+        """A new array over `buffer` (checked as `_speedups.ArrayBase._make` checks it)."""
+        if not isinstance(buffer, _buffer_type or _load_buffer_type()):
+            raise TypeError(f"an array's buffer is a MemoryBuffer, got {type(buffer).__name__}")
+        if not isinstance(dtype, dt.DType):
+            raise TypeError(f"an array's dtype is an hxarray dtype, got {type(dtype).__name__}")
+        _check_layout(dtype, shape, strides, offset)
+        x = object.__new__(cls)
+        _set(x, "_buffer", buffer)
+        _set(x, "_dtype", dtype)
+        _set(x, "_shape", shape)
+        _set(x, "_strides", strides)
+        _set(x, "_offset", offset)
+        _set(x, "_handle", handle)
+        _set(x, "_readonly", builtins.bool(readonly))
+        return x
+
+    @staticmethod
+    def _view(base: Array, shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
+              dtype: dt.DType | None = None) -> Array:
+        """Another view of base's buffer, read-only if base is."""
+        return base._make(base._buffer, base._dtype if dtype is None else dtype, shape, strides,
+                          offset, None, base._readonly)
+
+
+def _set(x: _ArrayBase, name: str, value: Any) -> None:
+    getattr(_ArrayBase, name).__set__(x, value)
+
+
+_buffer_type: type | None = None
+
+
+def _load_buffer_type() -> type:
+    """MemoryBuffer (imported on first use: the HAL imports this module)."""
+    global _buffer_type
+    from .hal.buffer import MemoryBuffer
+
+    _buffer_type = MemoryBuffer
+    return MemoryBuffer
 
 
 _Base = _ArrayBase if speedups is None else speedups.ArrayBase
-_new = _Base.__new__
 
 
 class Array(_Base):
@@ -49,22 +143,6 @@ class Array(_Base):
     def __new__(cls, *args: Any, **kwargs: Any) -> Array:
         raise TypeError("hxarray.Array cannot be constructed directly; use hxarray.asarray(), "
                         "hxarray.empty() or another creation function")
-
-    @staticmethod
-    def _make(buffer: MemoryBuffer, dtype: dt.DType, shape: tuple[int, ...],
-              strides: tuple[int, ...], offset: int = 0, handle: Any = None) -> Array:
-        x = _new(Array)
-        x._buffer = buffer
-        x._dtype = dtype
-        x._shape = shape
-        x._strides = strides
-        x._offset = offset
-        x._handle = handle
-        return x
-
-    @staticmethod
-    def _view(base: Array, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Array:
-        return Array._make(base._buffer, base._dtype, shape, strides, offset)
 
     # -- attributes --------------------------------------------------------------------------------
     @property
@@ -133,20 +211,21 @@ class Array(_Base):
         runs on `stream` (a stream of either device) where given, else on the devices' current
         streams; reading the source waits for its stream."""
         source = self._buffer.device
-        if device is source:
-            return self
-        target = Device(device)
-        if target is source:
-            return self
         if stream is None:
-            return _transfer(self, source, target)
+            if device is source:
+                return self
+            target = Device(device)
+            return self if target is source else _transfer(self, source, target)
         from .hal.stream import Stream
 
         if not isinstance(stream, Stream):
             raise TypeError(f"to_device(): stream must be an hxarray Stream or None, got "
                             f"{type(stream).__name__}")
+        target = Device(device)
         if stream.device not in (source, target):
             raise ValueError(f"stream {stream!r} belongs to neither {source} nor {target}")
+        if target is source:
+            return self
         with stream:
             return _transfer(self, source, target)
 

@@ -110,6 +110,21 @@ def normalize_axes(axis: Any, ndim: int, function: str) -> tuple[int, ...]:
     return (normalize_axis(axis, ndim, function),)
 
 
+def as_bool(value: Any, function: str, name: str) -> builtins.bool:
+    """A flag: True or False (a numpy bool too); TypeError for anything else, which would
+    otherwise be taken by its truthiness."""
+    if value is True or value is False:
+        return value
+    if type(value).__name__ == "bool" and type(value).__module__ == "numpy":  # numpy.bool
+        return builtins.bool(value)
+    raise TypeError(f"{function}(): {name} must be a bool, got {type(value).__name__}")
+
+
+def as_copy(value: Any, function: str) -> builtins.bool | None:
+    """The `copy` flag: None, True or False."""
+    return None if value is None else as_bool(value, function, "copy")
+
+
 def as_int(value: Any, function: str, name: str) -> int:
     """`value` as a Python int (anything with `__index__`); TypeError for bools and others."""
     if isinstance(value, builtins.bool):

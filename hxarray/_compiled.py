@@ -27,9 +27,12 @@ def fast(kind: str, function: Callable[..., Any], results: dict[Any, Any],
     `general` (by default `function` itself), carrying `function`'s name, docstring, module and
     signature, and `function` itself as `__wrapped__` (for `inspect` and IDEs); `.fallback` is
     the general path. `results` maps each operand dtype the fast path takes to the result's
-    dtype."""
+    dtype. An Operation hands calls that do not match its arity, or pass keywords, to
+    `function`, so they fail as the Python function's signature says."""
     if speedups is None:
         return function
+    if kind == "Operation":
+        options["reference"] = function
     compiled = getattr(speedups, kind)(function.__name__, results, general or function,
                                        **options)
     compiled.__name__ = compiled.__qualname__ = function.__name__

@@ -12,7 +12,7 @@ import numpy as np
 from . import _dtypes as dt
 from . import _views
 from ._array import Array
-from ._checks import as_device, as_dtype, as_int, as_shape, check_array
+from ._checks import as_bool, as_copy, as_device, as_dtype, as_int, as_shape, check_array
 from ._compiled import fast
 from ._version import sequence_result
 from .hal.device import Device
@@ -21,6 +21,12 @@ __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "fu
            "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
 
 _SCALAR_DTYPE = {builtins.bool: dt.bool, int: dt.int64, float: dt.float64, complex: dt.complex128}
+
+
+# Which dtypes a fill value of each Python kind may fill: bools and ints any (as numpy does), a
+# float a floating dtype, a complex a complex one (no fraction or imaginary part is dropped).
+_FITS = {dt.bool: lambda d: True, dt.int64: lambda d: True,
+         dt.float64: lambda d: d in dt.FLOATING, dt.complex128: lambda d: d in dt.COMPLEX_FLOATING}
 
 
 def _optional_dtype(dtype: Any, function: str) -> dt.DType | None:
@@ -42,8 +48,8 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     memory unless `copy=False`, which shares the writable memory of a numpy array, DLPack CPU
     tensor or buffer on the CPU, or raises ValueError."""
     dtype = _optional_dtype(dtype, "asarray")
-    if copy not in (None, True, False):
-        raise TypeError(f"asarray(): copy must be None, True or False, got {copy!r}")
+    if copy is not None and copy is not True and copy is not False:
+        copy = as_copy(copy, "asarray")
     if dtype is not None and dtype not in dt.COMPLEX_FLOATING and dtype is not dt.bool:
         source = getattr(obj, "dtype", None)  # an hxarray or numpy dtype
         if source in dt.COMPLEX_FLOATING if source.__class__ is dt.DType else \
@@ -172,20 +178,30 @@ ones = fast("Creation", ones, _same, value=1)
 
 def full(shape: Any, fill_value: builtins.bool | int | float | complex, *, dtype: Any = None,
          device: Any = None) -> Array:
+    return _full("full", shape, fill_value, dtype, device)
+
+
+def _full(function: str, shape: Any, fill_value: Any, dtype: Any, device: Any) -> Array:
+    """full() and full_like(): the fill value a Python scalar (or a 0-D array, or a numpy
+    scalar) of a kind the dtype holds."""
     if fill_value.__class__ is Array:
         if fill_value.ndim != 0:
-            raise ValueError("full(): fill_value must be a scalar or a 0-D array")
+            raise ValueError(f"{function}(): fill_value must be a scalar or a 0-D array")
         fill_value = fill_value._host()[()].item()
-    dtype = _optional_dtype(dtype, "full") or _scalar_dtype(fill_value, "full")
-    if isinstance(fill_value, complex) and dtype not in dt.COMPLEX_FLOATING:
-        raise TypeError(f"full(): a complex fill_value does not fit dtype {dtype.name}")
+    elif isinstance(fill_value, np.generic):
+        fill_value = fill_value.item()
+    kind = _scalar_dtype(fill_value, function)  # (TypeError for a str, None, ...)
+    dtype = _optional_dtype(dtype, function) or kind
+    if not _FITS[kind](dtype):
+        raise TypeError(f"{function}(): a {type(fill_value).__name__} fill_value does not fit "
+                        f"dtype {dtype.name}")
     if dtype in dt.INTEGER and isinstance(fill_value, int):
         low, high = dt.INTEGER_BOUNDS[dtype]
         if not low <= fill_value <= high:
-            raise OverflowError(f"full(): fill_value {fill_value} is out of bounds for "
+            raise OverflowError(f"{function}(): fill_value {fill_value} is out of bounds for "
                                 f"{dtype.name}")
-    target = as_device(device, "full")
-    return target.backend.full(as_shape(shape, "full"), fill_value, dtype, target)
+    target = as_device(device, function)
+    return target.backend.full(as_shape(shape, function), fill_value, dtype, target)
 
 
 def _like(x: Any, dtype: Any, device: Any, function: str) -> tuple[tuple[int, ...], dt.DType,
@@ -214,7 +230,7 @@ def ones_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
 def full_like(x: Array, /, fill_value: builtins.bool | int | float | complex, *,
               dtype: Any = None, device: Any = None) -> Array:
     shape, dtype, target = _like(x, dtype, device, "full_like")
-    return full(shape, fill_value, dtype=dtype, device=target)
+    return _full("full_like", shape, fill_value, dtype, target)
 
 
 def _number(value: Any, function: str, name: str, allow_complex: builtins.bool = False) -> Any:
@@ -243,6 +259,12 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     if step == 0:
         raise ValueError("arange(): step must not be zero")
     dtype = _optional_dtype(dtype, "arange") or (dt.int64 if integers else dt.float64)
+    if integers and dtype in dt.INTEGER:
+        values = range(start, stop, step)
+        low, high = dt.INTEGER_BOUNDS[dtype]
+        if values and not (low <= values[0] <= high and low <= values[-1] <= high):
+            raise OverflowError(f"arange(): the values from {values[0]} to {values[-1]} do not "
+                                f"fit {dtype.name} ({low} to {high})")
     target = as_device(device, "arange")
     return target.backend.arange(start, stop, step, dtype, target)
 
@@ -252,6 +274,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     start = _number(start, "linspace", "start", allow_complex=True)
     stop = _number(stop, "linspace", "stop", allow_complex=True)
     num = as_int(num, "linspace", "num")
+    endpoint = as_bool(endpoint, "linspace", "endpoint")
     if num < 0:
         raise ValueError(f"linspace(): num must be non-negative, got {num}")
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
@@ -359,11 +382,12 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
 def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> Array:
     """An array sharing (or, with `copy=True`, another device or read-only memory, copying) the
     memory of any DLPack producer of host memory; without `device` it lands on the CPU."""
+    copy = as_copy(copy, "from_dlpack")
     if x.__class__ is Array:
         return asarray(x, device=device, copy=copy)
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
-        raise AttributeError(f"from_dlpack(): {type(x).__name__} does not implement __dlpack__ "
-                             "and __dlpack_device__")
+        raise TypeError(f"from_dlpack(): {type(x).__name__} does not implement __dlpack__ "
+                        "and __dlpack_device__")
     target = Device("cpu") if device is None else as_device(device, "from_dlpack")
     kind, _ = x.__dlpack_device__()
     if kind not in (1, 3):  # kDLCPU, kDLCUDAHost

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _dtypes as dt
 from ._array import Array
-from ._checks import as_device, as_dtype, check_array
+from ._checks import as_bool, as_device, as_dtype, check_array
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
@@ -20,6 +20,7 @@ def astype(x: Array, dtype: Any, /, *, copy: builtins.bool = True, device: Any =
     input itself is returned when nothing changes."""
     check_array(x, "astype")
     dtype = as_dtype(dtype, "astype")
+    copy = as_bool(copy, "astype", "copy")
     if x._dtype in dt.COMPLEX_FLOATING and dtype not in dt.COMPLEX_FLOATING and \
             dtype is not dt.bool:
         raise TypeError(f"astype(): casting complex to {dtype.name} would discard the imaginary "

@@ -22,11 +22,21 @@ class DType:
     __slots__ = ("name", "kind", "itemsize", "numpy", "__weakref__")
 
     def __init__(self, name: str, kind: str) -> None:
-        self.name = name
-        # "bool", "signed integer", "unsigned integer", "real floating" or "complex floating"
-        self.kind = kind
-        self.numpy = np.dtype(name)
-        self.itemsize = self.numpy.itemsize
+        if hasattr(self, "name"):
+            raise TypeError("a DType is initialised once")
+        fields = {"name": name, "numpy": np.dtype(name),
+                  # "bool", "signed integer", "unsigned integer", "real floating" or "complex
+                  # floating"
+                  "kind": kind}
+        fields["itemsize"] = fields["numpy"].itemsize
+        for field, value in fields.items():
+            object.__setattr__(self, field, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"hxarray dtypes are immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"hxarray dtypes are immutable: cannot delete {name!r}")
 
     def __repr__(self) -> str:
         return f"hxarray.{self.name}"

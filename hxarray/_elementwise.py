@@ -7,8 +7,9 @@ the broadcast shape and the backend, then hands the whole call to the backend.
 
 from __future__ import annotations
 
+import array
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -67,6 +68,12 @@ def _check_scalar(name: str, value: Any, dtype: dt.DType) -> Scalar:
         low, high = dt.INTEGER_BOUNDS[dtype]
         if not low <= value <= high:
             raise OverflowError(f"{name}(): Python int {value} is out of bounds for {dtype.name}")
+    elif value.__class__ is int and not -(2**63) <= value < 2**63:  # (numpy would make an object)
+        try:
+            value = float(value)
+        except OverflowError:
+            raise OverflowError(f"{name}(): Python int of {value.bit_length()} bits is too large "
+                                f"for {dtype.name}") from None
     return value
 
 
@@ -130,10 +137,33 @@ def binary_operator(name: str, reflected: bool) -> Callable[[Array, Any], Any]:
     def operator(self: Array, other: Any) -> Any:
         if other.__class__ is not _Array and not isinstance(other, (builtins.bool, int, float,
                                                                     complex)):
-            return NotImplemented
+            return _foreign(name, self, other)
         return function(other, self) if reflected else function(self, other)
 
     return operator
+
+
+_SYMBOLS = {"multiply": "*", "equal": "==", "not_equal": "!="}
+
+
+def _foreign(name: str, x: Array, other: Any) -> Any:
+    """An operator's answer for an operand it does not take: NotImplemented (so that Python asks
+    `other`), except where Python's fallbacks would answer wrongly: repeating a sequence for `*`
+    (through a 0-D integer array's __index__), and comparing by identity for `==` and `!=` with
+    another library's array (asked itself here first)."""
+    if name == "multiply" and isinstance(other, (Sequence, array.array)):
+        raise TypeError(f"unsupported operand type(s) for *: 'Array' and "
+                        f"'{type(other).__name__}': arrays combine with arrays and Python scalars "
+                        "only")
+    if name in ("equal", "not_equal") and (hasattr(other, "__array__") or
+                                           hasattr(other, "__array_namespace__")):
+        result = getattr(other, "__eq__" if name == "equal" else "__ne__")(x)
+        if result is NotImplemented:
+            raise TypeError(f"'{_SYMBOLS[name]}' between an hxarray Array and a "
+                            f"{type(other).__module__}.{type(other).__qualname__} is not "
+                            "supported; convert it with hxarray.asarray() first")
+        return result
+    return NotImplemented
 
 
 def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
@@ -143,6 +173,10 @@ def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
         if other.__class__ is not _Array and not isinstance(other, (builtins.bool, int, float,
                                                                     complex)):
             return NotImplemented
+        if self._readonly:
+            from ._indexing import check_writable
+
+            check_writable(self, f"in-place {name}")
         if name == "matmul":
             from ._linalg_functions import matmul
 

@@ -8,6 +8,7 @@ boolean arrays are advanced indexing, which the backend performs with numpy's se
 from __future__ import annotations
 
 import builtins
+import numbers
 import operator
 from typing import Any
 
@@ -21,6 +22,7 @@ from ._views import broadcast_shapes, broadcast_to, permute, view
 __all__ = ["take", "take_along_axis"]
 
 _BASIC_TYPES = (int, slice, type(None), type(Ellipsis))
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # a value may go into the same or higher
 
 
 def _as_tuple(key: Any) -> tuple[Any, ...]:
@@ -77,8 +79,9 @@ def basic_view(x: Array, key: tuple[Any, ...]) -> Array:
             n, s = x._shape[axis], x._strides[axis]
             start, stop, step = k.indices(n)  # ValueError for a zero step
             offset += start * s
-            shape.append(len(range(start, stop, step)))
-            strides.append(s * step)
+            length = len(range(start, stop, step))
+            shape.append(length)
+            strides.append(s * step if length > 1 else s)  # (a huge step never moves)
             axis += 1
         else:
             i = operator.index(k)
@@ -217,6 +220,8 @@ def _check_value(x: Array, value: Any) -> Any:
     dtype is of x's kind (a narrower or wider dtype of the same kind is cast, as in numpy; complex
     values never go into a real array, as that would drop their imaginary parts)."""
     if value.__class__ is not Array:
+        if isinstance(value, np.generic):
+            value = value.item()  # a numpy scalar stands for the Python scalar it holds
         if isinstance(value, (builtins.bool, int, float, complex)):
             from ._elementwise import _check_scalar
 
@@ -224,8 +229,16 @@ def _check_value(x: Array, value: Any) -> Any:
                 raise TypeError(f"__setitem__: cannot store a Python complex in a "
                                 f"{x._dtype.name} array")
             return _check_scalar("__setitem__", value, x._dtype)
+        if isinstance(value, numbers.Number) or isinstance(value, (str, bytes)) or value is None:
+            raise TypeError(f"__setitem__: a value is an array or a Python bool, int, float or "
+                            f"complex, got {type(value).__name__}")
         from ._creation import asarray
 
+        host = np.asarray(value)  # nested sequences (numpy's conversion) hold values of one kind
+        if host.dtype.kind not in _KIND_RANK or \
+                _KIND_RANK[host.dtype.kind] > _KIND_RANK[x._dtype.numpy.kind]:
+            raise TypeError(f"__setitem__: cannot store {host.dtype} values (from "
+                            f"{type(value).__name__}) in a {x._dtype.name} array")
         return asarray(value, dtype=x._dtype, device=x._buffer.device)
     if value._buffer.device is not x._buffer.device:
         raise ValueError(f"__setitem__: value is on {value.device}, the array on {x.device}")
@@ -237,7 +250,16 @@ def _check_value(x: Array, value: Any) -> Any:
     return value
 
 
+def check_writable(x: Array, what: str) -> None:
+    """ValueError if `x` is read-only (a broadcast view, or a view of one)."""
+    if x._readonly:
+        raise ValueError(f"{what}: the array is read-only: it is a broadcast view (broadcast_to, "
+                         "broadcast_arrays) or a view of one, whose elements share memory; "
+                         "write to a copy (hxarray.asarray(x, copy=True)) instead")
+
+
 def setitem(x: Array, key: Any, value: Any) -> None:
+    check_writable(x, "__setitem__")
     value = _check_value(x, value)
     key = _as_tuple(key)
     backend = x._buffer.device.backend

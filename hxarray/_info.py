@@ -10,7 +10,7 @@ from ._version import sequence_result
 from .hal.device import Device, default_device
 from .hal.registry import registry
 
-__all__ = ["__array_namespace_info__", "empty_cache", "memory_stats"]
+__all__ = ["__array_namespace_info__", "empty_cache", "memory_stats", "set_memory_limit"]
 
 
 class Info:
@@ -64,3 +64,16 @@ def empty_cache(device: Any = None) -> None:
     """Return the cached free blocks of `device` to the system."""
     device = as_device(device, "empty_cache")
     device.backend.allocator(device).empty_cache()
+
+
+def set_memory_limit(nbytes: int | None, device: Any = None) -> None:
+    """Keep the memory `device` (default: the default device) holds in live and cached blocks
+    within `nbytes` bytes; None lifts the limit. A request past it frees the device's cache and
+    retries once, then raises MemoryError naming the device, the request and the statistics."""
+    device = as_device(device, "set_memory_limit")
+    if nbytes is not None and (not isinstance(nbytes, int) or isinstance(nbytes, bool)):
+        raise TypeError(f"set_memory_limit(): nbytes must be None or an int, got "
+                        f"{type(nbytes).__name__}")
+    if nbytes is not None and nbytes < 0:
+        raise ValueError(f"set_memory_limit(): nbytes must be None or >= 0, got {nbytes}")
+    device.backend.allocator(device).set_memory_limit(nbytes)

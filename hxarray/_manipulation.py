@@ -10,13 +10,14 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
 from . import _dtypes as dt
 from . import _views
-from ._array import Array
-from ._checks import check_array, normalize_axes, normalize_axis, same_device
+from ._array import MAX_DIMS, Array
+from ._checks import as_copy, check_array, normalize_axes, normalize_axis, same_device
 from ._version import sequence_result
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
@@ -199,6 +200,8 @@ def _reshaped(old_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, 
 
 def reshape(x: Array, /, shape: tuple[int, ...], *, copy: builtins.bool | None = None) -> Array:
     check_array(x, "reshape")
+    if copy is not None:
+        copy = as_copy(copy, "reshape")
     shape = _reshaped(x._shape, _ints(shape, "reshape", "shape"))
     strides = None if copy else _views.reshape_strides(x._shape, x._strides, x._dtype.itemsize,
                                                         shape)
@@ -209,6 +212,23 @@ def reshape(x: Array, /, shape: tuple[int, ...], *, copy: builtins.bool | None =
                          "memory layout")
     contiguous = x._buffer.device.backend.copy(x)
     return _views.view(contiguous, shape, _views.contiguous_strides(shape, x._dtype.itemsize), 0)
+
+
+def along_rows(x: Array, axis: int, run: Callable[[Array], Array]) -> Array:
+    """`run(rows)` on the 2-D view (or copy) of x with `axis` last and the other axes merged into
+    rows, its result shaped back like x: for kernels that take fewer dimensions than an array
+    may have."""
+    order = (*(a for a in range(x.ndim) if a != axis), axis)
+    moved = _views.permute(x, order)
+    result = run(reshape(moved, (math.prod(moved._shape[:-1]), x._shape[axis])))
+    return _views.permute(reshape(result, moved._shape), tuple(order.index(a)
+                                                               for a in range(x.ndim)))
+
+
+def _merged(x: Array, axis: int) -> Array:
+    """x as 3-D: the axes before `axis` merged, `axis`, the axes after it merged (a view where
+    the layout allows)."""
+    return reshape(x, (math.prod(x._shape[:axis]), x._shape[axis], math.prod(x._shape[axis + 1:])))
 
 
 def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
@@ -285,10 +305,14 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
         axis = 0
     axis = normalize_axis(axis, x.ndim, "repeat")
     n = x._shape[axis]
-    if counts is None:
+    if counts is None:  # each element then `repeats` copies of it: one copy of a broadcast view
+        shape = (*x._shape[:axis], n * repeats, *x._shape[axis + 1:])
+        if x.ndim == MAX_DIMS:  # no room for the extra axis: through the 3-D view
+            x, axis = _merged(x, axis), 1
         widened = _views.broadcast_to(_views.expand(x, (axis + 1,)),
                                       (*x._shape[:axis + 1], repeats, *x._shape[axis + 1:]))
-        return reshape(widened, (*x._shape[:axis], n * repeats, *x._shape[axis + 1:]), copy=True)
+        return reshape(reshape(widened, (*x._shape[:axis], n * repeats, *x._shape[axis + 1:]),
+                               copy=True), shape)
     if counts.size != n:
         raise ValueError(f"repeat(): {counts.size} repeats do not match the {n} elements "
                          f"along axis {axis}")
@@ -313,6 +337,15 @@ def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     ndim = max(x.ndim, len(repetitions))
     reps = (1,) * (ndim - len(repetitions)) + repetitions
     x = _views.expand(x, tuple(range(ndim - x.ndim)))
+    if 2 * ndim > MAX_DIMS:  # no room to interleave: one axis at a time, through 3-D views
+        for axis, r in enumerate(reps):
+            if r != 1:
+                merged = _merged(x, axis)
+                widened = _views.broadcast_to(_views.expand(merged, (1,)),
+                                              (merged._shape[0], r, *merged._shape[1:]))
+                x = reshape(widened, (*x._shape[:axis], r * x._shape[axis], *x._shape[axis + 1:]),
+                            copy=True)
+        return x if any(r != 1 for r in reps) else reshape(x, x._shape, copy=True)
     interleaved = _views.expand(x, tuple(range(0, 2 * ndim, 2)))  # (1, s0, 1, s1, ...)
     shape = tuple(n for r, s in zip(reps, x._shape) for n in (r, s))
     return reshape(_views.broadcast_to(interleaved, shape),

@@ -8,7 +8,7 @@ from typing import Any
 from . import _dtypes as dt
 from . import _views
 from ._array import Array
-from ._checks import check_array, check_dtype, normalize_axes, normalize_axis
+from ._checks import as_bool, check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
 from ._elementwise import _check_scalar, scalar_operand
 from ._statistical import reduce_axes
@@ -20,6 +20,7 @@ __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "wher
 def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool) -> Array:
     check_array(x, name)
     check_dtype(x, "real-valued", name)
+    keepdims = as_bool(keepdims, name, "keepdims")
     if axis is not None:
         axis = normalize_axis(axis, x.ndim, name)
     if (x.size if axis is None else x._shape[axis]) == 0:
@@ -44,6 +45,7 @@ def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
                   keepdims: builtins.bool = False) -> Array:
     check_array(x, "count_nonzero")
     axes = normalize_axes(axis, x.ndim, "count_nonzero")
+    keepdims = as_bool(keepdims, "count_nonzero", "keepdims")
     zero = False if x._dtype is dt.bool else 0
     nonzero = x._buffer.device.backend.elementwise("not_equal", (x, zero), dt.bool, x._shape)
     return reduce_axes("sum", nonzero, axes, keepdims, dt.int64)

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 from . import _dtypes as dt
 from ._array import Array
-from ._checks import check_array
+from ._checks import as_bool, check_array
 from ._elementwise import scalar_operand
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
@@ -56,6 +56,7 @@ def unique_values(x: Array, /) -> Array:
 
 def isin(x1: Array | Any, x2: Array | Any, /, *, invert: builtins.bool = False) -> Array:
     """Whether each element of x1 occurs in x2; either may be a Python scalar."""
+    invert = as_bool(invert, "isin", "invert")
     arrays = [a for a in (x1, x2) if a.__class__ is Array]
     if not arrays:
         raise TypeError("isin(): at least one of x1 and x2 must be an array")
@@ -72,5 +73,5 @@ def isin(x1: Array | Any, x2: Array | Any, /, *, invert: builtins.bool = False) 
         operands.append(a)
     x1, x2 = (a if a._dtype is dtype else backend.copy(a, dtype) for a in operands)
     out = backend.empty(x1._shape, dt.bool, device)
-    backend.isin(x1, x2, bool(invert), out)
+    backend.isin(x1, x2, invert, out)
     return out

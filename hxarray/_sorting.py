@@ -12,9 +12,12 @@ import builtins
 from . import _dtypes as dt
 from . import _views
 from ._array import Array
-from ._checks import check_array, check_dtype, normalize_axis
+from ._checks import as_bool, check_array, check_dtype, normalize_axis
+from ._manipulation import along_rows
 
 __all__ = ["argsort", "sort"]
+
+_SORT_DIMS = 32  # numpy's sorts take at most 32 dimensions (arrays may have 64)
 
 
 def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: builtins.bool,
@@ -24,6 +27,10 @@ def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: bui
     if x.ndim == 0:
         raise ValueError(f"{name}(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, name)
+    descending = as_bool(descending, name, "descending")
+    stable = as_bool(stable, name, "stable")
+    if x.ndim > _SORT_DIMS:
+        return along_rows(x, axis, lambda rows: _sort(name, rows, 1, descending, stable, indices))
     backend = x._buffer.device.backend
     if not indices:  # equal values are indistinguishable: descending is ascending reversed
         out = backend.empty(x._shape, x._dtype, x._buffer.device)

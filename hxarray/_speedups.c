@@ -22,6 +22,7 @@
  * Everything relies on the GIL: a method that calls no Python code runs atomically.
  */
 #define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE  /* dladdr1, dl_iterate_phdr */
 #include <Python.h>
 #include <structmember.h>
 
@@ -39,7 +40,7 @@ static PyObject *py_binary;           /* _binary(name, x1, x2, out): the general
 static PyObject *operations;          /* list of every Operation, to bind kernels to */
 static int binary_op_opcode = -1;
 
-static PyObject *str_cache, *str_fill, *str_nbytes, *str_free, *str_raw_malloc, *kw_out, *zero;
+static PyObject *str_cache, *str_fill, *str_free, *str_raw_malloc, *kw_out, *zero;
 
 #define ELIDE_MIN_BYTES (256 * 1024)  /* below this a fresh cached buffer costs about as much */
 
@@ -47,6 +48,7 @@ static PyObject *str_cache, *str_fill, *str_nbytes, *str_free, *str_raw_malloc, 
 typedef struct {
     PyObject_HEAD
     PyObject *address, *handle, *cache;
+    PyObject *owner;  /* the caching allocator that handed the block out, or NULL */
     Py_ssize_t nbytes;
 } BlockObject;
 
@@ -58,6 +60,15 @@ block_init(BlockObject *self, PyObject *args, PyObject *kwargs)
     Py_ssize_t nbytes;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OnO:Block", names, &address, &nbytes, &handle))
         return -1;
+    if (self->address != NULL) {  /* its address and size are fixed: views rely on them */
+        PyErr_SetString(PyExc_TypeError, "a Block is initialised once");
+        return -1;
+    }
+    if (!PyLong_Check(address)) {
+        PyErr_Format(PyExc_TypeError, "a block's address is an int, got %.100s",
+                     Py_TYPE(address)->tp_name);
+        return -1;
+    }
     if (nbytes < 0) {
         PyErr_Format(PyExc_ValueError, "a block cannot have %zd bytes", nbytes);
         return -1;
@@ -75,6 +86,7 @@ block_traverse(BlockObject *self, visitproc visit, void *arg)
     Py_VISIT(self->address);
     Py_VISIT(self->handle);
     Py_VISIT(self->cache);
+    Py_VISIT(self->owner);
     return 0;
 }
 
@@ -84,6 +96,7 @@ block_clear(BlockObject *self)
     Py_CLEAR(self->address);
     Py_CLEAR(self->handle);
     Py_CLEAR(self->cache);
+    Py_CLEAR(self->owner);
     return 0;
 }
 
@@ -118,7 +131,7 @@ static PyTypeObject BlockType = {
     .tp_members = block_members,
 };
 
-#define IS_BLOCK(x) Py_IS_TYPE(x, &BlockType)
+#define IS_BLOCK(x) PyObject_TypeCheck(x, &BlockType)
 
 /* -- MemoryBufferBase ------------------------------------------------------------------------ */
 typedef struct {
@@ -134,12 +147,17 @@ typedef struct {
     PyObject *raw, *device;
     PyObject *free_lists;  /* dict: size class -> list of blocks */
     long long max_cached;  /* -1: no bound */
+    long long memory_limit;  /* -1: none; else live plus cached bytes never exceed it */
+    long long pending;  /* bytes of raw requests under way, counted against the limit */
     long long allocated, cached, peak_allocated, peak_reserved;
     long long num_allocs, num_frees, cache_hits, num_raw_allocs, num_raw_frees, num_ooms;
 } CacheObject;
 
 static PyTypeObject CacheType;
 
+#define MAX_BLOCK ((Py_ssize_t)1 << 62)  /* the largest request (4 EiB): its class fits too */
+
+/* The size class of a request of 0 <= nbytes <= MAX_BLOCK bytes. */
 static Py_ssize_t
 size_class(Py_ssize_t nbytes)
 {
@@ -162,20 +180,11 @@ size_class_py(PyObject *module, PyObject *arg)
         PyErr_Format(PyExc_ValueError, "nbytes must be non-negative, got %zd", nbytes);
         return NULL;
     }
+    if (nbytes > MAX_BLOCK) {
+        PyErr_Format(PyExc_OverflowError, "nbytes must be at most 2**62, got %zd", nbytes);
+        return NULL;
+    }
     return PyLong_FromSsize_t(size_class(nbytes));
-}
-
-static Py_ssize_t
-block_nbytes(PyObject *block)
-{
-    if (IS_BLOCK(block))
-        return ((BlockObject *)block)->nbytes;
-    PyObject *n = PyObject_GetAttr(block, str_nbytes);
-    if (n == NULL)
-        return -1;
-    Py_ssize_t size = PyLong_AsSsize_t(n);
-    Py_DECREF(n);
-    return size;
 }
 
 static void
@@ -188,12 +197,47 @@ note_allocated(CacheObject *self, Py_ssize_t size)
         self->peak_reserved = self->allocated + self->cached;
 }
 
+static PyObject *cache_empty(CacheObject *self, PyObject *unused);
+
+/* Note a raw request of `size` bytes as pending, within the memory limit: over it, free the
+ * cache and check again; -1 with MemoryError (built by the Python method `_over_limit`) if still
+ * over. Pending requests count against the limit, so concurrent ones stay within it. */
+static int
+cache_reserve(CacheObject *self, Py_ssize_t size)
+{
+#define OVER(self, size) ((self)->allocated + (self)->cached + (self)->pending + (size) > \
+                          (self)->memory_limit)
+    if (self->memory_limit >= 0 && OVER(self, size)) {
+        self->num_ooms++;
+        PyObject *done = cache_empty(self, NULL);
+        if (done == NULL)
+            return -1;
+        Py_DECREF(done);
+        if (OVER(self, size)) {
+            PyObject *error = PyObject_CallMethod((PyObject *)self, "_over_limit", "n", size);
+            if (error != NULL) {
+                PyErr_SetObject((PyObject *)Py_TYPE(error), error);
+                Py_DECREF(error);
+            }
+            return -1;
+        }
+    }
+    self->pending += size;
+    return 0;
+#undef OVER
+}
+
 /* A block of at least `nbytes` bytes: from the free list of its size class, else from the raw
  * allocator through the Python method `_raw_malloc(size)` (which frees the cache and retries once
- * when the device is out of memory). */
+ * when the device is out of memory, or over its memory limit). */
 static PyObject *
 cache_malloc(CacheObject *self, Py_ssize_t nbytes)
 {
+    if (nbytes > MAX_BLOCK) {
+        PyErr_Format(PyExc_MemoryError, "cannot allocate %zd bytes on %R: more than any block "
+                     "(2**62 bytes)", nbytes, self->device);
+        return NULL;
+    }
     PyObject *key = PyLong_FromSsize_t(size_class(nbytes));
     if (key == NULL)
         return NULL;
@@ -212,35 +256,50 @@ cache_malloc(CacheObject *self, Py_ssize_t nbytes)
         self->cache_hits++;
         self->cached -= size;
         note_allocated(self, size);
+        Py_XSETREF(((BlockObject *)block)->owner, Py_NewRef((PyObject *)self));
         return block;
     }
-    if (PyErr_Occurred()) {
+    Py_ssize_t size = PyLong_AsSsize_t(key);
+    if (PyErr_Occurred() || cache_reserve(self, size) < 0) {
         Py_DECREF(key);
         return NULL;
     }
     PyObject *block = PyObject_CallMethodOneArg((PyObject *)self, str_raw_malloc, key);
     Py_DECREF(key);
+    self->pending -= size;
     if (block == NULL)
         return NULL;
-    Py_ssize_t size = block_nbytes(block);  /* a raw allocator may round up; `free` counts this */
-    if (size < 0) {
+    if (!IS_BLOCK(block) || ((BlockObject *)block)->nbytes < size) {
+        PyErr_Format(PyExc_TypeError, "the raw allocator of %R returned %R for a request of %zd "
+                     "bytes; expected a Block of at least that size", self->device, block, nbytes);
         Py_DECREF(block);
         return NULL;
     }
     self->num_allocs++;
     self->num_raw_allocs++;
-    note_allocated(self, size);
+    note_allocated(self, ((BlockObject *)block)->nbytes);  /* a raw allocator may round up */
+    Py_XSETREF(((BlockObject *)block)->owner, Py_NewRef((PyObject *)self));
     return block;
 }
 
 /* Take a block back: 1 if it went to the cache, 0 if the caller must free it to the raw allocator
- * (the cache is at its bound), -1 on error. */
+ * (the cache is at its bound), -1 on error: a block this allocator did not hand out, or one freed
+ * already (which would hand one block to two arrays). */
 static int
 cache_give(CacheObject *self, PyObject *block)
 {
-    Py_ssize_t size = block_nbytes(block);
-    if (size < 0)
+    if (!IS_BLOCK(block)) {
+        PyErr_Format(PyExc_TypeError, "free() takes a Block, got %.100s", Py_TYPE(block)->tp_name);
         return -1;
+    }
+    BlockObject *b = (BlockObject *)block;
+    if (b->owner != (PyObject *)self) {
+        PyErr_Format(PyExc_ValueError, "block at %R is not in use from this allocator of %R: it "
+                     "was freed already or allocated elsewhere", b->address, self->device);
+        return -1;
+    }
+    Py_CLEAR(b->owner);
+    Py_ssize_t size = b->nbytes;
     self->num_frees++;
     self->allocated -= size;
     if (self->max_cached >= 0 && self->cached + size > self->max_cached) {
@@ -286,6 +345,10 @@ cache_init(CacheObject *self, PyObject *args, PyObject *kwargs)
     PyObject *raw, *limit = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:CachingAllocator", names, &raw, &limit))
         return -1;
+    if (self->free_lists != NULL) {  /* blocks in use point at it: it is never reset */
+        PyErr_SetString(PyExc_TypeError, "a CachingAllocator is initialised once");
+        return -1;
+    }
     long long max_cached = -1;
     if (limit != Py_None) {
         max_cached = PyLong_AsLongLong(limit);
@@ -308,6 +371,7 @@ cache_init(CacheObject *self, PyObject *args, PyObject *kwargs)
     Py_XSETREF(self->device, device);
     Py_XSETREF(self->free_lists, free_lists);
     self->max_cached = max_cached;
+    self->memory_limit = -1;
     return 0;
 }
 
@@ -436,8 +500,41 @@ static PyMemberDef cache_members[] = {
     {NULL},
 };
 
+static PyObject *
+cache_get_memory_limit(CacheObject *self, void *closure)
+{
+    return self->memory_limit < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(self->memory_limit);
+}
+
+static int
+cache_set_memory_limit(CacheObject *self, PyObject *value, void *closure)
+{
+    if (value == NULL || (value != Py_None && (!PyLong_Check(value) || PyBool_Check(value)))) {
+        PyErr_Format(PyExc_TypeError, "memory_limit must be None or an int number of bytes, "
+                     "got %.100s", value == NULL ? "a deletion" : Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    long long limit = -1;
+    if (value != Py_None) {
+        int overflow;
+        limit = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (limit == -1 && PyErr_Occurred())
+            return -1;
+        if (overflow > 0)
+            limit = LLONG_MAX;
+        if (overflow < 0 || limit < 0) {
+            PyErr_SetString(PyExc_ValueError, "memory_limit must be None or >= 0 bytes");
+            return -1;
+        }
+    }
+    self->memory_limit = limit;
+    return 0;
+}
+
 static PyGetSetDef cache_getset[] = {
     {"max_cached_bytes", (getter)cache_get_limit, NULL, NULL, NULL},
+    {"memory_limit", (getter)cache_get_memory_limit, (setter)cache_set_memory_limit,
+     "live plus cached bytes never exceed this (None: no limit)", NULL},
     {NULL},
 };
 
@@ -466,6 +563,10 @@ buffer_init(BufferObject *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO:MemoryBuffer", names, &device,
                                      &PyLong_Type, &nbytes, &block, &allocator))
         return -1;
+    if (self->block != NULL) {  /* its block goes back to its allocator exactly once */
+        PyErr_SetString(PyExc_TypeError, "a MemoryBuffer is initialised once");
+        return -1;
+    }
     Py_XSETREF(self->device, Py_NewRef(device));
     Py_XSETREF(self->nbytes, Py_NewRef(nbytes));
     Py_XSETREF(self->block, Py_NewRef(block));
@@ -526,9 +627,13 @@ static PyTypeObject BufferType = {
 };
 
 /* -- ArrayBase ------------------------------------------------------------------------------- */
+/* The fields are set once, by `_make` or `_view`, which check them: the fast path reads them
+ * without checks, so Python code can read them but not replace or delete them (only `_handle`,
+ * the backend's cached view, may be replaced; the fast path hands it to numpy, which checks it). */
 typedef struct {
     PyObject_HEAD
     PyObject *buffer, *dtype, *shape, *strides, *offset, *handle, *weakreflist;
+    char readonly;  /* writes raise ValueError: a broadcast view, or a view of one */
 } ArrayObject;
 
 static PyTypeObject ArrayType;
@@ -548,12 +653,161 @@ array_dealloc(ArrayObject *self)
 }
 
 static PyMemberDef array_members[] = {
-    {"_buffer", T_OBJECT_EX, offsetof(ArrayObject, buffer), 0, NULL},
-    {"_dtype", T_OBJECT_EX, offsetof(ArrayObject, dtype), 0, NULL},
-    {"_shape", T_OBJECT_EX, offsetof(ArrayObject, shape), 0, NULL},
-    {"_strides", T_OBJECT_EX, offsetof(ArrayObject, strides), 0, NULL},
-    {"_offset", T_OBJECT_EX, offsetof(ArrayObject, offset), 0, NULL},
-    {"_handle", T_OBJECT_EX, offsetof(ArrayObject, handle), 0, NULL},
+    {"_buffer", T_OBJECT_EX, offsetof(ArrayObject, buffer), READONLY, NULL},
+    {"_dtype", T_OBJECT_EX, offsetof(ArrayObject, dtype), READONLY, NULL},
+    {"_shape", T_OBJECT_EX, offsetof(ArrayObject, shape), READONLY, NULL},
+    {"_strides", T_OBJECT_EX, offsetof(ArrayObject, strides), READONLY, NULL},
+    {"_offset", T_OBJECT_EX, offsetof(ArrayObject, offset), READONLY, NULL},
+    {"_handle", T_OBJECT, offsetof(ArrayObject, handle), 0, NULL},
+    {"_readonly", T_BOOL, offsetof(ArrayObject, readonly), READONLY, NULL},
+    {NULL},
+};
+
+#define MAX_DIMS 64  /* numpy's limit, and so the CPU backend's */
+static PyObject *dtype_type;  /* hxarray.DType, once configured */
+static PyObject *str_itemsize;
+
+/* The number of dimensions, or -1 with an error unless `shape` is a tuple of at most MAX_DIMS
+ * non-negative ints whose non-zero product, times the itemsize, fits in a Py_ssize_t (numpy's
+ * rule), and `strides` a tuple of as many ints that fit in a Py_ssize_t. */
+static Py_ssize_t
+check_layout(PyObject *dtype, PyObject *shape, PyObject *strides, PyObject *offset)
+{
+    if (!PyTuple_CheckExact(shape) || !PyTuple_CheckExact(strides) || !PyLong_CheckExact(offset)) {
+        PyErr_Format(PyExc_TypeError, "an array's shape and strides are tuples of ints and its "
+                     "offset an int, got %.50s, %.50s and %.50s", Py_TYPE(shape)->tp_name,
+                     Py_TYPE(strides)->tp_name, Py_TYPE(offset)->tp_name);
+        return -1;
+    }
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    if (ndim > MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "an array would have %zd dimensions; hxarray supports at "
+                     "most %d (__array_namespace_info__().capabilities()['max dimensions'])",
+                     ndim, MAX_DIMS);
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(strides) != ndim) {
+        PyErr_Format(PyExc_ValueError, "%zd strides for %zd dimensions",
+                     PyTuple_GET_SIZE(strides), ndim);
+        return -1;
+    }
+    Py_ssize_t count = 1;
+    int big = 0;
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        PyObject *n = PyTuple_GET_ITEM(shape, i);
+        if (!PyLong_CheckExact(n) || !PyLong_CheckExact(PyTuple_GET_ITEM(strides, i))) {
+            PyErr_SetString(PyExc_TypeError, "an array's shape and strides are tuples of ints");
+            return -1;
+        }
+        Py_ssize_t size = PyLong_AsSsize_t(n);
+        if (size == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            size = -2;
+        }
+        if (size < 0) {
+            PyErr_Format(PyExc_ValueError, size == -2 ?
+                         "dimension %zd of shape %R does not fit in an index (at most 2**63 - 1)" :
+                         "dimension %zd of shape %R is negative", i, shape);
+            return -1;
+        }
+        if (size > 1 && count > PY_SSIZE_T_MAX / size)
+            big = 1;
+        else if (size > 0)
+            count *= size;
+    }
+    if (big || count > PY_SSIZE_T_MAX / 16) {
+        PyObject *item = PyObject_GetAttr(dtype, str_itemsize);
+        Py_ssize_t itemsize = item == NULL ? -1 : PyLong_AsSsize_t(item);
+        Py_XDECREF(item);
+        if (itemsize < 0)
+            return -1;
+        if (big || (itemsize > 0 && count > PY_SSIZE_T_MAX / itemsize)) {
+            PyErr_Format(PyExc_ValueError, "an array of shape %R and itemsize %zd would span "
+                         "more than 2**63 - 1 bytes", shape, itemsize);
+            return -1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        if (PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i)) == -1 && PyErr_Occurred())
+            return -1;
+    }
+    if (PyLong_AsSsize_t(offset) == -1 && PyErr_Occurred())
+        return -1;
+    return ndim;
+}
+
+/* A new array of type `cls` over `buffer`; the references are new. */
+static PyObject *
+array_build(PyTypeObject *cls, PyObject *buffer, PyObject *dtype, PyObject *shape,
+            PyObject *strides, PyObject *offset, PyObject *handle, int readonly)
+{
+    if (!PyObject_TypeCheck(buffer, &BufferType)) {
+        PyErr_Format(PyExc_TypeError, "an array's buffer is a MemoryBuffer, got %.100s",
+                     Py_TYPE(buffer)->tp_name);
+        return NULL;
+    }
+    if (dtype_type != NULL && !PyObject_TypeCheck(dtype, (PyTypeObject *)dtype_type)) {
+        PyErr_Format(PyExc_TypeError, "an array's dtype is an hxarray dtype, got %.100s",
+                     Py_TYPE(dtype)->tp_name);
+        return NULL;
+    }
+    if (check_layout(dtype, shape, strides, offset) < 0)
+        return NULL;
+    ArrayObject *x = (ArrayObject *)cls->tp_alloc(cls, 0);
+    if (x == NULL)
+        return NULL;
+    x->buffer = Py_NewRef(buffer);
+    x->dtype = Py_NewRef(dtype);
+    x->shape = Py_NewRef(shape);
+    x->strides = Py_NewRef(strides);
+    x->offset = Py_NewRef(offset);
+    x->handle = handle == Py_None ? NULL : Py_XNewRef(handle);
+    x->readonly = (char)readonly;
+    return (PyObject *)x;
+}
+
+/* Array._make(buffer, dtype, shape, strides, offset=0, handle=None, readonly=False) */
+static PyObject *
+array_make(PyTypeObject *cls, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 4 || nargs > 7) {
+        PyErr_Format(PyExc_TypeError, "_make() takes 4 to 7 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    int readonly = nargs > 6 ? PyObject_IsTrue(args[6]) : 0;
+    if (readonly < 0)
+        return NULL;
+    return array_build(cls, args[0], args[1], args[2], args[3], nargs > 4 ? args[4] : zero,
+                       nargs > 5 ? args[5] : Py_None, readonly);
+}
+
+/* Array._view(base, shape, strides, offset, dtype=None): a view of base's buffer, read-only if
+ * base is. */
+static PyObject *
+array_view(PyObject *unused, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 4 || nargs > 5) {
+        PyErr_Format(PyExc_TypeError, "_view() takes 4 or 5 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (!PyObject_TypeCheck(args[0], &ArrayType) || ((ArrayObject *)args[0])->shape == NULL) {
+        PyErr_SetString(PyExc_TypeError, "_view() needs an array to view");
+        return NULL;
+    }
+    ArrayObject *base = (ArrayObject *)args[0];
+    PyObject *dtype = nargs > 4 && args[4] != Py_None ? args[4] : base->dtype;
+    return array_build(Py_TYPE(base), base->buffer, dtype, args[1], args[2], args[3], Py_None,
+                       base->readonly);
+}
+
+static PyMethodDef array_methods[] = {
+    {"_make", (PyCFunction)(void (*)(void))array_make, METH_FASTCALL | METH_CLASS,
+     "_make(buffer, dtype, shape, strides, offset=0, handle=None, readonly=False): a new array "
+     "(checked: shape and strides tuples of ints, at most 64 dimensions, at most 2**63 - 1 "
+     "bytes)."},
+    {"_view", (PyCFunction)(void (*)(void))array_view, METH_FASTCALL | METH_STATIC,
+     "_view(base, shape, strides, offset, dtype=None): another view of base's buffer, "
+     "read-only if base is."},
     {NULL},
 };
 
@@ -627,6 +881,7 @@ function_init(FunctionObject *f, vectorcallfunc call, PyObject *name, PyObject *
 /* One element-wise function (or `where`). */
 typedef struct {
     FUNCTION_HEAD
+    PyObject *reference; /* the Python function: takes calls of another arity, or with keywords */
     int arity;
     int condition;       /* the first operand is a boolean condition of the others' shape */
     int compute_bound;   /* which threading threshold applies */
@@ -682,7 +937,7 @@ cpu_array(PyObject *x)
     if (!Py_IS_TYPE(x, array_type))
         return NULL;
     ArrayObject *a = (ArrayObject *)x;
-    if (a->handle == NULL || a->handle == Py_None || a->buffer == NULL ||
+    if (a->handle == NULL || a->handle == Py_None || a->shape == NULL ||
             !PyObject_TypeCheck(a->buffer, &BufferType) ||
             ((BufferObject *)a->buffer)->device != cpu_device)
         return NULL;
@@ -819,8 +1074,11 @@ new_array(PyObject *dtype, Py_ssize_t itemsize, PyObject *shape, Py_ssize_t size
         (BufferObject *)buffer_type->tp_alloc(buffer_type, 0);
     if (buffer == NULL) {
         Py_XDECREF(view);
+        PyObject *type, *value, *traceback;  /* give the block back with the error set aside */
+        PyErr_Fetch(&type, &value, &traceback);
         if (cache_free((CacheObject *)cpu_allocator, block) < 0)
             PyErr_WriteUnraisable(cpu_allocator);
+        PyErr_Restore(type, value, traceback);
         Py_DECREF(block);
         return NULL;
     }
@@ -964,22 +1222,31 @@ static PyObject *
 operation_vectorcall(Operation *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kwnames == NULL && nargs == op->arity) {
-        PyObject *result = try_fast(op, args, nargs, NULL);
-        if (result != NULL || PyErr_Occurred())
-            return result;
-    }
+    if (kwnames != NULL || nargs != op->arity)  /* positional-only: Python's own TypeError */
+        return PyObject_Vectorcall(op->reference, args, nargsf, kwnames);
+    PyObject *result = try_fast(op, args, nargs, NULL);
+    if (result != NULL || PyErr_Occurred())
+        return result;
     return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+static void
+operation_dealloc(Operation *op)
+{
+    Py_CLEAR(op->reference);
+    function_dealloc((FunctionObject *)op);
 }
 
 static PyObject *
 operation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"name", "results", "fallback", "arity", "condition", NULL};
-    PyObject *name, *results, *fallback;
+    static char *names[] = {"name", "results", "fallback", "arity", "condition", "reference",
+                            NULL};
+    PyObject *name, *results, *fallback, *reference = NULL;
     int arity = 0, condition = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O|$ip:Operation", names, &name,
-                                     &PyDict_Type, &results, &fallback, &arity, &condition))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O|$ipO:Operation", names, &name,
+                                     &PyDict_Type, &results, &fallback, &arity, &condition,
+                                     &reference))
         return NULL;
     if (arity < 1 + condition || arity > 2 + condition) {
         PyErr_Format(PyExc_ValueError, "arity must be 1 or 2 (plus the condition), got %d", arity);
@@ -990,6 +1257,7 @@ operation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     op->arity = arity;
     op->condition = condition;
+    op->reference = Py_NewRef(reference != NULL ? reference : fallback);
     if (function_init((FunctionObject *)op, (vectorcallfunc)operation_vectorcall, name, results,
                       fallback) < 0 || PyList_Append(operations, (PyObject *)op) < 0) {
         Py_DECREF(op);
@@ -1003,11 +1271,13 @@ static PyTypeObject OperationType = {
     .tp_name = "hxarray._speedups.Operation",
     .tp_basicsize = sizeof(Operation),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Operation(name, results, fallback, *, arity, condition=False): an element-wise "
-              "function with the CPU fast path in front of its general path `fallback`; with "
-              "`condition`, the first operand is a boolean array of the others' shape (`where`).",
+    .tp_doc = "Operation(name, results, fallback, *, arity, condition=False, reference=None): "
+              "an element-wise function with the CPU fast path in front of its general path "
+              "`fallback` (called with exactly `arity` positional arguments); `reference`, the "
+              "function with the standard's signature, takes any other call; with `condition`, "
+              "the first operand is a boolean array of the others' shape (`where`).",
     .tp_new = operation_new,
-    .tp_dealloc = (destructor)function_dealloc,
+    .tp_dealloc = (destructor)operation_dealloc,
     .tp_repr = (reprfunc)function_repr,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Operation, vectorcall),
@@ -1023,8 +1293,6 @@ typedef struct {
 } Reduction;
 
 static PyObject *reductions;  /* list of every Reduction, to bind the kernel to */
-
-#define MAX_DIMS 64
 
 /* Parse axis=None | int | tuple of ints into `reduced`; 1 if valid, 0 if the general path must
  * judge it (it raises the right error). */
@@ -1202,10 +1470,11 @@ static PyObject *default_dtype;   /* the dtype of `dtype=None` */
 
 #define MAX_NBYTES ((Py_ssize_t)1 << 62)
 
-/* `shape` (an int or a tuple of ints, none negative) as a new tuple with its element count, or
- * NULL without an error where the general path must judge it. */
+/* `shape` (an int or a tuple of at most MAX_DIMS ints, none negative, whose non-zero product
+ * times `itemsize` is at most MAX_NBYTES) as a new tuple with its element count, or NULL without
+ * an error where the general path must judge it. */
 static PyObject *
-plain_shape(PyObject *shape, Py_ssize_t *size)
+plain_shape(PyObject *shape, Py_ssize_t itemsize, Py_ssize_t *size)
 {
     if (PyLong_CheckExact(shape))
         shape = PyTuple_Pack(1, shape);
@@ -1215,17 +1484,22 @@ plain_shape(PyObject *shape, Py_ssize_t *size)
         return NULL;
     if (shape == NULL)
         return NULL;
-    *size = 1;
+    Py_ssize_t nonzero = 1;  /* the product of the non-zero dimensions must fit too (numpy's rule) */
+    int empty = 0;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
         PyObject *item = PyTuple_GET_ITEM(shape, i);
         Py_ssize_t n = PyLong_CheckExact(item) ? PyLong_AsSsize_t(item) : -1;
-        if (n < 0 || (n > 0 && *size > MAX_NBYTES / n)) {
+        if (n < 0 || (n > 0 && nonzero > MAX_NBYTES / itemsize / n) || i >= MAX_DIMS) {
             PyErr_Clear();
             Py_DECREF(shape);
             return NULL;
         }
-        *size *= n;
+        if (n == 0)
+            empty = 1;
+        else
+            nonzero *= n;
     }
+    *size = empty ? 0 : nonzero;
     return shape;
 }
 
@@ -1258,8 +1532,8 @@ create_fast(Creation *c, PyObject *shape_arg, PyObject *const *kwvalues, PyObjec
         return NULL;
     }
     Py_ssize_t size, itemsize = PyLong_AsSsize_t(PyTuple_GET_ITEM(result, 1));
-    PyObject *shape = plain_shape(shape_arg, &size);
-    if (shape == NULL || itemsize <= 0 || size > MAX_NBYTES / itemsize) {
+    PyObject *shape = itemsize > 0 ? plain_shape(shape_arg, itemsize, &size) : NULL;
+    if (shape == NULL) {
         Py_XDECREF(shape);
         return NULL;
     }
@@ -1388,29 +1662,26 @@ static const char *unary_names[N_UNARY][2] = {
     {"neg", "__neg__"}, {"pos", "__pos__"}, {"abs", "__abs__"}, {"invert", "__invert__"},
 };
 
-static PyObject *
-power(PyObject *a, PyObject *b)
-{
-    return PyNumber_Power(a, b, Py_None);
-}
-
-/* The binary operators, for an in-place operator that falls back to them. */
-static binaryfunc binary_functions[N_BINARY] = {
-    PyNumber_Add, PyNumber_Subtract, PyNumber_Multiply, PyNumber_TrueDivide,
-    PyNumber_FloorDivide, PyNumber_Remainder, power, PyNumber_MatrixMultiply, PyNumber_And,
-    PyNumber_Or, PyNumber_Xor, PyNumber_Lshift, PyNumber_Rshift,
-};
 
 static Operation *binary_ops[N_BINARY];
 static PyObject *binary_methods[N_BINARY][3];  /* the Python operators: forward, reflected, in-place */
 static Operation *unary_ops[N_UNARY];
 static PyObject *unary_methods[N_UNARY];
 
+/* Temporary elision, numpy's way (numpy/_core/src/multiarray/temp_elide.c): an operand may be
+ * overwritten only if nothing but the interpreter's evaluation stack holds it. Three checks, all
+ * needed:
+ *   - reference count one, and the innermost Python frame executing BINARY_OP (3.11 to 3.13), or
+ *     PyUnstable_Object_IsUniqueReferencedTemporary (3.14 on: the object is on the frame's stack);
+ *   - the C stack between this slot and the nearest run of the interpreter's eval loop holds only
+ *     this extension's and the Python runtime's own functions. A C caller in between (numpy's
+ *     object-dtype loops calling PyNumber_Add on the elements of an object array, Cython code)
+ *     may hold a borrowed reference: its operand has reference count one but is not a temporary.
+ * Where the C stack cannot be read (no backtrace(), no dl_iterate_phdr()), nothing is elided. */
 #if PY_VERSION_HEX >= 0x030E0000
-#define IS_TEMPORARY(x) PyUnstable_Object_IsUniqueReferencedTemporary(x)
+#define ON_INTERPRETER_STACK(x) PyUnstable_Object_IsUniqueReferencedTemporary(x)
 #elif PY_VERSION_HEX >= 0x030B0000
-/* Whether the innermost Python frame is executing BINARY_OP, i.e. the interpreter itself called
- * the operator slot with operands from its stack. */
+/* Whether the innermost Python frame is executing BINARY_OP. */
 static int
 frame_at_binary_op(void)
 {
@@ -1430,23 +1701,119 @@ frame_at_binary_op(void)
     Py_DECREF(bytecode);
     return at;
 }
-#define IS_TEMPORARY(x) (Py_REFCNT(x) == 1 && frame_at_binary_op())
+#define ON_INTERPRETER_STACK(x) (Py_REFCNT(x) == 1 && frame_at_binary_op())
 #endif
 
-/* An operand the result may be written into: a temporary array of the result's dtype (the plan
- * guarantees its shape) whose memory nothing else can see. */
+#if defined(ON_INTERPRETER_STACK) && defined(__GLIBC__)
+#define HAVE_ELISION 1
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
+
+#define CALLER_FRAMES 16  /* the interpreter is a handful of frames away; deeper is refused */
+
+typedef struct { uintptr_t start, end; } Span;
+
+static Span python_text, own_text, eval_loop;  /* code of libpython, of this module, of the loop */
+static int callers_known;                      /* 1 found, -1 cannot be found, 0 not looked yet */
+
+/* dl_iterate_phdr callback: the executable segment of the object holding data->start. */
+static int
+find_text(struct dl_phdr_info *info, size_t size, void *data)
+{
+    Span *span = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && span->start >= start &&
+                span->start < start + ph->p_memsz) {
+            span->start = start;
+            span->end = start + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int
+find_callers(void)
+{
+    python_text.start = (uintptr_t)&PyNumber_Add;
+    own_text.start = (uintptr_t)&find_callers;
+    void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+    Dl_info info;
+    const ElfW(Sym) *symbol = NULL;
+    if (eval == NULL || !dladdr1(eval, &info, (void **)&symbol, RTLD_DL_SYMENT) ||
+            symbol == NULL || symbol->st_size == 0 ||
+            !dl_iterate_phdr(find_text, &python_text) || !dl_iterate_phdr(find_text, &own_text))
+        return -1;
+    eval_loop.start = (uintptr_t)eval;
+    eval_loop.end = eval_loop.start + symbol->st_size;
+    return 1;
+}
+
+#define IN(span, pc) ((pc) >= (span).start && (pc) < (span).end)
+
+/* Whether this slot was called by the interpreter's eval loop through the Python runtime alone. */
+static int
+called_by_interpreter(void)
+{
+    if (callers_known == 0)
+        callers_known = find_callers();
+    if (callers_known < 0)
+        return 0;
+    void *frames[CALLER_FRAMES];
+    int count = backtrace(frames, CALLER_FRAMES);
+    int own = 0;
+    for (int i = 0; i < count; i++) {
+        uintptr_t pc = (uintptr_t)frames[i];
+        if (IN(own_text, pc)) {
+            own = 1;
+            continue;
+        }
+        if (!own)  /* backtrace() itself, before this module's frames */
+            continue;
+        if (IN(eval_loop, pc))
+            return 1;
+        if (!IN(python_text, pc))
+            return 0;  /* another library's code: it may hold a borrowed reference */
+    }
+    return 0;
+}
+#endif
+
+/* Whether x's layout is C-contiguous (a broadcast view, whose elements alias, never is). */
+static int
+is_c_contiguous(ArrayObject *x, Py_ssize_t itemsize)
+{
+    Py_ssize_t step = itemsize;
+    for (Py_ssize_t i = PyTuple_GET_SIZE(x->shape) - 1; i >= 0; i--) {
+        Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(x->shape, i));
+        if (n == 0)
+            return 1;
+        if (n != 1 && PyLong_AsSsize_t(PyTuple_GET_ITEM(x->strides, i)) != step)
+            return 0;
+        step *= n;
+    }
+    return 1;
+}
+
+/* An operand the result may be written into: a writable, C-contiguous temporary array of the
+ * result's dtype (the plan guarantees its shape) whose memory nothing else can see. */
 static ArrayObject *
 elision_target(PyObject *a, PyObject *b, Plan *plan)
 {
-#ifdef IS_TEMPORARY
+#ifdef HAVE_ELISION
     if (plan->size * plan->itemsize < ELIDE_MIN_BYTES)
         return NULL;
     PyObject *operands[2] = {a, b};
     for (int i = 0; i < 2; i++) {
         ArrayObject *x = (ArrayObject *)operands[i];
-        if (Py_IS_TYPE(x, array_type) && x->dtype == plan->dtype &&
+        if (Py_IS_TYPE(x, array_type) && x->dtype == plan->dtype && !x->readonly &&
                 Py_REFCNT(x->buffer) == 1 &&
-                ((BufferObject *)x->buffer)->allocator == cpu_allocator && IS_TEMPORARY((PyObject *)x))
+                ((BufferObject *)x->buffer)->allocator == cpu_allocator &&
+                is_c_contiguous(x, plan->itemsize) && ON_INTERPRETER_STACK((PyObject *)x) &&
+                called_by_interpreter())
             return x;
     }
 #endif
@@ -1482,10 +1849,25 @@ binary_slot(int k, PyObject *a, PyObject *b)
                    : PyObject_CallFunctionObjArgs(method, b, a, NULL);
 }
 
+/* Where each binary operator sits in PyNumberMethods, and its symbol, for the in-place
+ * operators' fallback. */
+static const size_t number_slots[N_BINARY] = {
+    offsetof(PyNumberMethods, nb_add), offsetof(PyNumberMethods, nb_subtract),
+    offsetof(PyNumberMethods, nb_multiply), offsetof(PyNumberMethods, nb_true_divide),
+    offsetof(PyNumberMethods, nb_floor_divide), offsetof(PyNumberMethods, nb_remainder),
+    offsetof(PyNumberMethods, nb_power), offsetof(PyNumberMethods, nb_matrix_multiply),
+    offsetof(PyNumberMethods, nb_and), offsetof(PyNumberMethods, nb_or),
+    offsetof(PyNumberMethods, nb_xor), offsetof(PyNumberMethods, nb_lshift),
+    offsetof(PyNumberMethods, nb_rshift),
+};
+static const char *symbols[N_BINARY] = {
+    "+", "-", "*", "/", "//", "%", "**", "@", "&", "|", "^", "<<", ">>",
+};
+
 static PyObject *
 inplace_slot(int k, PyObject *a, PyObject *b)
 {
-    if (binary_ops[k] != NULL && Py_IS_TYPE(a, array_type)) {
+    if (binary_ops[k] != NULL && Py_IS_TYPE(a, array_type) && !((ArrayObject *)a)->readonly) {
         PyObject *args[2] = {a, b};
         PyObject *result = try_fast(binary_ops[k], args, 2, (ArrayObject *)a);
         if (result != NULL || PyErr_Occurred())
@@ -1496,11 +1878,27 @@ inplace_slot(int k, PyObject *a, PyObject *b)
     PyObject *result = PyObject_CallFunctionObjArgs(binary_methods[k][2], a, b, NULL);
     if (result != Py_NotImplemented)
         return result;
-    /* Python would now try a.__op__(b), then b.__rop__(a); do it here, because for `+=` a
-     * NotImplemented from this slot also reaches sq_inplace_concat, which CPython fills with this
-     * same function for a Python subclass, and that path hands NotImplemented back as the result. */
+    /* Python would now try a.__op__(b), then b.__rop__(a), then raise; do it here, because for
+     * `+=` a NotImplemented from this slot also reaches sq_inplace_concat, which CPython fills with
+     * this same function for a Python subclass, and that path hands NotImplemented back as the
+     * result. */
     Py_DECREF(result);
-    return binary_functions[k](a, b);
+    result = binary_slot(k, a, b);
+    if (result != Py_NotImplemented)
+        return result;
+    Py_DECREF(result);
+    PyNumberMethods *numbers = Py_TYPE(b)->tp_as_number;
+    if (numbers != NULL && !PyObject_TypeCheck(b, &ArrayType)) {
+        void *slot = *(void **)((char *)numbers + number_slots[k]);
+        if (slot != NULL) {
+            result = k == POW ? ((ternaryfunc)slot)(a, b, Py_None) : ((binaryfunc)slot)(a, b);
+            if (result != Py_NotImplemented)
+                return result;
+            Py_DECREF(result);
+        }
+    }
+    return PyErr_Format(PyExc_TypeError, "unsupported operand type(s) for %s=: '%.100s' and "
+                        "'%.100s'", symbols[k], Py_TYPE(a)->tp_name, Py_TYPE(b)->tp_name);
 }
 
 static PyObject *
@@ -1580,11 +1978,12 @@ static PyTypeObject ArrayType = {
     .tp_name = "hxarray._speedups.ArrayBase",
     .tp_basicsize = sizeof(ArrayObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "The Array's fields and operator slots (compiled).",
+    .tp_doc = "The Array's fields and operator slots (compiled); arrays are made by _make and "
+              "_view only.",
     .tp_dealloc = (destructor)array_dealloc,
-    .tp_new = PyType_GenericNew,
     .tp_weaklistoffset = offsetof(ArrayObject, weakreflist),
     .tp_members = array_members,
+    .tp_methods = array_methods,
     .tp_as_number = &array_as_number,
     .tp_richcompare = array_richcompare,
 };
@@ -1642,6 +2041,7 @@ configure(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_XSETREF(buffer_type, (PyTypeObject *)Py_NewRef(btype));
     Py_XSETREF(py_binary, Py_NewRef(general));
     Py_XSETREF(dtype_bool, Py_NewRef(dbool));
+    Py_XSETREF(dtype_type, Py_NewRef((PyObject *)Py_TYPE(dbool)));
     Py_XSETREF(dtype_int64, Py_NewRef(dint64));
     Py_XSETREF(floating_dtypes, Py_NewRef(floating));
     binary_op_opcode = opcode;
@@ -1724,15 +2124,16 @@ PyInit__speedups(void)
             PyType_Ready(&ReductionType) < 0 || PyType_Ready(&CreationType) < 0)
         return NULL;
     str_cache = PyUnicode_InternFromString("cache");
-    str_nbytes = PyUnicode_InternFromString("nbytes");
     str_fill = PyUnicode_InternFromString("fill");
     str_free = PyUnicode_InternFromString("free");
     str_raw_malloc = PyUnicode_InternFromString("_raw_malloc");
+    str_itemsize = PyUnicode_InternFromString("itemsize");
     kw_out = Py_BuildValue("(s)", "out");
     zero = PyLong_FromLong(0);
     operations = PyList_New(0);
     reductions = PyList_New(0);
-    if (!str_cache || !str_fill || !str_nbytes || !str_free || !str_raw_malloc || !kw_out ||
+    if (!str_cache || !str_fill || !str_free || !str_raw_malloc || !str_itemsize ||
+            !kw_out ||
             !zero || !operations || !reductions)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);

@@ -13,7 +13,7 @@ from typing import Any
 from . import _dtypes as dt
 from . import _views
 from ._array import Array
-from ._checks import as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
+from ._checks import as_bool, as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
@@ -29,6 +29,8 @@ def reduce(name: str, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DT
 def reduce_axes(name: str, x: Array, axes: tuple[int, ...], keepdims: builtins.bool,
                 dtype: dt.DType) -> Array:
     """`backend.reduce` over the normalised `axes` into a fresh array of the result's shape."""
+    if keepdims is not True and keepdims is not False:
+        keepdims = as_bool(keepdims, name, "keepdims")
     backend = x._buffer.device.backend
     out = backend.empty(tuple(n for i, n in enumerate(x._shape) if i not in axes), dtype,
                         x._buffer.device)
@@ -85,6 +87,8 @@ def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
          keepdims: builtins.bool = False) -> Array:
     check_array(x, "mean")
     check_dtype(x, "floating-point", "mean")
+    if keepdims is not True and keepdims is not False:
+        keepdims = as_bool(keepdims, "mean", "keepdims")
     return _mean(x, normalize_axes(axis, x.ndim, "mean"), keepdims)
 
 
@@ -134,7 +138,12 @@ def _spread(name: str, x: Array, axis: Any, correction: int | float,
     M - correction <= 0 (spec: var, "Special cases"); std is its square root."""
     check_array(x, name)
     check_dtype(x, "real-valued floating-point", name)
-    if not isinstance(correction, (int, float)) or correction < 0:
+    if keepdims is not True and keepdims is not False:
+        keepdims = as_bool(keepdims, name, "keepdims")
+    if isinstance(correction, builtins.bool) or not isinstance(correction, (int, float)):
+        raise TypeError(f"{name}(): correction must be an int or a float, got "
+                        f"{type(correction).__name__}")
+    if not correction >= 0:  # (NaN too)
         raise ValueError(f"{name}(): correction must be a non-negative number, got {correction!r}")
     axes = normalize_axes(axis, x.ndim, name)
     dof = _count(x, axes) - correction
@@ -174,6 +183,7 @@ def _cumulative(name: str, x: Array, axis: int | None, dtype: Any,
         raise ValueError(f"{name}(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, name)
     dtype = _sum_dtype(x, dtype, name)
+    include_initial = as_bool(include_initial, name, "include_initial")
     backend = x._buffer.device.backend
     shape = list(x._shape)
     shape[axis] += builtins.bool(include_initial)

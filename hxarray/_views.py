@@ -8,8 +8,36 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ._array import Array
+    from ._dtypes import DType
 
 Shape = tuple[int, ...]
+
+
+def nbytes_of(shape: Shape, dtype: DType) -> int:
+    """The bytes of a fresh array of `shape` and `dtype`. ValueError where numpy could not
+    represent it: more than MAX_DIMS dimensions, a dimension beyond 2**63 - 1, or the non-zero
+    dimensions spanning more than 2**63 - 1 bytes; MemoryError beyond 2**62 bytes (no allocator
+    has them)."""
+    from ._array import MAX_DIMS
+
+    if len(shape) > MAX_DIMS:
+        raise ValueError(f"an array of shape {shape} would have {len(shape)} dimensions; hxarray "
+                         f"supports at most {MAX_DIMS}")
+    nonzero, size = dtype.itemsize, 1
+    for n in shape:
+        if n:
+            nonzero *= n
+        size *= n
+    if nonzero > _MAX_INDEX:
+        raise ValueError(f"an array of shape {shape} and dtype {dtype.name} would span more "
+                         "than 2**63 - 1 bytes")
+    if size * dtype.itemsize > 1 << 62:
+        raise MemoryError(f"cannot allocate an array of shape {shape} and dtype {dtype.name}: "
+                          f"{size * dtype.itemsize} bytes is more than any device has")
+    return size * dtype.itemsize
+
+
+_MAX_INDEX = 2**63 - 1
 
 
 @lru_cache(maxsize=4096)
@@ -81,12 +109,13 @@ def parts(x: Array) -> tuple[Array, ...]:
     real = REAL_OF.get(x._dtype)
     if real is None:
         return (x,)
-    return tuple(x._make(x._buffer, real, x._shape, x._strides, x._offset + i * real.itemsize)
+    return tuple(x._view(x, x._shape, x._strides, x._offset + i * real.itemsize, real)
                  for i in (0, 1))
 
 
 def broadcast_to(x: Array, shape: Shape) -> Array:
-    """A read-through view of `x` with zero strides on the broadcast axes."""
+    """A read-only view of `x` with zero strides on the broadcast axes (`x` itself for its own
+    shape): its elements alias each other, so writes to it raise (numpy's rule)."""
     if x._shape == shape:
         return x
     ndim = len(shape)
@@ -103,7 +132,7 @@ def broadcast_to(x: Array, shape: Shape) -> Array:
             strides.append(0)
         else:
             raise ValueError(f"cannot broadcast an array of shape {x._shape} to shape {shape}")
-    return view(x, shape, tuple(strides), x._offset)
+    return x._make(x._buffer, x._dtype, shape, tuple(strides), x._offset, None, True)
 
 
 def permute(x: Array, axes: Shape) -> Array:

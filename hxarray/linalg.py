@@ -18,7 +18,7 @@ from typing import Any, Literal, NamedTuple
 from . import _dtypes as dt
 from . import _views
 from ._array import Array
-from ._checks import as_int, check_array, check_dtype, normalize_axes, same_device
+from ._checks import as_bool, as_int, check_array, check_dtype, normalize_axes, same_device
 from ._creation import asarray, eye
 from ._data_types import astype, finfo
 from ._elementwise import abs, conj, multiply, sqrt
@@ -112,7 +112,8 @@ def _adjoint(x: Array) -> Array:
 
 def cholesky(x: Array, /, *, upper: builtins.bool = False) -> Array:
     """Lower (or upper) Cholesky factor. Whether `x` is Hermitian is not checked."""
-    return _run("cholesky", _matrices(x, "cholesky", square=True), upper=builtins.bool(upper))
+    upper = as_bool(upper, "cholesky", "upper")
+    return _run("cholesky", _matrices(x, "cholesky", square=True), upper=upper)
 
 
 def det(x: Array, /) -> Array:
@@ -154,8 +155,8 @@ def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRRe
 
 
 def svd(x: Array, /, *, full_matrices: builtins.bool = True) -> SVDResult:
-    return SVDResult(*_run("svd", _matrices(x, "svd"),
-                           full_matrices=builtins.bool(full_matrices)))
+    full_matrices = as_bool(full_matrices, "svd", "full_matrices")
+    return SVDResult(*_run("svd", _matrices(x, "svd"), full_matrices=full_matrices))
 
 
 def svdvals(x: Array, /) -> Array:
@@ -289,6 +290,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     check_array(x, "vector_norm")
     check_dtype(x, "floating-point", "vector_norm")
     axes = normalize_axes(axis, x.ndim, "vector_norm")
+    keepdims = as_bool(keepdims, "vector_norm", "keepdims")
     if isinstance(ord, builtins.bool) or not isinstance(ord, (int, float)):
         raise TypeError(f"vector_norm(): ord must be an int or a float, got {ord!r}")
     if math.isnan(ord):
@@ -317,6 +319,7 @@ def matrix_norm(x: Array, /, *, keepdims: builtins.bool = False,
     """The ord-norm of each matrix; the orders other than 'fro' and 'nuc' raise ValueError for
     matrices with no elements."""
     _matrices(x, "matrix_norm")
+    keepdims = as_bool(keepdims, "matrix_norm", "keepdims")
     if ord == "fro":
         result = vector_norm(x, axis=(-2, -1))
     elif ord == "nuc":

@@ -8,6 +8,7 @@ raw allocator, and an out-of-memory error frees the whole cache and retries once
 
 from __future__ import annotations
 
+import operator
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -34,10 +35,22 @@ class _Block:
     __slots__ = ("address", "nbytes", "handle", "cache")
 
     def __init__(self, address: int, nbytes: int, handle: Any) -> None:
-        self.address = address
-        self.nbytes = nbytes
+        if hasattr(self, "address"):
+            raise TypeError("a Block is initialised once")
+        if not isinstance(address, int):
+            raise TypeError(f"a block's address is an int, got {type(address).__name__}")
+        nbytes = operator.index(nbytes)
+        if nbytes < 0:
+            raise ValueError(f"a block cannot have {nbytes} bytes")
+        object.__setattr__(self, "address", address)
+        object.__setattr__(self, "nbytes", nbytes)
         self.handle = handle
         self.cache: Any = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("address", "nbytes"):  # fixed: views rely on them
+            raise AttributeError("readonly attribute")
+        object.__setattr__(self, name, value)
 
 
 Block = _Block if speedups is None else speedups.Block
@@ -89,12 +102,24 @@ class Allocator(ABC):
     def stats(self) -> dict[str, int]:
         return {}
 
+    def set_memory_limit(self, nbytes: int | None) -> None:
+        """Keep this device's memory in use within `nbytes` bytes (caching allocators do)."""
+        raise TypeError(f"the allocator of {self.device} ({type(self).__name__}) cannot limit "
+                        "its memory; only caching allocators can")
+
     def empty_cache(self) -> None:  # noqa: B027 - a no-op unless the allocator caches
         """Release cached, unused memory back to the device (nothing to do without a cache)."""
 
 
+MAX_BLOCK = 1 << 62  # the largest request (4 EiB)
+
+
 def _size_class(nbytes: int) -> int:
-    """The rounded size a request of `nbytes` is served with."""
+    """The rounded size a request of `nbytes` (0 to 2**62) is served with."""
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be non-negative, got {nbytes}")
+    if nbytes > MAX_BLOCK:
+        raise OverflowError(f"nbytes must be at most 2**62, got {nbytes}")
     if nbytes <= 512:
         return max(64, (nbytes + 63) & ~63)
     step = 1 << (nbytes.bit_length() - 3)
@@ -141,8 +166,13 @@ class _CachingAllocatorBase:
     statistics over `raw`, under a lock. A miss calls the subclass's `_raw_malloc(size)`."""
 
     def __init__(self, raw: Allocator, max_cached_bytes: int | None = None) -> None:
+        if hasattr(self, "_free_lists"):
+            raise TypeError("a CachingAllocator is initialised once")
         if max_cached_bytes is not None and max_cached_bytes < 0:
             raise ValueError("max_cached_bytes must be None or >= 0")
+        self._live: set[int] = set()  # ids of the blocks handed out and not freed yet
+        self._memory_limit: int | None = None
+        self._pending = 0  # bytes of raw requests under way, counted against the limit
         self.raw = raw
         self.device = raw.device
         self.max_cached_bytes = max_cached_bytes
@@ -152,12 +182,53 @@ class _CachingAllocatorBase:
         self._num_allocs = self._num_frees = self._cache_hits = 0
         self._num_raw_allocs = self._num_raw_frees = self._num_ooms = 0
 
+    @property
+    def memory_limit(self) -> int | None:
+        """Live plus cached bytes never exceed this (None: no limit)."""
+        return self._memory_limit
+
+    @memory_limit.setter
+    def memory_limit(self, value: int | None) -> None:
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise TypeError(f"memory_limit must be None or an int number of bytes, got "
+                            f"{type(value).__name__}")
+        if value is not None and value < 0:
+            raise ValueError("memory_limit must be None or >= 0 bytes")
+        self._memory_limit = value
+
+    def _reserve(self, size: int) -> None:
+        """Note a raw request of `size` bytes as pending, within the memory limit: over it, free
+        the cache and check again; MemoryError (from `_over_limit`) if still over. Pending
+        requests count against the limit, so concurrent ones stay within it."""
+        limit = self._memory_limit
+        if limit is not None:
+            with self._lock:
+                over = self._allocated + self._cached + self._pending + size > limit
+                if over:
+                    self._num_ooms += 1
+            if over:
+                self.empty_cache()
+        with self._lock:
+            over = limit is not None and \
+                self._allocated + self._cached + self._pending + size > limit
+            if not over:
+                self._pending += size
+        if over:
+            raise self._over_limit(size)
+
+    def _unreserve(self, size: int) -> None:
+        with self._lock:
+            self._pending -= size
+
     def _note_allocated(self, size: int) -> None:
         self._allocated += size
         self._peak_allocated = max(self._peak_allocated, self._allocated)
         self._peak_reserved = max(self._peak_reserved, self._allocated + self._cached)
 
     def malloc(self, nbytes: int) -> Block:
+        if nbytes > MAX_BLOCK:
+            raise MemoryError(f"cannot allocate {nbytes} bytes on {self.device!r}: more than any "
+                              "block (2**62 bytes)")
         size = size_class(nbytes)
         with self._lock:
             free_list = self._free_lists.get(size)
@@ -167,19 +238,32 @@ class _CachingAllocatorBase:
                 self._cache_hits += 1
                 self._cached -= size
                 self._note_allocated(size)
+                self._live.add(id(block))
                 return block
-        block = self._raw_malloc(size)
+        self._reserve(size)
+        try:
+            block = self._raw_malloc(size)
+        finally:
+            self._unreserve(size)
         with self._lock:
             self._num_allocs += 1
             self._num_raw_allocs += 1
             self._note_allocated(block.nbytes)  # a raw allocator may round up; `free` counts this
+            self._live.add(id(block))
         return block
 
     def free(self, block: Block) -> None:
+        if not isinstance(block, Block):
+            raise TypeError(f"free() takes a Block, got {type(block).__name__}")
         size = block.nbytes
         if self._lock.defer(block):
             return
         with self._lock:
+            if id(block) not in self._live:  # freeing twice would hand one block to two arrays
+                raise ValueError(f"block at {block.address!r} is not in use from this allocator "
+                                 f"of {self.device!r}: it was freed already or allocated "
+                                 "elsewhere")
+            self._live.discard(id(block))
             self._num_frees += 1
             self._allocated -= size
             limit = self.max_cached_bytes
@@ -236,19 +320,40 @@ class _OverRaw:
     raw: Allocator
     device: Device
 
+    def set_memory_limit(self, nbytes: int | None) -> None:
+        """Keep live plus cached memory within `nbytes` bytes (None: no limit): a request past
+        it frees the cache and retries once, then raises MemoryError."""
+        self.memory_limit = nbytes
+
     def _raw_malloc(self, size: int) -> Block:
-        """A block from the raw allocator; on `MemoryError`, free the cache and retry once."""
+        """A block of `size` bytes from the raw allocator; on `MemoryError`, free the cache and
+        retry once."""
         try:
-            return self.raw.malloc(size)
+            return self._checked(self.raw.malloc(size), size)
         except MemoryError:
             self._note_oom()
         self.empty_cache()
         try:
-            return self.raw.malloc(size)
-        except MemoryError:
+            return self._checked(self.raw.malloc(size), size)
+        except MemoryError as exc:
             raise MemoryError(
                 f"out of memory on {self.device}: could not allocate {size} bytes even after "
-                f"freeing the cache; allocator stats: {self.stats()}") from None
+                f"freeing the cache ({exc}); allocator stats: {self.stats()}") from None
+
+    def _checked(self, block: Any, size: int) -> Block:
+        if not isinstance(block, Block) or block.nbytes < size:
+            raise TypeError(f"the raw allocator of {self.device} returned {block!r} for a "
+                            f"request of {size} bytes; expected a Block of at least that size")
+        return block
+
+    def _over_limit(self, size: int) -> MemoryError:
+        """The error of a request of `size` bytes past the memory limit (cache already freed)."""
+        stats = self.stats()
+        return MemoryError(
+            f"out of memory on {self.device}: {size} bytes requested with "
+            f"{stats['allocated_bytes']} in use would exceed its memory limit of "
+            f"{self.memory_limit} bytes (hxarray.set_memory_limit), even after freeing the "
+            f"cache; allocator stats: {stats}")
 
     def copy_to_host(self, block: Block, offset: int, out: np.ndarray,
                      stream: Stream | None = None) -> None:
@@ -311,7 +416,11 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
             idle = self._trim()
         for old in idle:
             self.raw.free(old)
-        block = self._raw_malloc(size)
+        self._reserve(size)
+        try:
+            block = self._raw_malloc(size)
+        finally:
+            self._unreserve(size)
         with self._lock:
             self._num_allocs += 1
             self._num_raw_allocs += 1

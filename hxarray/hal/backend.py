@@ -100,9 +100,7 @@ class Backend(ABC):
     # -- memory and interchange -------------------------------------------------------------------
     def empty(self, shape: Shape, dtype: DType, device: Device) -> Array:
         """A new C-contiguous array with uninitialised memory, allocated on the current stream."""
-        nbytes = dtype.itemsize
-        for n in shape:
-            nbytes *= n
+        nbytes = _views.nbytes_of(shape, dtype)
         buffer = self.allocator(device).allocate(nbytes)
         return array_module.Array._make(buffer, dtype, shape,
                                         _views.contiguous_strides(shape, dtype.itemsize))
@@ -316,7 +314,17 @@ class Backend(ABC):
 
     def compress(self, x: Array, mask: Array) -> Array:
         """x[mask] for a boolean `mask` of x's leading dimensions: `gather` at the mask's
-        non-zero positions."""
+        non-zero positions, over the masked axes merged into one (one index array, where numpy
+        takes at most 63)."""
+        if mask.ndim > 1:
+            x, mask = (a if _views.is_contiguous(a) else self.copy(a) for a in (x, mask))
+            lead = 1
+            for n in mask._shape:
+                lead *= n
+            rest = x._shape[mask.ndim:]
+            x = _views.view(x, (lead, *rest), (x._dtype.itemsize * (lead and x.size // lead),
+                                               *x._strides[mask.ndim:]), x._offset)
+            mask = _views.flatten(mask)
         indices = self.nonzero(mask)
         count = indices[0]._shape[0]
         out = self.empty((count, *x._shape[mask.ndim:]), x._dtype, x._buffer.device)
@@ -335,11 +343,14 @@ class Backend(ABC):
         flat = x2 if _views.is_contiguous(x2) else self.copy(x2)
         flat = _views.flatten(flat)
         n = flat._shape[0]
-        if n == 0 or x1._dtype in COMPLEX_FLOATING:
-            pairs = (*x1._shape, n)
-            equal = self.elementwise("equal", (_views.expand(x1, (x1.ndim,)), flat), bool_,
-                                     pairs)
-            self.reduce("any", equal, (x1.ndim,), out)
+        if n == 0 or x1._dtype in COMPLEX_FLOATING:  # every pair, over x1 flattened
+            first = _views.flatten(x1 if _views.is_contiguous(x1) else self.copy(x1))
+            pairs = (first._shape[0], n)
+            equal = self.elementwise("equal", (_views.expand(first, (1,)), flat), bool_, pairs)
+            found = self.empty(first._shape, bool_, device)
+            self.reduce("any", equal, (1,), found)
+            self.assign(out, _views.view(found, x1._shape,
+                                         _views.contiguous_strides(x1._shape, 1), 0))
         else:
             ordered = self.empty(flat._shape, flat._dtype, device)
             self.sort(flat, 0, False, ordered)

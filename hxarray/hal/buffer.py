@@ -26,6 +26,11 @@ class _MemoryBufferBase:
     __slots__ = ("device", "nbytes", "block", "allocator", "__weakref__")
 
     def __init__(self, device: Device, nbytes: int, block: Block, allocator: Allocator) -> None:
+        if hasattr(self, "block"):  # its block goes back to its allocator exactly once
+            raise TypeError("a MemoryBuffer is initialised once")
+        if not isinstance(nbytes, int):
+            raise TypeError(f"MemoryBuffer() argument 'nbytes' must be int, not "
+                            f"{type(nbytes).__name__}")
         self.device = device
         self.nbytes = nbytes
         self.block = block

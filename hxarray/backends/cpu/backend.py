@@ -8,7 +8,8 @@ results reuses both the memory and the view.
 
 from __future__ import annotations
 
-import math
+import functools
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -44,6 +45,22 @@ def host_allocator() -> CachingAllocator:
                             max_cached_bytes=cpu_capabilities()["total_memory"] // 4)
 
 
+def _retrying(method: Callable[..., Any]) -> Callable[..., Any]:
+    """`method`, run once more after freeing the allocator's cache where numpy's own
+    allocations inside it (results, temporaries) raise MemoryError: the cache is host memory too.
+    Only for methods that can run twice: they write fresh outputs, or the same values again."""
+
+    @functools.wraps(method)
+    def run(self: CpuBackend, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except MemoryError:
+            self._free_cache_for_numpy()
+        return method(self, *args, **kwargs)
+
+    return run
+
+
 class CpuBackend(Backend):
     """numpy on views of host buffers. Work is synchronous: every stream of the CPU runs array
     operations on the calling thread, in program order (`stream.py`). Large operations are split
@@ -59,6 +76,18 @@ class CpuBackend(Backend):
         self._default_stream = CpuStream(self.device, default=True)
         self._layouts: dict[tuple[tuple[int, ...], dt.DType], tuple[int, tuple[int, ...]]] = {}
         self.set_thresholds(thresholds or Thresholds())
+
+    def _free_cache_for_numpy(self) -> None:
+        """After numpy ran out of host memory: free the cache (MemoryError again if it held
+        nothing), counted as an out-of-memory event."""
+        allocator = self._allocator
+        stats = allocator.stats()
+        allocator._note_oom()
+        if not stats["cached_bytes"]:
+            raise MemoryError(f"out of memory on {self.device}: numpy could not allocate "
+                              f"inside an operation and the cache holds nothing to free; "
+                              f"allocator stats: {stats}")
+        allocator.empty_cache()
 
     def set_thresholds(self, thresholds: Thresholds) -> None:
         """Use `thresholds` from now on, in the compiled fast path too."""
@@ -125,9 +154,13 @@ class CpuBackend(Backend):
         return h
 
     def host_view(self, x: Array) -> np.ndarray:
-        """A numpy view of `x` that keeps its buffer alive, for handing out to users."""
-        return _ndarray(x._shape, x._dtype.numpy, buffer=np.asarray(x._buffer),
-                        offset=x._offset, strides=x._strides)
+        """A numpy view of `x` that keeps its buffer alive, for handing out to users (read-only
+        where `x` is)."""
+        h = _ndarray(x._shape, x._dtype.numpy, buffer=np.asarray(x._buffer), offset=x._offset,
+                     strides=x._strides)
+        if x._readonly:
+            h.flags.writeable = False
+        return h
 
     def adopt(self, data: np.ndarray) -> Array:
         """Wrap a host numpy array without copying (for DLPack and `asarray(copy=False)`); the array
@@ -146,9 +179,8 @@ class CpuBackend(Backend):
         nbytes, strides = layout
         allocator = self._allocator
         block = allocator.malloc(nbytes)
-        h = self._block_view(block, dtype, shape)
-        buffer = MemoryBuffer(self.device, nbytes, block, allocator)
-        return _make(buffer, dtype, shape, strides, 0, h)
+        buffer = MemoryBuffer(self.device, nbytes, block, allocator)  # gives it back on errors
+        return _make(buffer, dtype, shape, strides, 0, self._block_view(block, dtype, shape))
 
     @staticmethod
     def _block_view(block: Block, dtype: dt.DType, shape: tuple[int, ...]) -> np.ndarray:
@@ -162,10 +194,7 @@ class CpuBackend(Backend):
         return h
 
     def _layout(self, shape: tuple[int, ...], dtype: dt.DType) -> tuple[int, tuple[int, ...]]:
-        size = math.prod(shape)
-        if size * dtype.itemsize > 2**62:
-            raise MemoryError(f"an array of shape {shape} and dtype {dtype.name} is too large")
-        layout = (size * dtype.itemsize, _views.contiguous_strides(shape, dtype.itemsize))
+        layout = (_views.nbytes_of(shape, dtype), _views.contiguous_strides(shape, dtype.itemsize))
         if len(self._layouts) < 4096:
             self._layouts[shape, dtype] = layout
         return layout
@@ -184,6 +213,7 @@ class CpuBackend(Backend):
             data = data.astype(data.dtype.newbyteorder("="))
         return self.from_host(np.asarray(data))
 
+    @_retrying
     def to_host(self, x: Array) -> np.ndarray:
         return np.array(self.native(x), copy=True)
 
@@ -197,6 +227,7 @@ class CpuBackend(Backend):
             out._handle.fill(value)
         return out
 
+    @_retrying
     def arange(self, start, stop, step, dtype, device=None) -> Array:
         if dtype is dt.int64 and start.__class__ is stop.__class__ is step.__class__ is int:
             values = range(start, stop, step)
@@ -208,6 +239,7 @@ class CpuBackend(Backend):
                 return out
         return self._result(np.arange(start, stop, step, dtype=dtype.numpy))
 
+    @_retrying
     def copy(self, x: Array, dtype: dt.DType | None = None) -> Array:
         if dtype is None or dtype is x._dtype:
             out = self.empty(x._shape, x._dtype)
@@ -218,6 +250,7 @@ class CpuBackend(Backend):
             np.copyto(out._handle, self.native(x), casting="unsafe")
         return out
 
+    @_retrying
     def assign(self, dst: Array, src: Array | Any) -> None:
         value = self.native(src) if isinstance(src, Array) else src
         with quiet():
@@ -225,8 +258,16 @@ class CpuBackend(Backend):
 
     # -- compute -----------------------------------------------------------------------------------
     def elementwise(self, name, args, dtype, shape, out=None) -> Array:
-        if out is None:
+        if out is None:  # a kernel's temporaries may need the cache freed (`_retrying`)
             out = self.empty(shape, dtype)
+            try:
+                return self._elementwise(name, args, out)
+            except MemoryError:
+                self._free_cache_for_numpy()
+                return self._elementwise(name, args, out)
+        return self._elementwise(name, args, out)
+
+    def _elementwise(self, name, args, out) -> Array:
         target = out._handle if out._handle is not None else self.native(out)
         handles = [a._handle if a.__class__ is Array and a._handle is not None else
                    self.native(a) if a.__class__ is Array else a for a in args]
@@ -237,6 +278,7 @@ class CpuBackend(Backend):
             parallel.elementwise(kernels.ELEMENTWISE[name], handles, target)
         return out
 
+    @_retrying
     def reduce(self, name, x, axes, out) -> None:
         h = x._handle if x._handle is not None else self.native(x)
         axis = None if len(axes) == h.ndim else axes
@@ -266,20 +308,24 @@ class CpuBackend(Backend):
                     return
         kernels.reduce_into(name, h, axis, False, out)
 
+    @_retrying
     def arg_reduce(self, name, x, axis, out) -> None:
         function = np.argmax if name == "argmax" else np.argmin
         self.native(out)[...] = function(self.native(x), axis=axis)
 
+    @_retrying
     def scan(self, name, x, axis, out) -> None:
         target = self.native(out)
         function = np.cumsum if name == "cumulative_sum" else np.cumprod
         with quiet():
             function(self.native(x), axis=axis, dtype=target.dtype, out=target)
 
+    @_retrying
     def matmul(self, a, b, out) -> None:
-        with quiet():
+        with quiet(), parallel.blas_limits.scope():
             np.matmul(self.native(a), self.native(b), out=self.native(out))
 
+    @_retrying
     def sort(self, x, axis, stable, out) -> None:
         # Equal values are indistinguishable, so a value sort needs no stability: numpy's
         # default sort in place (or large ones on the thread pool).
@@ -288,23 +334,29 @@ class CpuBackend(Backend):
             target[...] = h
             target.sort(axis=axis)
 
+    @_retrying
     def argsort(self, x, axis, stable, out) -> None:
         self.native(out)[...] = np.argsort(self.native(x), axis=axis,
                                            kind="stable" if stable else None)
 
+    @_retrying
     def searchsorted(self, x1, x2, side, out) -> None:
         self.native(out)[...] = np.searchsorted(self.native(x1), self.native(x2), side=side)
 
+    @_retrying
     def nonzero(self, x) -> tuple[Array, ...]:
         return tuple(self._result(i.astype(np.int64, copy=False))
                      for i in np.nonzero(self.native(x)))
 
+    @_retrying
     def unique(self, x):
         return tuple(self._result(r) for r in kernels.unique(self.native(x)))
 
+    @_retrying
     def isin(self, x1, x2, invert, out) -> None:
         self.native(out)[...] = np.isin(self.native(x1), self.native(x2), invert=invert)
 
+    @_retrying
     def gather(self, x, axis, indices, out) -> None:
         h, target = self.native(x), self.native(out)
         index = [self.native(i) for i in indices]
@@ -313,10 +365,12 @@ class CpuBackend(Backend):
         else:
             target[...] = h[(slice(None),) * axis + tuple(index)]
 
+    @_retrying
     def scatter(self, x, axis, indices, values) -> None:
         key = (slice(None),) * axis + tuple(self.native(i) for i in indices)
         self.native(x)[key] = self.native(values)
 
+    @_retrying
     def compress(self, x, mask) -> Array:
         """`x[mask]` for a boolean mask over x's leading axes: numpy's branching mask indexing
         for few elements (or a multi-axis mask of a non-contiguous x), else numpy's `compress`,
@@ -331,19 +385,22 @@ class CpuBackend(Backend):
         h.compress(m, axis=0, out=out._handle)
         return out
 
+    @_retrying
     def concat(self, arrays, axis, out) -> None:
         with quiet():
             np.concatenate([self.native(a) for a in arrays], axis=axis, out=self.native(out),
                            casting="unsafe")
 
+    @_retrying
     def linalg(self, name, *args, **params):
         handles = [self.native(a) if isinstance(a, Array) else a for a in args]
-        with quiet():
+        with quiet(), parallel.blas_limits.scope():
             result = LINALG[name](*handles, **params)
         if isinstance(result, tuple):
             return tuple(self._result(r) for r in result)
         return self._result(result)
 
+    @_retrying
     def fft(self, name, x, **params) -> Array:
         with quiet():
             return self._result(FFT[name](self.native(x), **params))

@@ -8,8 +8,17 @@ only operations long enough to repay it are split (`Thresholds`, which the CPU b
 checks before calling in here).
 
 The thread count comes from `HXARRAY_NUM_THREADS`, else the CPUs this process may use; `threads(n)`
-changes it for a block and also caps BLAS threads there (through threadpoolctl), so one knob
-governs all of hxarray's CPU parallelism without oversubscription.
+changes it for a block, in the calling thread (or asyncio task) only: it is a context variable.
+Chunks run on one shared pool that grows to the largest count asked for and is never shut down, so
+blocks in many threads at once never disturb each other.
+
+`threads(n)` also caps the BLAS threads of hxarray's own BLAS calls (matmul, linalg) made in the
+block. BLAS libraries (OpenBLAS, as numpy ships it) keep one process-wide thread count, so a
+per-thread limit cannot exist; instead each such call applies its limit through threadpoolctl just
+around the call and restores the previous count after it (`blas_limits`). Calls that want another
+count wait meanwhile, so no hxarray call ever runs under another call's limit, and nothing is left
+changed after a call. BLAS calls made by other code while an hxarray call under a limit runs see
+that limit.
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+MAX_THREADS = 1024  # more is a mistake (a thread costs memory), and threadpoolctl takes a C int
+
 
 class Thresholds(NamedTuple):
     """Element counts from which an operation is split over threads."""
@@ -34,6 +45,16 @@ class Thresholds(NamedTuple):
     sort: int = 1 << 17
 
 
+def _count(value: Any, where: str) -> int:
+    """A thread count: an int from 1 to MAX_THREADS (TypeError for other types)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{where} must be an int, got {type(value).__name__}")
+    if not 1 <= value <= MAX_THREADS:
+        raise ValueError(f"{where} must be a positive integer of at most {MAX_THREADS}, got "
+                         f"{value}")
+    return value
+
+
 def _default_threads() -> int:
     configured = os.environ.get("HXARRAY_NUM_THREADS", "").strip()
     if configured:
@@ -42,17 +63,17 @@ def _default_threads() -> int:
         except ValueError:
             raise ValueError(f"HXARRAY_NUM_THREADS must be a positive integer, got "
                              f"{configured!r}") from None
-        if count < 1:
-            raise ValueError(f"HXARRAY_NUM_THREADS must be a positive integer, got {count}")
-        return count
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return _count(count, "HXARRAY_NUM_THREADS")
+    found = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(found or 1, MAX_THREADS)
 
 
 _DEFAULT_THREADS = _default_threads()
 _threads: contextvars.ContextVar[int] = contextvars.ContextVar("hxarray_threads",
                                                               default=_DEFAULT_THREADS)
+_blas_threads: contextvars.ContextVar[int | None] = contextvars.ContextVar("hxarray_blas_threads",
+                                                                          default=None)
 _pool: ThreadPoolExecutor | None = None
-_pool_size = 0
 _pool_lock = threading.Lock()
 
 
@@ -63,31 +84,110 @@ def get_num_threads() -> int:
 
 @contextlib.contextmanager
 def threads(count: int) -> Iterator[int]:
-    """Use `count` threads for CPU operations (and at most `count` BLAS threads) in the block."""
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"threads(): count must be a positive integer, got {count!r}")
-    token = _threads.set(count)
+    """Use `count` threads for CPU operations, and at most `count` BLAS threads in hxarray's BLAS
+    calls, in this block of the calling thread or task."""
+    count = _count(count, "threads(): count")
+    token, blas = _threads.set(count), _blas_threads.set(count)
     try:
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # pragma: no cover - threadpoolctl is a dependency
-            yield count
-        else:
-            with threadpool_limits(limits=count, user_api="blas"):
-                yield count
+        yield count
     finally:
+        _blas_threads.reset(blas)
         _threads.reset(token)
 
 
-def _executor(workers: int) -> ThreadPoolExecutor:
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_size < workers:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
-            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hxarray-cpu")
-            _pool_size = workers
-        return _pool
+def _executor() -> ThreadPoolExecutor:
+    """The shared pool: it starts threads as work needs them (up to MAX_THREADS), reuses idle
+    ones, and is never shut down while the process runs."""
+    global _pool
+    pool = _pool
+    if pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=MAX_THREADS,
+                                           thread_name_prefix="hxarray-cpu")
+            pool = _pool
+    return pool
+
+
+def _forget_pool() -> None:
+    """In a forked child: the parent's pool threads do not exist here."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+class _BlasLimits:
+    """The process-wide BLAS thread count, shared out between concurrent calls: calls that want
+    the same count (None: the libraries' own) run together; one that wants another waits until
+    they are done, then sets its count, and the last call out restores the count found before.
+    While a call waits, new arrivals wait for the next phase too, so none waits forever."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._applied: int | None = None  # the count set now (None: the libraries' own)
+        self._users = 0
+        self._waiting = 0
+        self._phase = 0  # counts the times the users ran out
+        self._libraries: list[Any] | None = None  # threadpoolctl's BLAS controllers
+        self._saved: list[int] = []
+
+    @contextlib.contextmanager
+    def scope(self) -> Iterator[None]:
+        """Run the block with the calling context's BLAS limit (`threads()`), or none."""
+        want = _blas_threads.get()
+        with self._cond:
+            if self._users and (self._applied != want or self._waiting):
+                # wait for a later phase (all current users gone) that runs this count
+                phase = self._phase
+                self._waiting += 1
+                try:
+                    while self._users and (self._applied != want or self._phase == phase):
+                        self._cond.wait()
+                finally:
+                    self._waiting -= 1
+            if self._applied != want:
+                self._apply(want)
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._users -= 1
+                if not self._users:
+                    self._phase += 1
+                    if self._applied is not None:
+                        self._apply(None)
+                    self._cond.notify_all()
+
+    def _apply(self, count: int | None) -> None:
+        """Set the BLAS libraries to `count` threads (None: back to the saved counts)."""
+        libraries = self._find()
+        if count is None:
+            for library, saved in zip(libraries, self._saved):
+                library.set_num_threads(saved)
+        else:
+            if self._applied is None:
+                self._saved = [library.get_num_threads() for library in libraries]
+            for library in libraries:
+                library.set_num_threads(count)
+        self._applied = count
+
+    def _find(self) -> list[Any]:
+        if self._libraries is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+            except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+                self._libraries = []
+            else:
+                self._libraries = list(ThreadpoolController().select(
+                    user_api="blas").lib_controllers)
+        return self._libraries
+
+
+blas_limits = _BlasLimits()
 
 
 def run_chunks(task: Callable[[int, int], Any], length: int, count: int) -> list[Any]:
@@ -96,7 +196,7 @@ def run_chunks(task: Callable[[int, int], Any], length: int, count: int) -> list
     calling thread. Returns the results in slice order. Every slice has finished
     before this returns or raises (the first error is re-raised)."""
     bounds = [length * i // count for i in range(count + 1)]
-    executor = _executor(count - 1)
+    executor = _executor()
     futures = [executor.submit(contextvars.copy_context().run, task, bounds[i], bounds[i + 1])
                for i in range(1, count)]
     try:  # each result in turn: wait() would add a wake-up, about 4% of a 1e7-element sum

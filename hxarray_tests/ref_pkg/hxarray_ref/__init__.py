@@ -129,6 +129,7 @@ class RefBackend(Backend):
                               f"{tuple(dl_device)}")
         self.stream(x.device).synchronize()
         host = self._view(x, keep_alive=True)
+        host.flags.writeable = not x._readonly  # (a broadcast view stays read-only)
         if max_version is None:
             return (host.copy() if copy else host).__dlpack__()
         return host.__dlpack__(max_version=max_version, copy=copy)
