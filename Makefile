@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: run test test-slow conformance bench bench-quick cuda-check clean
+.PHONY: run test test-slow conformance bench bench-quick cuda-check stress stress-ci lint clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,21 @@ test: $(VENV)/.installed-cuda
 # Everything, slow tests included, with 500 hypothesis examples per property.
 test-slow: $(VENV)/.installed-cuda
 	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -n 2 -q -m "slow or not slow"
+
+# The reliability suite (docs/reliability.md): a fuzzer over the whole API, a leak loop, threads
+# against a serial run, out-of-memory under set_memory_limit, processes sharing a corrupted kernel
+# cache; on the CPU and the reference device, compiled and pure-Python. `make stress-ci` is the
+# bounded run CI makes (about a minute and a half); STRESS_ARGS passes options (e.g.
+# --devices cpu,ref:0,cuda:0 with HXARRAY_CUDA_DRIVER=sim).
+stress: $(VENV)/.installed-test
+	$(PY) -m stress --scale full $(STRESS_ARGS)
+
+stress-ci: $(VENV)/.installed-test
+	$(PY) -m stress --scale ci $(STRESS_ARGS)
+
+lint: $(VENV)/.installed
+	$(PIP) install --quiet -e '.[lint]'
+	$(PY) -m ruff check .
 
 ifneq ($(filter conformance,$(MAKECMDGOALS)),)
 ifndef SUITE

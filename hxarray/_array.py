@@ -234,6 +234,18 @@ class Array(_Base):
 
     def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: tuple[int, int] | None = None, copy: builtins.bool | None = None):
+        """A DLPack capsule (spec: array.__dlpack__); a read-only array (a broadcast view) needs
+        `max_version` (1, 0) or later, whose capsules carry DLPack's read-only flag."""
+        for name, pair in (("max_version", max_version), ("dl_device", dl_device)):
+            if pair is not None and (not isinstance(pair, tuple) or len(pair) != 2 or
+                                     not all(isinstance(v, int) for v in pair)):
+                raise TypeError(f"__dlpack__(): {name} must be None or a pair of ints, got "
+                                f"{pair!r}")
+        if copy is not None and copy is not True and copy is not False:
+            raise TypeError(f"__dlpack__(): copy must be None or a bool, got {type(copy).__name__}")
+        if self._readonly and (max_version is None or max_version < (1, 0)) and not copy:
+            raise BufferError("__dlpack__(): a read-only array (a broadcast view) can only be "
+                              "exported with max_version=(1, 0) or later, or copy=True")
         return self._buffer.device.backend.dlpack(self, stream=stream, max_version=max_version,
                                                   dl_device=dl_device, copy=copy)
 

@@ -99,6 +99,9 @@ def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np
         host = np.asarray(obj, dtype=None if dtype is None else dtype.numpy)
     except OverflowError as exc:
         raise OverflowError(f"asarray(): {exc}; Python ints must fit the dtype") from None
+    except (TypeError, ValueError) as exc:  # numpy's conversion errors, named as asarray's
+        raise (TypeError if isinstance(exc, TypeError) else ValueError)(
+            f"asarray(): cannot convert {type(obj).__name__} to an array: {exc}") from None
     if dtype is None and host.dtype.kind in "uO" and _has_big_int(obj):
         # numpy stores such ints as uint64 or objects; the spec gives them the default int64
         raise OverflowError("asarray(): Python ints must fit in int64, the default integer "
@@ -200,6 +203,14 @@ def _full(function: str, shape: Any, fill_value: Any, dtype: Any, device: Any) -
         if not low <= fill_value <= high:
             raise OverflowError(f"{function}(): fill_value {fill_value} is out of bounds for "
                                 f"{dtype.name}")
+    elif dtype is dt.bool:
+        fill_value = builtins.bool(fill_value)
+    elif dtype in dt.FLOATING and fill_value.__class__ is int:
+        try:  # now, not in a device's queued work
+            fill_value = float(fill_value)
+        except OverflowError:
+            raise OverflowError(f"{function}(): fill_value of {fill_value.bit_length()} bits is "
+                                f"too large for {dtype.name}") from None
     target = as_device(device, function)
     return target.backend.full(as_shape(shape, function), fill_value, dtype, target)
 
@@ -265,7 +276,15 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         if values and not (low <= values[0] <= high and low <= values[-1] <= high):
             raise OverflowError(f"arange(): the values from {values[0]} to {values[-1]} do not "
                                 f"fit {dtype.name} ({low} to {high})")
+    length = len(range(start, stop, step)) if integers else (stop - start) / step
+    if length != length:
+        raise ValueError(f"arange(): no length for start={start}, stop={stop}, step={step}")
+    if length * dtype.itemsize > 2**63 - 1:  # (also an infinite length)
+        raise ValueError(f"arange(): {length} values of {dtype.name} would span more than "
+                         "2**63 - 1 bytes")
     target = as_device(device, "arange")
+    if length <= 0:
+        return target.backend.empty((0,), dtype, target)
     return target.backend.arange(start, stop, step, dtype, target)
 
 

@@ -133,8 +133,17 @@ def getitem(x: Array, key: Any) -> Array:
     shape = _gathered_shape(source, axis, indices)
     out = backend.empty(shape, x._dtype, x._buffer.device)
     if 0 not in shape:
-        backend.gather(source, axis, indices, out)
+        _indexed(backend.gather, "__getitem__", source, axis, indices, out)
     return out
+
+
+def _indexed(primitive: Any, function: str, *args: Any) -> None:
+    """backend.gather or backend.scatter, its IndexError (an index out of range) naming the
+    function."""
+    try:
+        primitive(*args)
+    except IndexError as exc:
+        raise IndexError(f"{function}: {exc}") from None
 
 
 def _gathered_shape(source: Array, axis: int, indices: tuple[Array, ...]) -> tuple[int, ...]:
@@ -284,7 +293,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
         raise ValueError(f"__setitem__: value of shape {value._shape} does not broadcast to the "
                          f"selection's shape {shape}") from None
     if 0 not in shape:
-        backend.scatter(target, axis, indices, value)
+        _indexed(backend.scatter, "__setitem__", target, axis, indices, value)
 
 
 def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
@@ -309,7 +318,7 @@ def _gather(x: Array, axis: int, indices: tuple[Array, ...]) -> Array:
     shape = _gathered_shape(x, axis, indices)
     out = backend.empty(shape, x._dtype, x._buffer.device)
     if 0 not in shape:
-        backend.gather(x, axis, indices, out)
+        _indexed(backend.gather, "take", x, axis, indices, out)
     return out
 
 

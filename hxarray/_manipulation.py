@@ -17,7 +17,7 @@ from typing import Any
 from . import _dtypes as dt
 from . import _views
 from ._array import MAX_DIMS, Array
-from ._checks import as_copy, check_array, normalize_axes, normalize_axis, same_device
+from ._checks import as_copy, as_int, check_array, normalize_axes, normalize_axis, same_device
 from ._version import sequence_result
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
@@ -68,7 +68,15 @@ def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
     return _views.broadcast_to(x, as_shape(shape, "broadcast_to"))
 
 
+def _sequence(arrays: Any) -> Any:
+    """A tuple or list as a tuple; anything else as it is (for `_common_dtype` to refuse)."""
+    return tuple(arrays) if isinstance(arrays, (tuple, list)) else arrays
+
+
 def _common_dtype(arrays: tuple[Array, ...] | list[Array], function: str) -> dt.DType:
+    if not isinstance(arrays, tuple):
+        raise TypeError(f"{function}(): arrays must be a tuple or list of arrays, got "
+                        f"{type(arrays).__name__}")
     if not arrays:
         raise ValueError(f"{function}() needs at least one array")
     for a in arrays:
@@ -78,7 +86,7 @@ def _common_dtype(arrays: tuple[Array, ...] | list[Array], function: str) -> dt.
 
 
 def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
-    arrays = tuple(arrays)
+    arrays = _sequence(arrays)
     dtype = _common_dtype(arrays, "concat")
     if axis is None:
         arrays = tuple(reshape(a, (-1,)) for a in arrays)
@@ -108,7 +116,7 @@ def _joined(arrays: tuple[Array, ...], axis: int, dtype: dt.DType) -> Array:
 
 
 def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
-    arrays = tuple(arrays)
+    arrays = _sequence(arrays)
     dtype = _common_dtype(arrays, "stack")
     shape = arrays[0]._shape
     if any(a._shape != shape for a in arrays):
@@ -150,6 +158,7 @@ def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
 
 def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
     check_array(x, "permute_dims")
+    axes = _ints(axes, "permute_dims", "axes")
     normalized = tuple(normalize_axis(a, x.ndim, "permute_dims") for a in axes)
     if sorted(normalized) != list(range(x.ndim)):
         raise ValueError(f"permute_dims(): axes {axes} is not a permutation of the "
@@ -297,7 +306,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
         if counts.size == 1:
             repeats, counts = int(counts[0]), None
     else:
-        repeats = operator.index(repeats)
+        repeats = as_int(repeats, "repeat", "repeats")
         if repeats < 0:
             raise ValueError(f"repeat(): repeats must be non-negative, got {repeats}")
     if axis is None:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import builtins
-import operator
 
 from . import _dtypes as dt
 from . import _views
 from ._array import Array
-from ._checks import check_array, check_dtype, normalize_axis
+from ._checks import as_int, check_array, check_dtype, normalize_axis
 from ._manipulation import concat
 from ._statistical import reduce
 
@@ -33,9 +32,7 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
     check_dtype(x, "numeric", "diff")
     if x.ndim == 0:
         raise ValueError("diff(): x must have at least one dimension")
-    if isinstance(n, builtins.bool):
-        raise TypeError("diff(): n must be an int, got bool")
-    n = operator.index(n)
+    n = as_int(n, "diff", "n")
     if n < 0:
         raise ValueError(f"diff(): n must be non-negative, got {n}")
     axis = normalize_axis(axis, x.ndim, "diff")

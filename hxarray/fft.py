@@ -161,6 +161,8 @@ def _frequency_args(function: str, n: Any, d: Any, dtype: Any,
     if dtype not in dt.REAL_FLOATING:
         raise TypeError(f"{function}(): dtype must be a real floating-point dtype, "
                         f"got {dtype.name}")
+    if n * dtype.itemsize > 2**63 - 1:
+        raise ValueError(f"{function}(): {n} frequencies would span more than 2**63 - 1 bytes")
     return n, float(d), dtype, as_device(device, function)
 
 
@@ -181,8 +183,8 @@ def _shift(function: str, x: Array, axes: int | Sequence[int] | None, sign: int)
     check_dtype(x, "floating-point", function)
     if axes is None:
         axes = tuple(range(x.ndim))
-    elif isinstance(axes, int):
-        axes = (axes,)
+    elif not isinstance(axes, (tuple, list)):
+        axes = (axes,)  # (normalize_axis says what is wrong with anything but an int)
     axes = tuple(normalize_axis(a, x.ndim, function) for a in axes)
     if not axes:
         return asarray(x, copy=True)

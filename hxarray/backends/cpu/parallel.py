@@ -165,14 +165,17 @@ class _BlasLimits:
     def _apply(self, count: int | None) -> None:
         """Set the BLAS libraries to `count` threads (None: back to the saved counts)."""
         libraries = self._find()
-        if count is None:
-            for library, saved in zip(libraries, self._saved):
-                library.set_num_threads(saved)
-        else:
-            if self._applied is None:
-                self._saved = [library.get_num_threads() for library in libraries]
-            for library in libraries:
-                library.set_num_threads(count)
+        if count is not None and self._applied is None:
+            self._saved = [library.get_num_threads() for library in libraries]
+        for library, saved in zip(libraries, self._saved):
+            # threadpoolctl lets one Python thread at a time set OpenBLAS's count and ignores
+            # the others; this class already orders them, so each set takes control first.
+            release = getattr(type(library), "clear_controlling_thread", None)
+            if release is not None:
+                release(force=True)
+            library.set_num_threads(saved if count is None else count)
+            if release is not None:
+                release(force=True)
         self._applied = count
 
     def _find(self) -> list[Any]:

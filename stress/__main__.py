@@ -1,0 +1,193 @@
+"""`python -m stress [--scale ci|full] [--devices cpu,ref:0] [--modes compiled,pure]
+[--parts fuzz,leak,threads,oom,cache] [--seed N] [--json PATH]`: the reliability suite of issue
+13. Each part runs in processes of its own, on each device and in each mode (the compiled
+speedups or their pure-Python twins); the figures go to stdout as a table and to a JSON file.
+The exit status is 1 if any part failed its criterion (see docs/reliability.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from . import fuzz
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "stress" / "results"
+
+# Per scale: fuzz calls, leak iterations, threads and seconds, OOM rounds, cache processes and
+# calls per process, and whether the OOM part also bounds the whole CPU process.
+SCALES = {
+    "ci": {"fuzz": 700, "leak": 300, "threads": (4, 3.0), "oom": 8, "cache": (3, 150),
+           "numpy_retry": False, "timeout": 60.0},
+    "full": {"fuzz": 20_000, "leak": 20_000, "threads": (8, 20.0), "oom": 200,
+             "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0},
+}
+PARTS = ("fuzz", "leak", "threads", "oom", "cache")
+
+
+def _part(module: str, args: list[Any], mode: str, timeout: float) -> dict[str, Any]:
+    """`python -m stress.<module> args...` in `mode`; its JSON, or what went wrong."""
+    env = {**os.environ, "HXARRAY_PURE_PYTHON": "1" if mode == "pure" else "0"}
+    try:
+        done = subprocess.run([sys.executable, "-m", f"stress.{module}", *map(str, args)],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"failure": f"no answer in {timeout:.0f} s"}
+    if done.returncode != 0:
+        return {"failure": f"exit status {done.returncode}: {done.stderr[-1500:]}"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
+        seed: int) -> dict[str, Any]:
+    settings = SCALES[scale]
+    report: dict[str, Any] = {"scale": scale, "devices": devices, "modes": modes, "seed": seed,
+                              "fuzz": [], "leak": [], "threads": [], "oom": [], "cache": []}
+    start = time.perf_counter()
+    logs = RESULTS / "logs"
+    if "fuzz" in parts:
+        calls = fuzz.generate(settings["fuzz"], seed)  # one draw, run everywhere
+        for device in devices:
+            for mode in modes:
+                _say(f"fuzz {device} {mode}: {len(calls)} calls")
+                report["fuzz"].append(fuzz.run(device, mode, calls, settings["timeout"], logs))
+    for device in devices:
+        for mode in modes:
+            if "leak" in parts:
+                _say(f"leak {device} {mode}")
+                report["leak"].append({"device": device, "mode": mode, **_part(
+                    "leak", [device, settings["leak"]], mode, 3600)})
+            if "threads" in parts:
+                _say(f"threads {device} {mode}")
+                count, seconds = settings["threads"]
+                report["threads"].append({"device": device, "mode": mode, **_part(
+                    "threads", [device, count, seconds], mode, 3600)})
+            if "oom" in parts:
+                _say(f"oom {device} {mode}")
+                report["oom"].append({"device": device, "mode": mode, **_part(
+                    "oom", [device, settings["oom"], int(settings["numpy_retry"])], mode,
+                    3600)})
+    if "cache" in parts:
+        _say("kernel cache")
+        processes, per_process = settings["cache"]
+        report["cache"].append(_part("kernel_cache", [processes, per_process], "compiled", 3600))
+    report["seconds"] = round(time.perf_counter() - start, 1)
+    report["failures"] = failures(report)
+    return report
+
+
+def _say(text: str) -> None:
+    print(f"[stress] {text}", file=sys.stderr, flush=True)
+
+
+def failures(report: dict[str, Any]) -> list[str]:
+    """Every criterion a part missed, as a line of text."""
+    found = []
+    for r in report["fuzz"]:
+        for kind in fuzz.FAILURES:
+            if r["tally"].get(kind):
+                found.append(f"fuzz {r['device']} {r['mode']}: {r['tally'][kind]} {kind}")
+    for part, flag in (("leak", "flat"), ("threads", "equal"), ("oom", "clean")):
+        for r in report[part]:
+            if not r.get(flag):
+                found.append(f"{part} {r['device']} {r['mode']}: "
+                             f"{r.get('failure') or f'not {flag}'}")
+    for r in report["cache"]:
+        if not r.get("clean"):
+            found.append(f"kernel cache: {r.get('failure') or 'not clean'}")
+    return found
+
+
+def _table(header: list[str], results: list[dict[str, Any]],
+           cells: Any) -> list[str]:
+    """A markdown table: one row per result (its label, then `cells(result)`), or the failure
+    of a part that did not finish."""
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "--:|" * (len(header) - 1)]
+    for r in results:
+        label = f"{r.get('device', '')} {r.get('mode', '')}".strip() or header[0]
+        row = [r["failure"][:120]] if "failure" in r else [str(c) for c in cells(r)]
+        lines.append("| " + " | ".join([label, *row]) + " |")
+    return lines + [""]
+
+
+def _fuzz_cells(r: dict[str, Any]) -> list[Any]:
+    t = r["tally"]
+    clean = t.get("right class, hxarray message", 0) + t.get("right class, python message", 0)
+    raised = clean + t.get("right class, foreign message", 0) + t.get("wrong class", 0)
+    share = f" ({100 * clean / raised:.1f}%)" if raised else ""
+    return [t.get("calls", 0), t.get("returned", 0), f"{clean}{share}",
+            t.get("right class, foreign message", 0),
+            *(t.get(k, 0) for k in ("wrong class", "crashes", "hangs", "changed inputs",
+                                    "unusable results", "deferred errors", "warnings"))]
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "**no**"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The figures as markdown tables."""
+    lines = [f"Scale **{report['scale']}**, seed {report['seed']}, {report['seconds']} s.", ""]
+    if report["fuzz"]:
+        lines += _table(["fuzz", "calls", "returned", "right class, hxarray or Python message",
+                         "right class, other message", "wrong class", "crashes", "hangs",
+                         "changed inputs", "unusable results", "deferred errors",
+                         "escaped warnings"], report["fuzz"], _fuzz_cells)
+    if report["leak"]:
+        lines += _table(["leak loop", "iterations", "allocations", "exceptions",
+                         "allocated bytes after", "RSS growth after the first tenth",
+                         "cycles left", "flat"], report["leak"], lambda r: [
+            r["iterations"], r["allocations"], r["exceptions"], r["checkpoints"][-1]["allocated"],
+            f"{r['rss_growth'] / 1024:.0f} KiB", r["cycles"], _yes(r["flat"])])
+    if report["threads"]:
+        lines += _table(["threads", "threads", "tasks", "results unlike the serial run",
+                         "errors", "settings restored"], report["threads"], lambda r: [
+            r["threads"], r["tasks"], r["mismatches"], len(r["errors"]),
+            _yes(r["settings_restored"])])
+    if report["oom"]:
+        lines += _table(["out of memory", "operations", "MemoryErrors", "other errors",
+                         "messages missing the device or stats", "over the limit",
+                         "memory not back", "numpy allocations retried"], report["oom"],
+                        lambda r: [r["operations"], r["memory_errors"], r["wrong_class"],
+                                   r["bad_messages"], r["over_limit"], r["not_restored"],
+                                   r.get("numpy_retry", "-")])
+    if report["cache"]:
+        lines += _table(["kernel cache", "processes", "calls", "corruptions injected",
+                         "wrong bytes", "errors", "rebuilt (compiles)", "temporary files left",
+                         "files outside"], report["cache"], lambda r: [
+            r["processes"], r["calls"], r["corruptions"], r["wrong"], r["errors"],
+            r["compiles"], len(r["temporary_files_left"]), len(r["files_outside"])])
+    lines.append("**Failures**: " + ("; ".join(report["failures"]) if report["failures"]
+                                     else "none"))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m stress", description=__doc__)
+    parser.add_argument("--scale", choices=SCALES, default="full")
+    parser.add_argument("--devices", default="cpu,ref:0",
+                        help="comma-separated devices (cuda:0 with HXARRAY_CUDA_DRIVER=sim)")
+    parser.add_argument("--modes", default="compiled,pure")
+    parser.add_argument("--parts", default=",".join(PARTS))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, default=RESULTS / "latest.json")
+    args = parser.parse_args(argv)
+    parts = args.parts.split(",")
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        parser.error(f"unknown parts {sorted(unknown)}; expected some of {', '.join(PARTS)}")
+    report = run(args.scale, args.devices.split(","), args.modes.split(","), parts, args.seed)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    print(markdown(report))
+    return 1 if report["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
