@@ -290,14 +290,16 @@ class CudaBackend(Backend):
         reduced in part order)."""
         device = x._buffer.device
         layout = rd.split(x._shape, x._strides, axes, out._strides, name in rd.ARG_REDUCTIONS)
-        if layout is None:  # more than MAX_DIMS axes after collapsing: a copy, axes in order
+        if not layout.fits:  # more than MAX_DIMS axes left after merging (rare)
             kept = tuple(i for i in range(x.ndim) if i not in axes)
-            moved = self.copy(_views.permute(x, kept + axes))
-            target = out if _views.is_contiguous(out) else self.empty(out._shape, out._dtype,
-                                                                       device)
-            self._reduce(name, moved, tuple(range(len(kept), x.ndim)), target, acc)
-            if target is not out:
-                self.assign(out, target)
+            if len(layout.kept) > ew.MAX_DIMS:  # one reduction per index of the first kept axis
+                first = kept[0]
+                for i in range(x._shape[first]):
+                    self._reduce(name, _index(x, first, i),
+                                 tuple(a - (a > first) for a in axes), _index(out, 0, i), acc)
+            else:  # a copy with the reduced axes last and merged
+                moved = self.copy(_views.permute(x, kept + axes))
+                self._reduce(name, moved, tuple(range(len(kept), x.ndim)), out, acc)
             return
         kernel = rd.kernel_name(name, x._dtype, acc)
         batch = lambda: rd.batch(name, x._dtype, acc)  # noqa: E731
@@ -335,11 +337,10 @@ class CudaBackend(Backend):
         rows, (x_rows, out_rows) = ew.collapse(tuple(x._shape[i] for i in others),
                                                [tuple(x._strides[i] for i in others),
                                                 tuple(out._strides[i] for i in others)])
-        if len(rows) > ew.MAX_DIMS:  # a copy with the axis last, scanned into a temporary
-            order = (*others, axis)
-            target = self.empty(tuple(x._shape[i] for i in order), out._dtype, device)
-            self.scan(name, self.copy(_views.permute(x, order)), x.ndim - 1, target)
-            self.assign(out, _views.permute(target, tuple(np.argsort(order))))
+        if len(rows) > ew.MAX_DIMS:  # rare: one scan per index of the first other axis
+            first = others[0]
+            for i in range(x._shape[first]):
+                self.scan(name, _index(x, first, i), axis - (axis > first), _index(out, first, i))
             return
         acc, count, length = out._dtype, math.prod(rows), x._shape[axis]
         state = self._state(device)
@@ -456,6 +457,11 @@ class CudaBackend(Backend):
     def nonzero(self, x) -> tuple[Array, ...]:
         return self._on_host("nonzero", lambda cpu, h: cpu.nonzero(h), x)
 
+
+
+def _index(x: Array, axis: int, i: int) -> Array:
+    """x[..., i, ...] at `axis`: a view without that axis."""
+    return _views.squeeze(_views.slice_axis(x, axis, i, i + 1), (axis,))
 
 
 def _config(launch: rd.Launch) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:

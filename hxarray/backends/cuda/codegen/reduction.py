@@ -125,6 +125,11 @@ class Split:
         return math.prod(self.row)
 
     @property
+    def fits(self) -> bool:
+        """Whether the kernel's layout holds the kept axes and the row's axes."""
+        return len(self.kept) <= MAX_DIMS and len(self.row) <= MAX_DIMS
+
+    @property
     def row_inner(self) -> bool:
         """Whether a row's elements lie closer together in memory than neighbouring outputs'
         (then the threads of a group read neighbouring elements)."""
@@ -134,11 +139,11 @@ class Split:
 
 
 def split(shape: tuple[int, ...], strides: tuple[int, ...], axes: tuple[int, ...],
-          out_strides: tuple[int, ...], in_order: bool) -> Split | None:
+          out_strides: tuple[int, ...], in_order: bool) -> Split:
     """The iteration of a reduction of (shape, strides) over `axes` into an array with
-    `out_strides` (over the kept axes), or None if more than MAX_DIMS axes remain after
-    collapsing. Unless `in_order` (argmax/argmin: row element r is the C-order index r), the
-    reduced axes are walked forwards in memory, widest stride first, so that they merge."""
+    `out_strides` (over the kept axes); the kernel takes it if `fits`. Unless `in_order`
+    (argmax/argmin: row element r is the C-order index r), the reduced axes are walked forwards
+    in memory, widest stride first, so that they merge."""
     kept = [i for i in range(len(shape)) if i not in axes]
     base = 0
     reduced = [(shape[a], strides[a]) for a in axes]
@@ -153,8 +158,6 @@ def split(shape: tuple[int, ...], strides: tuple[int, ...], axes: tuple[int, ...
     kept_dims, (x_kept, out_kept) = collapse(tuple(shape[i] for i in kept),
                                              [tuple(strides[i] for i in kept), out_strides])
     row_dims, (x_row,) = collapse(tuple(n for n, _ in reduced), [tuple(s for _, s in reduced)])
-    if len(kept_dims) > MAX_DIMS or len(row_dims) > MAX_DIMS:
-        return None
     return Split(base, kept_dims, x_kept, out_kept, row_dims, x_row)
 
 
