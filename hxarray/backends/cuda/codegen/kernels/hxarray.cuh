@@ -143,24 +143,20 @@ __device__ __forceinline__ i64 offset_of(Index i, const Shape& shape, const Stri
 // ---- warp shuffles of any element type ------------------------------------------------------
 // Every lane of the warp takes part (full mask). Complex numbers move part by part; types
 // narrower than 32 bits travel as int.
-template <typename T> __device__ __forceinline__ T shfl_down(T v, unsigned delta, int width = 32) {
-    if constexpr (is_complex<T>::value) {
-        return T(shfl_down(v.real(), delta, width), shfl_down(v.imag(), delta, width));
-    } else if constexpr (sizeof(T) < 4) {
-        return T(__shfl_down_sync(0xffffffffu, int(v), delta, width));
-    } else {
-        return __shfl_down_sync(0xffffffffu, v, delta, width);
+#define HX_SHUFFLE(NAME, INTRINSIC)                                                           \
+    template <typename T>                                                                    \
+    __device__ __forceinline__ T NAME(T v, unsigned delta, int width = 32) {                 \
+        if constexpr (is_complex<T>::value) {                                                \
+            return T(NAME(v.real(), delta, width), NAME(v.imag(), delta, width));            \
+        } else if constexpr (sizeof(T) < 4) {                                                \
+            return T(INTRINSIC(0xffffffffu, int(v), delta, width));                          \
+        } else {                                                                             \
+            return INTRINSIC(0xffffffffu, v, delta, width);                                  \
+        }                                                                                    \
     }
-}
-template <typename T> __device__ __forceinline__ T shfl_up(T v, unsigned delta, int width = 32) {
-    if constexpr (is_complex<T>::value) {
-        return T(shfl_up(v.real(), delta, width), shfl_up(v.imag(), delta, width));
-    } else if constexpr (sizeof(T) < 4) {
-        return T(__shfl_up_sync(0xffffffffu, int(v), delta, width));
-    } else {
-        return __shfl_up_sync(0xffffffffu, v, delta, width);
-    }
-}
+HX_SHUFFLE(shfl_down, __shfl_down_sync)
+HX_SHUFFLE(shfl_up, __shfl_up_sync)
+#undef HX_SHUFFLE
 
 // numpy's complex product and quotient (no C99 Annex G recovery of infinities; Smith's method).
 template <typename R> __device__ __forceinline__ complex<R> cmul(complex<R> a, complex<R> b) {

@@ -34,6 +34,24 @@ struct ScanLayout {
     const char* totals;  // parts > 1: Op::Value totals of parts 0 .. parts - 2, [part][row]
 };
 
+// Task `task` of a launch: part `part` of row `row`, its elements [begin, end).
+struct ScanTask {
+    const char* in;  // where the row starts in x and in out
+    char* out;
+    i64 row, part, begin, end;
+};
+__device__ __forceinline__ ScanTask scan_task(const char* x, char* out, const ScanLayout& layout,
+                                              i64 task) {
+    ScanTask t;
+    t.row = task % layout.rows.size;
+    t.part = task / layout.rows.size;
+    t.in = x + offset_of(t.row, layout.rows, layout.x_rows);
+    t.out = out + offset_of(t.row, layout.rows, layout.out_rows);
+    t.begin = t.part * layout.chunk;
+    t.end = t.begin + layout.chunk < layout.length ? t.begin + layout.chunk : layout.length;
+    return t;
+}
+
 // The combination of the totals of parts 0 .. part - 1 of `row`, in order.
 template <typename Op>
 __device__ typename Op::Value carry_into(const ScanLayout& layout, i64 row, i64 part) {
@@ -50,18 +68,13 @@ __global__ void scan_rows(const char* __restrict__ x, char* __restrict__ out, Sc
     const i64 rows = layout.rows.size;
     for (i64 task = i64(blockIdx.x) * blockDim.x + threadIdx.x; task < rows * layout.parts;
          task += i64(gridDim.x) * blockDim.x) {
-        const i64 row = task % rows, part = task / rows;
-        const char* in = x + offset_of(row, layout.rows, layout.x_rows);
-        char* o = out + offset_of(row, layout.rows, layout.out_rows);
-        const i64 begin = part * layout.chunk;
-        const i64 end = begin + layout.chunk < layout.length ? begin + layout.chunk
-                                                              : layout.length;
-        typename Op::Value acc = Op::load(in + begin * layout.x_step, begin);
-        if (part > 0) acc = Op::combine(carry_into<Op>(layout, row, part), acc);
-        *reinterpret_cast<Out*>(o + begin * layout.out_step) = Op::result(acc);
-        for (i64 i = begin + 1; i < end; ++i) {
-            acc = Op::combine(acc, Op::load(in + i * layout.x_step, i));
-            *reinterpret_cast<Out*>(o + i * layout.out_step) = Op::result(acc);
+        const ScanTask t = scan_task(x, out, layout, task);
+        typename Op::Value acc = Op::load(t.in + t.begin * layout.x_step, t.begin);
+        if (t.part > 0) acc = Op::combine(carry_into<Op>(layout, t.row, t.part), acc);
+        *reinterpret_cast<Out*>(t.out + t.begin * layout.out_step) = Op::result(acc);
+        for (i64 i = t.begin + 1; i < t.end; ++i) {
+            acc = Op::combine(acc, Op::load(t.in + i * layout.x_step, i));
+            *reinterpret_cast<Out*>(t.out + i * layout.out_step) = Op::result(acc);
         }
     }
 }
@@ -88,25 +101,20 @@ scan_parts(const char* __restrict__ x, char* __restrict__ out, ScanLayout layout
     const int per_lane = int(blockDim.x) >> 5;  // threads each lane of warp 0 rakes
     const i64 rows = layout.rows.size;
     for (i64 task = blockIdx.x; task < rows * layout.parts; task += gridDim.x) {
-        const i64 row = task % rows, part = task / rows;
-        const char* in = x + offset_of(row, layout.rows, layout.x_rows);
-        char* o = out + offset_of(row, layout.rows, layout.out_rows);
-        const i64 begin = part * layout.chunk;
-        const i64 end = begin + layout.chunk < layout.length ? begin + layout.chunk
-                                                              : layout.length;
+        const ScanTask t = scan_task(x, out, layout, task);
         __syncthreads();  // the previous task is done with carry and prefixes
-        if (threadIdx.x == 0 && part > 0) *carry = carry_into<Op>(layout, row, part);
-        bool has_carry = part > 0;
-        for (i64 tile = begin; tile < end; tile += i64(blockDim.x) * HX_SCAN_ITEMS) {
+        if (threadIdx.x == 0 && t.part > 0) *carry = carry_into<Op>(layout, t.row, t.part);
+        bool has_carry = t.part > 0;
+        for (i64 tile = t.begin; tile < t.end; tile += i64(blockDim.x) * HX_SCAN_ITEMS) {
             const i64 first = tile + i64(threadIdx.x) * HX_SCAN_ITEMS;
-            const i64 left = end - first;
+            const i64 left = t.end - first;
             const int n = left <= 0 ? 0 : (left < HX_SCAN_ITEMS ? int(left) : HX_SCAN_ITEMS);
             Value items[HX_SCAN_ITEMS];
             Value total{};  // threads past the end come last and feed no prefix
 #pragma unroll
             for (int j = 0; j < HX_SCAN_ITEMS; ++j) {
                 if (j < n) {
-                    items[j] = Op::load(in + (first + j) * layout.x_step, first + j);
+                    items[j] = Op::load(t.in + (first + j) * layout.x_step, first + j);
                     total = j == 0 ? items[0] : Op::combine(total, items[j]);
                 }
             }
@@ -138,13 +146,14 @@ scan_parts(const char* __restrict__ x, char* __restrict__ out, ScanLayout layout
             for (int j = 0; j < HX_SCAN_ITEMS; ++j) {
                 if (j < n) {
                     acc = (j == 0 && !has_prefix) ? items[0] : Op::combine(acc, items[j]);
-                    *reinterpret_cast<Out*>(o + (first + j) * layout.out_step) = Op::result(acc);
+                    *reinterpret_cast<Out*>(t.out + (first + j) * layout.out_step) =
+                        Op::result(acc);
                 }
             }
             // The last output of the tile carries into the next one; warp 0 reads it after
             // the next tile's first barrier.
             const i64 tile_end = tile + i64(blockDim.x) * HX_SCAN_ITEMS;
-            if (n > 0 && first + n == (tile_end < end ? tile_end : end)) *carry = acc;
+            if (n > 0 && first + n == (tile_end < t.end ? tile_end : t.end)) *carry = acc;
             has_carry = true;
         }
     }
