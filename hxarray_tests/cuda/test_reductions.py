@@ -150,7 +150,7 @@ def test_the_cases_take_every_path():
     for shape, axis in REDUCTIONS:
         c = np.empty(shape)
         axes = tuple(range(c.ndim)) if axis is None else (axis,) if isinstance(axis, int) else axis
-        kept = np.sum(c, axis=axes)
+        kept = np.empty([n for i, n in enumerate(shape) if i not in axes])
         split = rd.split(shape, c.strides, axes, kept.strides, in_order=False)
         plans.append(rd.plan(split.outputs, split.length, split.row_inner, props))
     assert any(p.group > 32 and p.parts > 1 for p in plans)
