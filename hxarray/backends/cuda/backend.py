@@ -344,11 +344,14 @@ class CudaBackend(Backend):
             return
         acc, count, length = out._dtype, math.prod(rows), x._shape[axis]
         state = self._state(device)
-        sequential, parallel = sc.kernel_names(name, x._dtype, acc)
-        batch = lambda: sc.batch(name, x._dtype, acc)  # noqa: E731
-        limit = self._function(state, sc.SOURCE, sequential, batch).attributes.max_threads_per_block
         inner = not x_rows or abs(x._strides[axis]) <= min(abs(s) for s in x_rows)
-        launch = sc.plan(count, length, inner, state.properties, limit)
+        launch = sc.plan(count, length, inner, state.properties)
+        sequential = launch.sequential  # (the kernel's thread limit never changes it)
+        kernel = sc.kernel_name(name, x._dtype, acc, sequential)
+        batch = lambda: sc.batch(name, x._dtype, acc, sequential)  # noqa: E731
+        limit = self._function(state, sc.SOURCE, kernel, batch).attributes.max_threads_per_block
+        if limit < launch.block:
+            launch = sc.plan(count, length, inner, state.properties, limit)
         operands, totals = [x, out], 0
         if launch.parts > 1:  # the totals of every part but the last, in a first pass
             reduction = sc.REDUCTIONS[name]
@@ -357,14 +360,14 @@ class CudaBackend(Backend):
             span = (launch.parts - 1) * launch.chunk
             layout = rd.Split(0, rows, x_rows, rd.contiguous(rows, size), (span,),
                               (x._strides[axis],))
-            kernel = rd.kernel_name(reduction, x._dtype, acc)
+            totaller = rd.kernel_name(reduction, x._dtype, acc)
             reductions = lambda: rd.batch(reduction, x._dtype, acc)  # noqa: E731
-            function = self._function(state, rd.SOURCE, kernel, reductions)
+            function = self._function(state, rd.SOURCE, totaller, reductions)
             first = rd.plan(count * (launch.parts - 1), launch.chunk, layout.row_inner,
                             state.properties, function.attributes.max_threads_per_block,
                             may_split=False)
             first = dataclasses.replace(first, parts=launch.parts - 1, chunk=launch.chunk)
-            self._launch(device, rd.SOURCE, kernel, reductions, 0,
+            self._launch(device, rd.SOURCE, totaller, reductions, 0,
                          [np.uintp(x._buffer.address + x._offset),
                           np.uintp(partials._buffer.address),
                           rd.pack(layout, first, part_stride=count * size, to_partials=True,
@@ -372,7 +375,7 @@ class CudaBackend(Backend):
                          [x, partials], _config(first))
             operands.append(partials)
             totals = partials._buffer.address
-        self._launch(device, sc.SOURCE, sequential if launch.sequential else parallel, batch, 0,
+        self._launch(device, sc.SOURCE, kernel, batch, 0,
                      [np.uintp(x._buffer.address + x._offset),
                       np.uintp(out._buffer.address + out._offset),
                       sc.pack(rows, x_rows, out_rows, length, x._strides[axis], out._strides[axis],

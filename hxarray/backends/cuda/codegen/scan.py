@@ -1,6 +1,6 @@
 """Scan kernels (`kernels/scan.cuh`): cumulative_sum and cumulative_prod along one axis, with the
-reductions' Sum and Prod ops and instantiations (input dtype, accumulator dtype); the first call
-of an operation compiles both kernels for every input dtype with its default accumulator.
+reductions' Sum and Prod ops and instantiations (input dtype, accumulator dtype); the first use
+of either kernel of an operation compiles it for every input dtype with its default accumulator.
 
 `plan` picks one thread per row (numpy's exact sequence of operations: short rows, or enough rows
 to fill the device), blocks scanning tiles of a row (rows inner in memory), or threads scanning
@@ -36,26 +36,29 @@ LAYOUT = rd.c_struct([("rows", SHAPE), ("x_rows", rd.STRIDES), ("out_rows", rd.S
                       ("chunk", "<i8"), ("parts", "<i8"), ("totals", "<u8")])
 
 
-def kernel_names(name: str, x: dt.DType, acc: dt.DType) -> tuple[str, str]:
-    """(one thread per row, blocks per row part) kernels of `name`."""
-    functor = rd.functor(REDUCTIONS[name], x, acc)
-    return f"hx::scan_rows<{functor}>", f"hx::scan_parts<{functor}>"
+def kernel_name(name: str, x: dt.DType, acc: dt.DType, sequential: bool) -> str:
+    """scan_rows (`sequential`: a thread per row or part) or scan_parts (a block per part)."""
+    kernel = "scan_rows" if sequential else "scan_parts"
+    return f"hx::{kernel}<{rd.functor(REDUCTIONS[name], x, acc)}>"
 
 
-def batch(name: str, x: dt.DType, acc: dt.DType) -> list[str]:
-    """What to compile with the kernels of (x, acc): both kernels of every default instantiation
-    of `name` if (x, acc) is one (booleans, which the namespace refuses, left out)."""
+def batch(name: str, x: dt.DType, acc: dt.DType, sequential: bool) -> list[str]:
+    """What to compile with a kernel of (x, acc): that kernel of every default instantiation of
+    `name` if (x, acc) is one (booleans, which the namespace refuses, left out). Each kernel
+    compiles on first use: small arrays, as in most calls, never need scan_parts."""
     defaults = [pair for pair in rd.accumulators(REDUCTIONS[name]) if pair[0] is not dt.bool]
-    return [k for pair in (defaults if (x, acc) in defaults else [(x, acc)])
-            for k in kernel_names(name, *pair)]
+    return [kernel_name(name, *pair, sequential)
+            for pair in (defaults if (x, acc) in defaults else [(x, acc)])]
 
 
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
     """Each operation's default instantiations and one with a cast on load, for NVRTC."""
     for name, extra in (("cumulative_sum", (dt.int8, dt.float32)),
                         ("cumulative_prod", (dt.float32, dt.complex128))):
-        names = batch(name, dt.float64, dt.float64)
-        yield f"scan/{name}.cu", SOURCE, OPTIONS, [*names, *kernel_names(name, *extra)]
+        names = [k for sequential in (True, False) for k in (
+            *batch(name, dt.float64, dt.float64, sequential),
+            kernel_name(name, *extra, sequential))]
+        yield f"scan/{name}.cu", SOURCE, OPTIONS, names
 
 
 @dataclass(frozen=True)
