@@ -29,9 +29,10 @@ $(VENV)/.installed-cuda: $(VENV)/.installed-test
 run: $(VENV)/.installed
 	$(PY) -m hxarray demo
 
-# Twice: on the compiled speedups, then on their pure-Python twins.
+# Twice: on the compiled speedups, with the CUDA simulator's cuda:0 among the devices the chapter
+# tests run on; then on their pure-Python twins (CPU-side types: the CUDA device is left out).
 test: $(VENV)/.installed-cuda
-	$(PY) -m pytest -n 2 -q
+	HXARRAY_CUDA_DRIVER=sim $(PY) -m pytest -n 2 -q
 	HXARRAY_PURE_PYTHON=1 $(PY) -m pytest -n 2 -q
 
 # Everything, slow tests included, with 500 hypothesis examples per property.
