@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: run test test-slow conformance bench bench-quick cuda-check clean
+.PHONY: run test test-slow conformance bench bench-quick bench-cuda cuda-check clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,11 @@ conformance: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[bench]'
 	$(PY) -m benchmarks $(BENCH_ARGS)
+
+# The CUDA figures: the simulator always, hxarray against CuPy where there is a GPU.
+bench-cuda: $(VENV)/.installed-cuda
+	$(PIP) install --quiet -e '.[bench]'
+	$(PY) -m benchmarks.cuda $(BENCH_ARGS)
 
 bench-quick: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[bench]'
