@@ -4,7 +4,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: run test test-slow conformance bench bench-quick cuda-check stress stress-ci lint clean
+.PHONY: run test test-slow conformance bench bench-quick bench-cuda cuda-check stress stress-ci lint \
+	clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,9 +30,10 @@ $(VENV)/.installed-cuda: $(VENV)/.installed-test
 run: $(VENV)/.installed
 	$(PY) -m hxarray demo
 
-# Twice: on the compiled speedups, then on their pure-Python twins.
+# Twice: on the compiled speedups, with the CUDA simulator's cuda:0 among the devices the chapter
+# tests run on; then on their pure-Python twins (CPU-side types: the CUDA device is left out).
 test: $(VENV)/.installed-cuda
-	$(PY) -m pytest -n 2 -q
+	HXARRAY_CUDA_DRIVER=sim $(PY) -m pytest -n 2 -q
 	HXARRAY_PURE_PYTHON=1 $(PY) -m pytest -n 2 -q
 
 # Everything, slow tests included, with 500 hypothesis examples per property.
@@ -66,6 +68,11 @@ conformance: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[bench]'
 	$(PY) -m benchmarks $(BENCH_ARGS)
+
+# The CUDA figures: the simulator always, hxarray against CuPy where there is a GPU.
+bench-cuda: $(VENV)/.installed-cuda
+	$(PIP) install --quiet -e '.[bench]'
+	$(PY) -m benchmarks.cuda $(BENCH_ARGS)
 
 bench-quick: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[bench]'

@@ -140,10 +140,35 @@ __device__ __forceinline__ i64 offset_of(Index i, const Shape& shape, const Stri
     return offset;
 }
 
-// numpy's complex product and quotient (no C99 Annex G recovery of infinities; Smith's method).
+// ---- warp shuffles of any element type ------------------------------------------------------
+// Every lane of the warp takes part (full mask). Complex numbers move part by part; types
+// narrower than 32 bits travel as int.
+#define HX_SHUFFLE(NAME, INTRINSIC)                                                           \
+    template <typename T>                                                                    \
+    __device__ __forceinline__ T NAME(T v, unsigned delta, int width = 32) {                 \
+        if constexpr (is_complex<T>::value) {                                                \
+            return T(NAME(v.real(), delta, width), NAME(v.imag(), delta, width));            \
+        } else if constexpr (sizeof(T) < 4) {                                                \
+            return T(INTRINSIC(0xffffffffu, int(v), delta, width));                          \
+        } else {                                                                             \
+            return INTRINSIC(0xffffffffu, v, delta, width);                                  \
+        }                                                                                    \
+    }
+HX_SHUFFLE(shfl_down, __shfl_down_sync)
+HX_SHUFFLE(shfl_up, __shfl_up_sync)
+#undef HX_SHUFFLE
+
+// Products rounded on their own: a compiler may not fuse them into an addition (NVRTC would, by
+// default), so a GPU gives the simulator's bits.
+__device__ __forceinline__ f32 mul_rn(f32 a, f32 b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ f64 mul_rn(f64 a, f64 b) { return __dmul_rn(a, b); }
+
+// The complex product by the textbook formula, each real operation with its own special values
+// (the standard's rule; no C99 Annex G recovery of infinities), and numpy's quotient (Smith's
+// method).
 template <typename R> __device__ __forceinline__ complex<R> cmul(complex<R> a, complex<R> b) {
-    return complex<R>(a.real() * b.real() - a.imag() * b.imag(),
-                      a.real() * b.imag() + a.imag() * b.real());
+    return complex<R>(mul_rn(a.real(), b.real()) - mul_rn(a.imag(), b.imag()),
+                      mul_rn(a.real(), b.imag()) + mul_rn(a.imag(), b.real()));
 }
 template <typename R> __device__ __forceinline__ complex<R> cdiv(complex<R> a, complex<R> b) {
     R ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
@@ -244,15 +269,7 @@ template <typename T> __device__ __forceinline__ T negative(T a) {
     }
 }
 template <typename T> __device__ __forceinline__ T positive(T a) { return a; }
-// numpy squares a complex number as (a + b)(a - b) + 2abj.
-template <typename T> __device__ __forceinline__ T square(T a) {
-    if constexpr (is_complex<T>::value) {
-        return T((a.real() + a.imag()) * (a.real() - a.imag()),
-                 a.real() * a.imag() + a.imag() * a.real());
-    } else {
-        return ops::multiply(a, a);
-    }
-}
+template <typename T> __device__ __forceinline__ T square(T a) { return ops::multiply(a, a); }
 template <typename T> __device__ __forceinline__ T divide(T a, T b) {
     if constexpr (is_complex<T>::value) {
         return cdiv(a, b);
