@@ -42,14 +42,14 @@ test-slow: $(VENV)/.installed-cuda
 
 # The reliability suite (docs/reliability.md): a fuzzer over the whole API, a leak loop, threads
 # against a serial run, out-of-memory under set_memory_limit, processes sharing a corrupted kernel
-# cache; on the CPU and the reference device, compiled and pure-Python. `make stress-ci` is the
-# bounded run CI makes (about a minute and a half); STRESS_ARGS passes options (e.g.
-# --devices cpu,ref:0,cuda:0 with HXARRAY_CUDA_DRIVER=sim).
-stress: $(VENV)/.installed-test
-	$(PY) -m stress --scale full $(STRESS_ARGS)
+# cache; on the CPU, the reference device and cuda:0 (the simulator unless HXARRAY_CUDA_DRIVER
+# says otherwise), compiled and pure-Python. `make stress-ci` is the bounded run CI makes (about
+# two minutes); STRESS_ARGS passes options (e.g. --devices cpu --parts fuzz,leak).
+stress: $(VENV)/.installed-cuda
+	HXARRAY_CUDA_DRIVER=$${HXARRAY_CUDA_DRIVER:-sim} $(PY) -m stress --scale full $(STRESS_ARGS)
 
-stress-ci: $(VENV)/.installed-test
-	$(PY) -m stress --scale ci $(STRESS_ARGS)
+stress-ci: $(VENV)/.installed-cuda
+	HXARRAY_CUDA_DRIVER=$${HXARRAY_CUDA_DRIVER:-sim} $(PY) -m stress --scale ci $(STRESS_ARGS)
 
 lint: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[lint]'

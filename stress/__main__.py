@@ -1,8 +1,9 @@
-"""`python -m stress [--scale ci|full] [--devices cpu,ref:0] [--modes compiled,pure]
+"""`python -m stress [--scale ci|full] [--devices cpu,ref:0,cuda:0] [--modes compiled,pure]
 [--parts fuzz,leak,threads,oom,cache] [--seed N] [--json PATH]`: the reliability suite of issue
 13. Each part runs in processes of its own, on each device and in each mode (the compiled
 speedups or their pure-Python twins); the figures go to stdout as a table and to a JSON file.
-The exit status is 1 if any part failed its criterion (see docs/reliability.md)."""
+The exit status is 1 if any part failed its criterion (see docs/reliability.md), 2 if a device
+cannot be used (cuda:0 needs a GPU, or HXARRAY_CUDA_DRIVER=sim for the simulator)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,19 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
     report["seconds"] = round(time.perf_counter() - start, 1)
     report["failures"] = failures(report)
     return report
+
+
+def unusable(devices: list[str]) -> list[str]:
+    """Why each of `devices` that cannot hold an array cannot (its error)."""
+    import hxarray as xp
+
+    reasons = []
+    for name in devices:
+        try:
+            xp.empty(0, device=xp.Device(name))
+        except Exception as exc:  # noqa: BLE001 - reported to the user
+            reasons.append(f"{name}: {type(exc).__name__}: {exc}")
+    return reasons
 
 
 def _say(text: str) -> None:
@@ -171,8 +185,9 @@ def markdown(report: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stress", description=__doc__)
     parser.add_argument("--scale", choices=SCALES, default="full")
-    parser.add_argument("--devices", default="cpu,ref:0",
-                        help="comma-separated devices (cuda:0 with HXARRAY_CUDA_DRIVER=sim)")
+    parser.add_argument("--devices", default="cpu,ref:0,cuda:0",
+                        help="comma-separated devices (cuda:0 with HXARRAY_CUDA_DRIVER=sim "
+                             "where there is no GPU)")
     parser.add_argument("--modes", default="compiled,pure")
     parser.add_argument("--parts", default=",".join(PARTS))
     parser.add_argument("--seed", type=int, default=0)
@@ -182,7 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(parts) - set(PARTS)
     if unknown:
         parser.error(f"unknown parts {sorted(unknown)}; expected some of {', '.join(PARTS)}")
-    report = run(args.scale, args.devices.split(","), args.modes.split(","), parts, args.seed)
+    devices = args.devices.split(",")
+    reasons = unusable(devices)
+    if reasons:
+        parser.error("devices that cannot be used: " + "; ".join(reasons))
+    report = run(args.scale, devices, args.modes.split(","), parts, args.seed)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(markdown(report))

@@ -4,6 +4,7 @@ check mode, the watchdog, unsupported features, settings, driver selection."""
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import select
 import subprocess
@@ -283,6 +284,22 @@ def test_driver_checks_argument_sizes(sim: SimDriver, sim_mem: DeviceArrays) -> 
         sim.launch(saxpy, 1, 1, (np.float32(1), x), 0, sim_mem.stream)
     with pytest.raises(TypeError, match="argument 3 is 8 bytes.*got int32"):
         sim.launch(saxpy, 1, 1, (np.float32(1), x, x, np.int32(4)), 0, sim_mem.stream)
+
+
+def test_launches_leave_no_cyclic_garbage(sim: SimDriver, sim_mem: DeviceArrays) -> None:
+    # a ctypes array type made per launch became cyclic garbage (the leak loop counts cycles)
+    module = sim.compile(0, source("elementwise.cu"))
+    saxpy = module.get_function("saxpy")
+    x, y = sim_mem.zeros(64), sim_mem.zeros(64)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(3):
+            sim.launch(saxpy, 1, 16, (np.float32(2), x, y, np.int64(16)), 0, sim_mem.stream)
+            sim.stream_synchronize(sim_mem.stream)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
 
 
 def test_options(sim: SimDriver) -> None:

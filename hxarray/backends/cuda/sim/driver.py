@@ -50,6 +50,12 @@ class _KernelInfo(ctypes.Structure):
                 ("nparams", ctypes.c_uint32), ("params", ctypes.POINTER(_Param))]
 
 
+# Array types made once: ctypes caches them only weakly, so one made per call becomes cyclic
+# garbage each time its last instance dies.
+_KernelTable = ctypes.POINTER(_KernelInfo) * 4096
+_ErrorText = ctypes.c_char * 1024
+
+
 def _env_number(name: str, default: float, kind: type = float, minimum: float = 0) -> Any:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
@@ -284,9 +290,9 @@ class SimModule(Module):
         except ValueError:
             pass
         self.static_shared = max(0, _tls_size(binary) - dynamic)
-        table = (ctypes.POINTER(_KernelInfo) * 4096).in_dll(lib, "hxsim_module_kernels")
+        table = _KernelTable.in_dll(lib, "hxsim_module_kernels")
         self.functions: dict[str, SimFunction] = {}
-        for i in range(4096):
+        for i in range(len(table)):
             if not table[i]:
                 break
             name = table[i].contents.name.decode()
@@ -631,7 +637,7 @@ class SimDriver(Driver):
         keep = (function.module, blob)  # alive until the launch has run
 
         def run() -> None:
-            error = ctypes.create_string_buffer(1024)
+            error = _ErrorText()
             address = ctypes.c_ulonglong(0)
             is_fault = ctypes.c_int(0)
             status = self.runtime.hxsim_launch(info, pointers.ctypes.data, dims.ctypes.data,
