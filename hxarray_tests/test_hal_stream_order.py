@@ -4,14 +4,16 @@ a block to one stream while queued work on another may still read it."""
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 import hxarray as xp
-from hxarray.hal import Device, Stream
+from hxarray.hal import Device, Stream, StreamOrderedAllocator
 
 REF = next((d for d in xp.__array_namespace_info__().devices() if d.type.name == "ref"), None)
 pytestmark = pytest.mark.skipif(REF is None, reason="needs the reference backend plug-in "
@@ -94,3 +96,28 @@ def test_to_device_runs_on_the_given_stream(gate: threading.Event) -> None:
     assert np.array_equal(np.asarray(moved.to_device("cpu", stream=stream)), np.arange(N))
     with pytest.raises(ValueError, match="neither"):
         moved.to_device("cpu", stream=Stream(Device("toy")))
+
+
+def test_the_allocator_lets_dropped_streams_go(gate: threading.Event) -> None:
+    # the free lists held every stream a block was ever freed on, and with it its worker thread
+    busy, dropped = Stream(REF), Stream(REF)
+    with busy:
+        x = xp.ones(N)
+        busy.submit(gate.wait)
+        y = x * 2  # queued behind the gate: x's block must stay with `busy`
+        address = x.buffer.address
+        del x
+    with dropped:
+        xp.ones(N)
+    dropped.synchronize()  # idle: the next sweep moves its block to the idle pool
+    gone = weakref.ref(dropped)
+    del dropped
+    for _ in range(StreamOrderedAllocator.SWEEP_EVERY):
+        xp.ones(8, device=REF)
+    gc.collect()
+    assert gone() is None
+    with Stream(REF):
+        assert xp.ones(N).buffer.address != address  # still held back for the busy stream
+    gate.set()
+    with busy:
+        assert np.array_equal(np.asarray(y), np.full(N, 2.0))

@@ -388,15 +388,20 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
     held back until events recorded on those streams at free time have completed. Blocks go back
     to the raw allocator only when no queued work can touch them: `empty_cache` and the
     out-of-memory retry wait for the streams first, and the `max_cached_bytes` bound trims only
-    blocks of idle streams. Always the Python base: devices that need it run their work away
-    from the host, so the allocator is not on a hot host path.
+    blocks of idle streams. Every `SWEEP_EVERY` frees, the cached blocks of idle streams move to
+    a pool any stream takes from, so the allocator holds no stream the program has dropped (nor
+    its worker thread). Always the Python base: devices that need it run their work away from
+    the host, so the allocator is not on a hot host path.
     """
+
+    SWEEP_EVERY = 256
 
     def __init__(self, raw: Allocator, max_cached_bytes: int | None = None) -> None:
         super().__init__(raw, max_cached_bytes)
         self._home: dict[int, Stream] = {}  # live block address -> the stream it was made for
         self._users: dict[int, set[Stream]] = {}  # live block address -> other streams using it
         self._held: list[tuple[Block, Stream, list[Event]]] = []  # freed, used elsewhere
+        self._unswept = 0  # frees since the last sweep
 
     def malloc(self, nbytes: int, stream: Stream | None = None) -> Block:
         from .stream import current_stream
@@ -429,15 +434,27 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
         return block
 
     def _reusable(self, stream: Stream, size: int) -> Block | None:
-        """A cached block of `size` for `stream`: one freed on it, else one from a stream that
-        has no work queued (lock held)."""
-        own = self._free_lists.get((stream, size))
-        if own:
-            return own.pop()
+        """A cached block of `size` for `stream`: one freed on it, else one of the idle pool
+        (key None), else one from a stream that has no work queued (lock held)."""
+        for key in (stream, None):
+            own = self._free_lists.get((key, size))
+            if own:
+                return own.pop()
         for (other, other_size), blocks in self._free_lists.items():
             if other_size == size and blocks and other.query():
                 return blocks.pop()
         return None
+
+    def _sweep(self) -> None:
+        """Move the cached blocks of idle streams to the idle pool and forget those streams
+        (lock held)."""
+        for key in [k for k in self._free_lists if k[0] is not None]:
+            stream, size = key
+            if not self._free_lists[key]:
+                del self._free_lists[key]
+            elif stream.query():
+                self._free_lists.setdefault((None, size), []).extend(self._free_lists.pop(key))
+        self._unswept = 0
 
     def _trim(self) -> list[Block]:
         """Cached blocks of idle streams taken out until the cache is within its bound, for the
@@ -447,7 +464,7 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
         if limit is None or self._cached <= limit:
             return taken
         for (stream, _), blocks in self._free_lists.items():
-            while blocks and self._cached > limit and stream.query():
+            while blocks and self._cached > limit and (stream is None or stream.query()):
                 block = blocks.pop()
                 self._cached -= block.nbytes
                 self._num_raw_frees += 1
@@ -471,6 +488,9 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
                 self._held.append((block, home, [s.record_event() for s in users]))
             else:
                 self._free_lists.setdefault((home, size), []).append(block)
+            self._unswept += 1
+            if self._unswept >= self.SWEEP_EVERY:
+                self._sweep()
 
     def record_stream(self, block: Block, stream: Stream) -> None:
         with self._lock:
@@ -493,7 +513,7 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
         """Wait for the streams whose cached blocks queued work may still touch, then give every
         cached block back to the raw allocator."""
         with self._lock:
-            streams = {home for home, _ in self._free_lists} | \
+            streams = {home for home, _ in self._free_lists if home is not None} | \
                 {home for _, home, _ in self._held}
             events = [event for _, _, held in self._held for event in held]
         for stream in streams:
@@ -504,10 +524,11 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
             self._release_held()
             blocks = []
             for (stream, _), free_list in self._free_lists.items():
-                if stream.query():  # (work queued since the wait keeps its blocks cached)
+                if stream is None or stream.query():  # (work queued since keeps its blocks)
                     blocks.extend(free_list)
                     free_list.clear()
             self._cached -= sum(b.nbytes for b in blocks)
             self._num_raw_frees += len(blocks)
+            self._sweep()  # forget the streams whose lists are now empty
         for block in blocks:
             self.raw.free(block)
