@@ -14,10 +14,7 @@
  *
  * The operator slots also elide temporaries, as numpy does: in `a * b + c`, the product is
  * referenced by nothing but the interpreter's stack, so the sum is written into it instead of a
- * new buffer. A temporary is recognised by a reference count of one while the calling Python
- * frame executes BINARY_OP (Python 3.11 to 3.13), or by PyUnstable_Object_IsUniqueReferencedTemporary
- * (3.14 on). C code that calls PyNumber_Add on an array it alone references, from inside another
- * object's operator, would see that array overwritten; this is the same trade-off numpy makes.
+ * new buffer (the checks that make this safe are at elision_target; docs/reliability.md).
  *
  * Everything relies on the GIL: a method that calls no Python code runs atomically.
  */
