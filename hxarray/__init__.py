@@ -31,6 +31,7 @@ from ._indexing import *  # noqa: F403
 from ._info import __array_namespace_info__, empty_cache, memory_stats
 from ._linalg_functions import *  # noqa: F403
 from ._manipulation import *  # noqa: F403
+from ._modes import set_strict
 from ._searching import *  # noqa: F403
 from ._sets import *  # noqa: F403
 from ._sorting import *  # noqa: F403

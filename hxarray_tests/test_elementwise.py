@@ -173,6 +173,7 @@ def test_unary(name, dtype):
         _check(name, function(xp.asarray(a)), (a,), result_dtype)
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("name", list(UNARY))
 def test_unary_refuses_other_dtypes(name):
     for dtype in set(DTYPES) - set(UNARY[name][0]):
@@ -188,6 +189,7 @@ def test_unary_refuses_non_arrays(name, value):
         getattr(xp, name)(value)
 
 
+@pytest.mark.strict
 @given(x=xps.arrays(dtype=xps.scalar_dtypes(), shape=xps.array_shapes(min_dims=0, max_dims=3,
                                                                       min_side=0, max_side=4)),
        name=st.sampled_from(sorted(UNARY)))
@@ -236,6 +238,7 @@ def _promoted(d1: xp.DType, d2: xp.DType) -> xp.DType | None:
     return getattr(xp, np.result_type(np_dtype(d1), np_dtype(d2)).name)
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("name", list(BINARY))
 def test_binary_promotes_mixed_dtypes(name):
     """Every pair of dtypes the function allows: the promoted result or TypeError."""
@@ -312,6 +315,7 @@ def _incompatible(dtype: xp.DType) -> list[object]:
     return [True, *others]
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("name", list(BINARY))
 def test_incompatible_python_scalars_raise(name):
     for dtype in BINARY[name][0]:
@@ -398,6 +402,7 @@ def _refused_updates() -> list[tuple[str, xp.DType, object, type[Exception]]]:
     ]
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize(("name", "dtype", "other", "error"), _refused_updates(),
                          ids=[f"{n}-{d.name}-{type(o).__name__}" for n, d, o, _
                               in _refused_updates()])

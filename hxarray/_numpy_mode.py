@@ -1,0 +1,336 @@
+"""numpy mode: what hxarray does, outside strict mode, where the standard leaves a case open.
+
+Every rule follows numpy 2 (NEP 50 promotion, numpy's ufunc loops), with one deliberate change:
+floating-point functions of integer or boolean arrays give the default floating dtype (float64),
+where numpy gives float16 or float32 for 8- and 16-bit integers (hxarray has no float16). The
+namespace functions reach this module only after the standard's own checks have failed (a
+`NumpyRule` was raised), so nothing here costs anything on the paths both modes share. Each rule
+converts the operands to dtypes the standard does define, then calls the namespace again: a
+backend never sees a case the standard leaves open. docs/modes.md lists every difference.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import _dtypes as dt
+from ._array import Array
+from ._modes import NumpyRule, is_strict
+
+Scalar = builtins.bool | int | float | complex
+_SCALARS = (builtins.bool, int, float, complex)
+_FLOATING_ONLY = frozenset({"floating-point", "real-valued floating-point"})
+COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+_MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+             "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+# -- dtypes ----------------------------------------------------------------------------------------
+
+
+def dtype_of(value: Any) -> dt.DType | None:
+    """The hxarray dtype a numpy dtype, numpy scalar type, dtype string or Python type names
+    (non-native byte orders map to the native dtype), or None."""
+    if value is None or isinstance(value, Array):
+        return None
+    try:
+        found = np.dtype(value)
+    except (TypeError, ValueError):
+        return None
+    if not found.isnative:
+        found = found.newbyteorder("=")
+    return dt.FROM_NUMPY.get(found)
+
+
+def describe_dtype(value: Any) -> str:
+    """Why `value` is not an hxarray dtype, for error messages."""
+    try:
+        found = np.dtype(value)
+    except (TypeError, ValueError):
+        return f"{value!r} is not a data type"
+    return f"numpy dtype {found} has no hxarray equivalent"
+
+
+NUMPY_PROMOTION = {(a, b): dt.FROM_NUMPY[np.promote_types(a.numpy, b.numpy)]
+                   for a in dt.ALL_DTYPES for b in dt.ALL_DTYPES}
+
+
+def result_type(*values: dt.DType | Scalar) -> dt.DType:
+    """numpy's result dtype of dtypes and Python scalars (weak, NEP 50)."""
+    found = np.result_type(*(v.numpy if v.__class__ is dt.DType else v for v in values))
+    return dt.FROM_NUMPY[found]
+
+
+def can_cast(source: dt.DType, target: dt.DType) -> builtins.bool:
+    """numpy's `can_cast` under its default ("safe") rule."""
+    return builtins.bool(np.can_cast(source.numpy, target.numpy))
+
+
+# -- conversions -----------------------------------------------------------------------------------
+
+
+def reinterpret(x: Array, dtype: dt.DType) -> Array:
+    """The same bytes as another dtype of the same size (bool as uint8 or int8, and back)."""
+    return Array._make(x._buffer, dtype, x._shape, x._strides, x._offset)
+
+
+def cast(x: Array, dtype: dt.DType) -> Array:
+    """`x` as `dtype`: itself, a reinterpretation of a bool array as int8/uint8, or a copy."""
+    if x._dtype is dtype:
+        return x
+    if x._dtype is dt.bool and dtype in (dt.int8, dt.uint8):
+        return reinterpret(x, dtype)
+    from ._data_types import astype
+
+    return astype(x, dtype)
+
+
+def to_nonzero(x: Array) -> Array:
+    """A uint8 result of a bool operation numpy computes on bools, back as bool (x != 0)."""
+    from ._elementwise import OPERATIONS
+
+    return OPERATIONS["not_equal"](x, 0)
+
+
+def cast_all(arrays: tuple[Array, ...] | list[Array], dtype: dt.DType) -> tuple[Array, ...]:
+    return tuple(cast(a, dtype) for a in arrays)
+
+
+def promoted(arrays: tuple[Array, ...] | list[Array]) -> tuple[dt.DType, tuple[Array, ...]]:
+    """numpy's common dtype of `arrays`, and the arrays cast to it."""
+    dtype = result_type(*(a._dtype for a in arrays))
+    return dtype, cast_all(arrays, dtype)
+
+
+# -- element-wise functions ------------------------------------------------------------------------
+
+# The numpy ufunc whose type resolution each function follows where its name differs; real and imag
+# follow absolute (bool stays bool), reciprocal follows sqrt (numpy's integer reciprocal is not
+# kept: it gives the default floating dtype, as every floating-point function does).
+_UFUNC_NAMES = {
+    "acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
+    "atanh": "arctanh", "atan2": "arctan2", "bitwise_invert": "invert", "conj": "conjugate",
+    "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift", "pow": "power",
+    "round": "rint", "real": "absolute", "imag": "absolute", "reciprocal": "sqrt",
+}
+
+
+class Plan(NamedTuple):
+    """How numpy mode runs one element-wise function on given operand types: the dtype each array
+    operand is converted to, the Python type each scalar becomes, and the dtype the result is
+    converted to (None: as computed)."""
+
+    operands: tuple[dt.DType, ...]
+    scalar: type | None
+    result: dt.DType | None
+    mixed_sign: builtins.bool = False
+
+
+_plans: dict[tuple[Any, ...], Plan | str] = {}
+
+
+def _operand_type(value: Any) -> dt.DType | type:
+    return value._dtype if value.__class__ is Array else type(value)
+
+
+def _type_name(t: dt.DType | type) -> str:
+    return t.name if t.__class__ is dt.DType else f"Python {t.__name__}"
+
+
+def _numpy_type(t: dt.DType | type) -> Any:
+    """What numpy's type resolution takes for an operand: the dtype of an array, the weak Python
+    int, float and complex (a Python bool ranks lowest anyway, as numpy's bool)."""
+    return t.numpy if t.__class__ is dt.DType else np.dtype(t) if t is builtins.bool else t
+
+
+def _floating(d: dt.DType | None, from_integers: builtins.bool) -> dt.DType:
+    """numpy's loop dtype `d` (None for float16) with float16, and float32 from integer input,
+    raised to the default floating dtype."""
+    if d is None or (from_integers and d is dt.float32):
+        return dt.float64
+    if from_integers and d is dt.complex64:
+        return dt.complex128
+    return d
+
+
+def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
+    from ._ops import OPS
+
+    op = OPS[name]
+    ufunc = getattr(np, _UFUNC_NAMES.get(name, name))
+    described = " and ".join(_type_name(t) for t in types)
+    try:
+        loop = ufunc.resolve_dtypes((*(_numpy_type(t) for t in types), *(None,) * ufunc.nout))
+    except (TypeError, ValueError):
+        return f"{name}() is not defined for {described} (numpy has no such loop either)"
+    category = op.category
+    if category == "bool":  # numpy's logical functions take any dtype by its truth value
+        return Plan((dt.bool,) * len(types), builtins.bool, None)
+    arrays = [t for t in types if t.__class__ is dt.DType]
+    from_integers = category in _FLOATING_ONLY and not any(t in dt.FLOATING for t in arrays)
+    computed = [_floating(dt.FROM_NUMPY.get(d), from_integers) for d in loop[:len(types)]]
+    result = _floating(dt.FROM_NUMPY.get(loop[len(types)]), from_integers)
+    allowed = dt.CATEGORIES[category]
+    if computed[0] is dt.bool and all(c is dt.bool for c in computed) and dt.bool not in allowed:
+        # numpy's bool loops (add is or, multiply is and, ...): on uint8, then back to bool
+        return Plan((dt.uint8,) * len(types), int, None if result is not dt.bool
+                    or op.result == "bool" else dt.bool)
+    if len(set(computed)) > 1:
+        if name in COMPARISONS and set(computed) == {dt.int64, dt.uint64}:
+            return Plan(tuple(computed), int, None, mixed_sign=True)
+        return f"{name}() is not defined for {described}"
+    if computed[0] not in allowed:
+        return (f"{name}() does not take {described}, in either mode (numpy's "
+                f"{ufunc.__name__} on {computed[0].name} is not provided)")
+    scalar = builtins.bool if computed[0] is dt.bool else int if computed[0] in dt.INTEGER \
+        else complex if computed[0] in dt.COMPLEX_FLOATING else float
+    from ._elementwise import _resolve
+
+    return Plan(tuple(computed), scalar,
+                None if _resolve(name, computed[0], computed[0]) is result else result)
+
+
+def _plan(name: str, operands: tuple[Any, ...]) -> Plan:
+    key = (name, *(_operand_type(v) for v in operands))
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _plans[key] = _make_plan(name, key[1:])
+    if plan.__class__ is str:
+        raise TypeError(plan)
+    return plan
+
+
+def _convert(value: Any, dtype: dt.DType, scalar: type | None) -> Any:
+    if value.__class__ is Array:
+        return cast(value, dtype) if dtype is not dt.bool or value._dtype is dt.bool \
+            else to_nonzero(value)
+    return scalar(value) if scalar is not None else value
+
+
+def _out_of_range(name: str, x1: Any, x2: Any) -> Array | None:
+    """numpy's comparison of an integer array with a Python int beyond its dtype: the same
+    answer for every element (None if the int fits)."""
+    if name not in COMPARISONS:
+        return None
+    array, value, op = (x1, x2, name) if x1.__class__ is Array else (x2, x1, _MIRRORED[name])
+    if value.__class__ is not int or array._dtype not in dt.INTEGER:
+        return None
+    low, high = dt.INTEGER_BOUNDS[array._dtype]
+    if low <= value <= high:
+        return None
+    above = value > high  # array < value everywhere
+    answer = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
+              "greater": not above, "greater_equal": not above}[op]
+    from ._creation import full
+
+    return full(array._shape, answer, dtype=dt.bool, device=array._buffer.device)
+
+
+def _mixed_sign(name: str, x1: Array, x2: Array) -> Array:
+    """An exact comparison of int64 with uint64 (numpy 2 has loops for it): negative signed
+    values compare below every unsigned one; the rest compare as uint64."""
+    from ._elementwise import OPERATIONS
+    from ._searching import where
+
+    signed, op = (x1, name) if x1._dtype is dt.int64 else (x2, _MIRRORED[name])
+    negative_answer = op in ("less", "less_equal", "not_equal")
+    as_unsigned = cast(signed, dt.uint64)
+    pair = (as_unsigned, x2) if signed is x1 else (x1, as_unsigned)
+    return where(OPERATIONS["less"](signed, 0), negative_answer, OPERATIONS[name](*pair))
+
+
+def elementwise(name: str, *operands: Any) -> Array:
+    """numpy's `name` of arrays and scalars that the standard's rules do not combine (numpy
+    scalars count as the Python scalars they hold)."""
+    from ._elementwise import OPERATIONS
+
+    operands = tuple(v.item() if isinstance(v, np.generic) else v for v in operands)
+
+    if len(operands) == 2:
+        constant = _out_of_range(name, *operands)
+        if constant is not None:
+            return constant
+    plan = _plan(name, operands)
+    converted = tuple(_convert(v, d, plan.scalar) for v, d in zip(operands, plan.operands))
+    if plan.mixed_sign:
+        return _mixed_sign(name, *converted)
+    result = OPERATIONS[name](*converted)
+    if plan.result is not None and result._dtype is not plan.result:
+        result = to_nonzero(result) if plan.result is dt.bool else cast(result, plan.result)
+    return result
+
+
+def assign_inplace(name: str, x: Array, result: Array) -> Array:
+    """`x <op>= y` under numpy's in-place rule: the result is cast back to x's dtype where numpy's
+    "same_kind" casting allows it."""
+    if not np.can_cast(result._dtype.numpy, x._dtype.numpy, "same_kind"):
+        raise TypeError(f"in-place {name}: cannot cast the {result._dtype.name} result back to "
+                        f"x's {x._dtype.name} (numpy's 'same_kind' rule)")
+    from ._views import broadcast_shapes
+
+    if broadcast_shapes(x._shape, result._shape) != x._shape:
+        raise ValueError(f"in-place {name}: a result of shape {result._shape} does not broadcast "
+                         f"to x's shape {x._shape}")
+    x._buffer.device.backend.assign(x, result)
+    return x
+
+
+# -- other functions' inputs -----------------------------------------------------------------------
+
+
+def coerce(x: Array, category: str, function: str) -> Array:
+    """`x` as input of a function of the standard's dtype `category`, for numpy mode: integer and
+    bool arrays become float64 for floating-point functions; bool arrays are int8 (zero-copy)
+    for numeric ones; anything else raises the standard's TypeError."""
+    if category in _FLOATING_ONLY and (x._dtype in dt.INTEGER or x._dtype is dt.bool):
+        return cast(x, dt.float64)
+    if x._dtype is dt.bool and category in ("numeric", "real-valued"):
+        return reinterpret(x, dt.int8)
+    raise TypeError(f"{function}() requires an array of {category} dtype, got {x._dtype.name}")
+
+
+def check_category(x: Array, category: str, function: str) -> Array:
+    """`x` if its dtype is in `category`; else strict mode's TypeError or numpy mode's input."""
+    if x._dtype in dt.CATEGORIES[category]:
+        return x
+    if is_strict():
+        raise TypeError(f"{function}() requires an array of {category} dtype, got "
+                        f"{x._dtype.name}")
+    return coerce(x, category, function)
+
+
+# -- numpy's positional forms ----------------------------------------------------------------------
+
+
+def positional(function: str, args: tuple[Any, ...], names: tuple[str, ...],
+               given: dict[str, Any], defaults: dict[str, Any], standard: int = 1
+               ) -> dict[str, Any]:
+    """The keyword arguments that numpy's positional form `function(x, *args)` stands for.
+
+    `names` are numpy's parameter names in order after the standard's `standard` positional
+    parameters ("out" must be None); `given` the keyword values received, `defaults` the
+    defaults. Strict mode raises the TypeError Python raises for a keyword-only signature."""
+    if is_strict():
+        total = standard + len(args)
+        raise TypeError(f"{function}() takes {standard} positional argument"
+                        f"{'s' if standard > 1 else ''} but {total} were given")
+    if len(args) > len(names):
+        raise TypeError(f"{function}() takes at most {standard + len(names)} positional "
+                        f"arguments (numpy's form: {', '.join(names)}), got "
+                        f"{standard + len(args)}")
+    kwargs = dict(given)
+    for name, value in zip(names, args):
+        if name == "out":
+            if value is not None:
+                raise TypeError(f"{function}(): out= is not supported; assign the result "
+                                "instead")
+            continue
+        if given.get(name, defaults.get(name)) is not defaults.get(name):
+            raise TypeError(f"{function}() got multiple values for argument {name!r}")
+        kwargs[name] = value
+    return kwargs
+
+
+__all__ = ["NumpyRule"]
