@@ -246,21 +246,30 @@ def clip(x: Array, /, min: Array | Scalar | None = None,
         raise TypeError(f"clip() requires real-valued input, got {x._dtype.name}")
     bounds = []
     shapes = [x._shape]
-    for label, bound in (("min", min), ("max", max)):
-        if bound is not None and bound.__class__ is not _Array:
-            if bound.__class__ is int and x._dtype in dt.INTEGER:
-                low, high = dt.INTEGER_BOUNDS[x._dtype]
-                bound = builtins.min(builtins.max(bound, low), high)
-            bound = _check_scalar("clip", bound, x._dtype)
-        elif bound is not None:
-            if bound._buffer.device is not x._buffer.device:
-                raise ValueError(f"clip(): {label} is on {bound.device}, x on {x.device}")
-            if bound._dtype not in dt.REAL_NUMERIC or \
-                    (bound._dtype in dt.FLOATING) != (x._dtype in dt.FLOATING):
-                raise TypeError(f"clip(): {label} of dtype {bound._dtype.name} does not match x "
-                                f"of dtype {x._dtype.name}")
-            shapes.append(bound._shape)
-        bounds.append(bound)
+    try:
+        for label, bound in (("min", min), ("max", max)):
+            if bound is not None and bound.__class__ is not _Array:
+                if bound.__class__ is int and x._dtype in dt.INTEGER:
+                    low, high = dt.INTEGER_BOUNDS[x._dtype]
+                    bound = builtins.min(builtins.max(bound, low), high)
+                bound = _check_scalar("clip", bound, x._dtype)
+            elif bound is not None:
+                if bound._buffer.device is not x._buffer.device:
+                    raise ValueError(f"clip(): {label} is on {bound.device}, x on {x.device}")
+                if bound._dtype not in dt.REAL_NUMERIC:
+                    raise TypeError(f"clip(): {label} must be real-valued, got "
+                                    f"{bound._dtype.name}")
+                if (bound._dtype in dt.FLOATING) != (x._dtype in dt.FLOATING):
+                    raise unspecified(f"clip(): {label} of dtype {bound._dtype.name} does not "
+                                      f"match x of dtype {x._dtype.name}")
+                shapes.append(bound._shape)
+            bounds.append(bound)
+    except NumpyRule:  # numpy promotes x and the bounds together (NEP 50)
+        given = [v for v in (min, max) if v is not None]
+        _, (x, *given) = numpy_mode.common((x, *given))
+        if min is not None:
+            min = given.pop(0)
+        return clip(x, min, given[0] if max is not None else None)
     shape = broadcast_shapes(*shapes)
     return _backend_of(x).elementwise("clip", (x, *bounds), x._dtype, shape)
 

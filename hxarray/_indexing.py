@@ -14,8 +14,10 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._checks import check_array, normalize_axis, same_device
+from ._modes import NumpyRule, is_strict
 from ._views import broadcast_shapes, view
 
 __all__ = ["take", "take_along_axis"]
@@ -131,7 +133,8 @@ def getitem(x: Array, key: Any) -> Array:
 def _check_value(x: Array, value: Any) -> Any:
     """`value` ready to store in `x`: a checked Python scalar or an array on x's device whose
     dtype is of x's kind (a narrower or wider dtype of the same kind is cast, as in numpy; complex
-    values never go into a real array, as that would drop their imaginary parts)."""
+    values never go into a real array, as that would drop their imaginary parts). numpy mode
+    casts values of other kinds as numpy does (1.7 stored in an integer array is 1)."""
     if value.__class__ is not Array:
         if isinstance(value, (builtins.bool, int, float, complex)):
             from ._elementwise import _check_scalar
@@ -139,7 +142,10 @@ def _check_value(x: Array, value: Any) -> Any:
             if isinstance(value, complex) and x._dtype not in dt.COMPLEX_FLOATING:
                 raise TypeError(f"__setitem__: cannot store a Python complex in a "
                                 f"{x._dtype.name} array")
-            return _check_scalar("__setitem__", value, x._dtype)
+            try:
+                return _check_scalar("__setitem__", value, x._dtype)
+            except NumpyRule:
+                return numpy_mode.python_type(x._dtype)(value)
         from ._creation import asarray
 
         return asarray(value, dtype=x._dtype, device=x._buffer.device)
@@ -148,8 +154,12 @@ def _check_value(x: Array, value: Any) -> Any:
     if value._dtype is not x._dtype and (
             (x._dtype, value._dtype) not in dt.PROMOTION_TABLE
             or value._dtype in dt.COMPLEX_FLOATING and x._dtype not in dt.COMPLEX_FLOATING):
-        raise TypeError(f"__setitem__: cannot store {value._dtype.name} values in a "
-                        f"{x._dtype.name} array")
+        message = (f"__setitem__: cannot store {value._dtype.name} values in a "
+                   f"{x._dtype.name} array")
+        if is_strict() or value._dtype in dt.COMPLEX_FLOATING and \
+                x._dtype not in dt.COMPLEX_FLOATING:
+            raise TypeError(message)
+        return numpy_mode.cast(value, x._dtype)
     return value
 
 

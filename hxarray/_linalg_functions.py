@@ -6,24 +6,40 @@ import operator
 from collections.abc import Sequence
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis, same_device
+from ._modes import NumpyRule, is_strict
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
 
-def _operands(function: str, x1: Array, x2: Array) -> dt.DType:
+def _operands(function: str, x1: Array, x2: Array) -> tuple[dt.DType, Array, Array]:
+    """The promoted dtype and the operands (numpy mode: bool as int64, kinds promoted)."""
     check_array(x1, function, "x1")
     check_array(x2, function, "x2")
-    check_dtype(x1, "numeric", function)
-    check_dtype(x2, "numeric", function)
+    if x1._dtype is dt.bool and x2._dtype is dt.bool and not is_strict():
+        x1, x2 = numpy_mode.cast(x1, dt.int64), numpy_mode.cast(x2, dt.int64)  # counts, then != 0
+    x1 = check_dtype(x1, "numeric", function)
+    x2 = check_dtype(x2, "numeric", function)
     same_device((x1, x2), function)
-    return dt.promote(x1._dtype, x2._dtype)
+    try:
+        return dt.promote(x1._dtype, x2._dtype), x1, x2
+    except NumpyRule:
+        dtype, (x1, x2) = numpy_mode.common((x1, x2))
+        return dtype, x1, x2
+
+
+def _product(result: Array, x1: Array, x2: Array) -> Array:
+    """numpy mode's product of bool arrays (computed as int64 counts) is bool: any term true."""
+    if x1._dtype is dt.bool and x2._dtype is dt.bool:
+        return numpy_mode.to_nonzero(result)
+    return result
 
 
 def matmul(x1: Array, x2: Array, /) -> Array:
-    dtype = _operands("matmul", x1, x2)
+    dtype, y1, y2 = _operands("matmul", x1, x2)
     if x1.ndim == 0 or x2.ndim == 0:
         raise ValueError("matmul(): operands must have at least one dimension; use multiply() "
                          "for scalars")
@@ -34,7 +50,7 @@ def matmul(x1: Array, x2: Array, /) -> Array:
                          f"{inner1} (last axis of x1) != {inner2} (contracted axis of x2)")
     if x1.ndim > 2 or x2.ndim > 2:
         _views.broadcast_shapes(x1._shape[:-2], x2._shape[:-2])
-    return x1._buffer.device.backend.matmul(x1, x2, dtype)
+    return _product(y1._buffer.device.backend.matmul(y1, y2, dtype), x1, x2)
 
 
 def matrix_transpose(x: Array, /) -> Array:
@@ -44,7 +60,7 @@ def matrix_transpose(x: Array, /) -> Array:
 
 def tensordot(x1: Array, x2: Array, /, *,
               axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
-    dtype = _operands("tensordot", x1, x2)
+    dtype, y1, y2 = _operands("tensordot", x1, x2)
     if isinstance(axes, int) and not isinstance(axes, bool):
         if axes < 0 or axes > min(x1.ndim, x2.ndim):
             raise ValueError(f"tensordot(): axes={axes} must be in [0, {min(x1.ndim, x2.ndim)}]")
@@ -65,7 +81,7 @@ def tensordot(x1: Array, x2: Array, /, *,
         if x1._shape[a] != x2._shape[b]:
             raise ValueError(f"tensordot(): contracted axes have sizes {x1._shape[a]} and "
                              f"{x2._shape[b]}")
-    return x1._buffer.device.backend.tensordot(x1, x2, pair, dtype)
+    return _product(y1._buffer.device.backend.tensordot(y1, y2, pair, dtype), x1, x2)
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
@@ -73,7 +89,7 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     from ._elementwise import conj, multiply
     from ._statistical import sum as _sum
 
-    dtype = _operands("vecdot", x1, x2)
+    dtype, y1, y2 = _operands("vecdot", x1, x2)
     shape = _views.broadcast_shapes(x1._shape, x2._shape)
     if not shape:
         raise ValueError("vecdot(): operands must have at least one dimension")
@@ -81,5 +97,5 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     rel1, rel2 = axis - len(shape) + x1.ndim, axis - len(shape) + x2.ndim
     if rel1 < 0 or rel2 < 0 or x1._shape[rel1] != x2._shape[rel2]:
         raise ValueError(f"vecdot(): shapes {x1._shape} and {x2._shape} differ on axis {axis}")
-    product = multiply(conj(x1) if x1._dtype in dt.COMPLEX_FLOATING else x1, x2)
-    return _sum(product, axis=axis, dtype=dtype)
+    product = multiply(conj(y1) if y1._dtype in dt.COMPLEX_FLOATING else y1, y2)
+    return _product(_sum(product, axis=axis, dtype=dtype), x1, x2)

@@ -14,9 +14,11 @@ from functools import lru_cache
 from typing import Any
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import check_array, normalize_axes, normalize_axis, same_device
+from ._modes import NumpyRule
 from ._version import sequence_result
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
@@ -67,18 +69,22 @@ def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
     return _views.broadcast_to(x, as_shape(shape, "broadcast_to"))
 
 
-def _common_dtype(arrays: tuple[Array, ...] | list[Array], function: str) -> dt.DType:
+def _common_dtype(arrays: tuple[Array, ...], function: str
+                  ) -> tuple[dt.DType, tuple[Array, ...]]:
+    """The promoted dtype and the arrays (in numpy mode, cast to it where kinds differ)."""
     if not arrays:
         raise ValueError(f"{function}() needs at least one array")
     for a in arrays:
         check_array(a, function, "each input")
     same_device(arrays, function)
-    return dt.result_type_of(*(a._dtype for a in arrays))
+    try:
+        return dt.result_type_of(*(a._dtype for a in arrays)), arrays
+    except NumpyRule:
+        return numpy_mode.common(arrays)
 
 
 def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
-    arrays = tuple(arrays)
-    dtype = _common_dtype(arrays, "concat")
+    dtype, arrays = _common_dtype(tuple(arrays), "concat")
     if axis is not None:
         ndim = arrays[0].ndim
         if ndim == 0:
@@ -93,8 +99,7 @@ def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) 
 
 
 def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
-    arrays = tuple(arrays)
-    dtype = _common_dtype(arrays, "stack")
+    dtype, arrays = _common_dtype(tuple(arrays), "stack")
     shape = arrays[0]._shape
     if any(a._shape != shape for a in arrays):
         raise ValueError(f"stack(): all arrays must have the same shape, got "

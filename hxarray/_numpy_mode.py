@@ -94,14 +94,19 @@ def to_nonzero(x: Array) -> Array:
     return OPERATIONS["not_equal"](x, 0)
 
 
-def cast_all(arrays: tuple[Array, ...] | list[Array], dtype: dt.DType) -> tuple[Array, ...]:
-    return tuple(cast(a, dtype) for a in arrays)
+def python_type(dtype: dt.DType) -> type:
+    """The Python scalar type of a dtype's kind."""
+    return builtins.bool if dtype is dt.bool else int if dtype in dt.INTEGER else \
+        complex if dtype in dt.COMPLEX_FLOATING else float
 
 
-def promoted(arrays: tuple[Array, ...] | list[Array]) -> tuple[dt.DType, tuple[Array, ...]]:
-    """numpy's common dtype of `arrays`, and the arrays cast to it."""
-    dtype = result_type(*(a._dtype for a in arrays))
-    return dtype, cast_all(arrays, dtype)
+def common(operands: tuple[Any, ...] | list[Any]) -> tuple[dt.DType, tuple[Any, ...]]:
+    """numpy's common dtype of arrays and (weak) scalars, and the operands as it: arrays cast,
+    scalars (numpy's as the Python scalars they hold) as its Python type."""
+    operands = [v.item() if isinstance(v, np.generic) else v for v in operands]
+    dtype = result_type(*(v._dtype if v.__class__ is Array else v for v in operands))
+    kind = python_type(dtype)
+    return dtype, tuple(cast(v, dtype) if v.__class__ is Array else kind(v) for v in operands)
 
 
 # -- element-wise functions ------------------------------------------------------------------------
@@ -184,11 +189,9 @@ def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
     if computed[0] not in allowed:
         return (f"{name}() does not take {described}, in either mode (numpy's "
                 f"{ufunc.__name__} on {computed[0].name} is not provided)")
-    scalar = builtins.bool if computed[0] is dt.bool else int if computed[0] in dt.INTEGER \
-        else complex if computed[0] in dt.COMPLEX_FLOATING else float
     from ._elementwise import _resolve
 
-    return Plan(tuple(computed), scalar,
+    return Plan(tuple(computed), python_type(computed[0]),
                 None if _resolve(name, computed[0], computed[0]) is result else result)
 
 
@@ -281,24 +284,23 @@ def assign_inplace(name: str, x: Array, result: Array) -> Array:
 
 
 def coerce(x: Array, category: str, function: str) -> Array:
-    """`x` as input of a function of the standard's dtype `category`, for numpy mode: integer and
-    bool arrays become float64 for floating-point functions; bool arrays are int8 (zero-copy)
-    for numeric ones; anything else raises the standard's TypeError."""
-    if category in _FLOATING_ONLY and (x._dtype in dt.INTEGER or x._dtype is dt.bool):
+    """`x` as numpy takes it where the standard's dtype `category` excludes its dtype: integer and
+    bool arrays become float64 for floating-point functions (the complex dtype of their precision
+    for complex ones), bool arrays are int8 (zero-copy) for numeric ones; anything else raises the
+    standard's TypeError."""
+    exact = x._dtype in dt.INTEGER or x._dtype is dt.bool
+    if category in _FLOATING_ONLY and exact:
         return cast(x, dt.float64)
+    if category == "complex floating-point" and (exact or x._dtype in dt.REAL_FLOATING):
+        return cast(x, dt.COMPLEX_OF.get(x._dtype, dt.complex128))
     if x._dtype is dt.bool and category in ("numeric", "real-valued"):
         return reinterpret(x, dt.int8)
     raise TypeError(f"{function}() requires an array of {category} dtype, got {x._dtype.name}")
 
 
-def check_category(x: Array, category: str, function: str) -> Array:
-    """`x` if its dtype is in `category`; else strict mode's TypeError or numpy mode's input."""
-    if x._dtype in dt.CATEGORIES[category]:
-        return x
-    if is_strict():
-        raise TypeError(f"{function}() requires an array of {category} dtype, got "
-                        f"{x._dtype.name}")
-    return coerce(x, category, function)
+def as_bool(result: Array, x: Array) -> Array:
+    """A result computed on the int8 view of bool input `x` (max, min, sort), as bool again."""
+    return reinterpret(result, dt.bool) if x._dtype is dt.bool else result
 
 
 # -- numpy's positional forms ----------------------------------------------------------------------

@@ -11,6 +11,7 @@ import builtins
 
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis
+from ._numpy_mode import as_bool
 
 __all__ = ["argsort", "sort"]
 
@@ -18,11 +19,13 @@ __all__ = ["argsort", "sort"]
 def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: builtins.bool,
           indices: builtins.bool) -> Array:
     check_array(x, name)
-    check_dtype(x, "real-valued", name)
+    values = check_dtype(x, "real-valued", name)
     if x.ndim == 0:
         raise ValueError(f"{name}(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, name)
-    return x._buffer.device.backend.sort(x, axis, bool(descending), bool(stable), indices)
+    result = values._buffer.device.backend.sort(values, axis, bool(descending), bool(stable),
+                                                 indices)
+    return result if indices else as_bool(result, x)
 
 
 def sort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,

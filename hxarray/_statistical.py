@@ -10,6 +10,7 @@ from . import _dtypes as dt
 from ._array import Array
 from ._checks import as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
+from ._numpy_mode import as_bool
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -35,25 +36,26 @@ def _sum_dtype(x: Array, dtype: Any, function: str) -> dt.DType:
 def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "sum")
-    check_dtype(x, "numeric", "sum")
+    x = check_dtype(x, "numeric", "sum")
     return reduce("sum", x, axis, keepdims, _sum_dtype(x, dtype, "sum"))
 
 
 def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
          keepdims: builtins.bool = False) -> Array:
     check_array(x, "prod")
-    check_dtype(x, "numeric", "prod")
+    x = check_dtype(x, "numeric", "prod")
     return reduce("prod", x, axis, keepdims, _sum_dtype(x, dtype, "prod"))
 
 
 def _extremum(name: str, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
     check_array(x, name)
-    check_dtype(x, "real-valued", name)
+    values = check_dtype(x, "real-valued", name)
     axes = normalize_axes(axis, x.ndim, name)
     if 0 in x._shape and any(x._shape[a] == 0 for a in axes):
         raise ValueError(f"{name}() of an empty selection has no value (the standard leaves "
                          "it undefined)")
-    return x._buffer.device.backend.reduce(name, x, axes, keepdims, x._dtype)
+    return as_bool(values._buffer.device.backend.reduce(name, values, axes, keepdims,
+                                                        values._dtype), x)
 
 
 def max(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
@@ -69,7 +71,7 @@ def min(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
          keepdims: builtins.bool = False) -> Array:
     check_array(x, "mean")
-    check_dtype(x, "floating-point", "mean")
+    x = check_dtype(x, "floating-point", "mean")
     return reduce("mean", x, axis, keepdims, x._dtype)
 
 
@@ -86,7 +88,7 @@ min = fast("Reduction", min, {d: d for d in dt.CATEGORIES["real-valued"]}, nonem
 def _spread(name: str, x: Array, axis: Any, correction: int | float,
             keepdims: builtins.bool) -> Array:
     check_array(x, name)
-    check_dtype(x, "real-valued floating-point", name)
+    x = check_dtype(x, "real-valued floating-point", name)
     if not isinstance(correction, (int, float)) or correction < 0:
         raise ValueError(f"{name}(): correction must be a non-negative number, got {correction!r}")
     return x._buffer.device.backend.reduce(name, x, normalize_axes(axis, x.ndim, name), keepdims,
@@ -106,7 +108,7 @@ def std(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 def _cumulative(name: str, x: Array, axis: int | None, dtype: Any,
                 include_initial: builtins.bool) -> Array:
     check_array(x, name)
-    check_dtype(x, "numeric", name)
+    x = check_dtype(x, "numeric", name)
     if axis is None:
         if x.ndim > 1:
             raise ValueError(f"{name}(): axis is required for arrays with more than one "

@@ -6,8 +6,10 @@ import builtins
 import operator
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis
+from ._modes import NumpyRule, is_strict
 from ._statistical import reduce
 
 __all__ = ["all", "any", "diff"]
@@ -28,7 +30,8 @@ def any(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
          append: Array | None = None) -> Array:
     check_array(x, "diff")
-    check_dtype(x, "numeric", "diff")
+    if x._dtype is not dt.bool or is_strict():
+        x = check_dtype(x, "numeric", "diff")
     if x.ndim == 0:
         raise ValueError("diff(): x must have at least one dimension")
     if isinstance(n, builtins.bool):
@@ -49,6 +52,30 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
                                        enumerate(zip(other._shape, x._shape)) if i != axis):
             raise ValueError(f"diff(): {name} of shape {other._shape} does not match x's shape "
                              f"{x._shape} off axis {axis}")
-        dtype = dt.promote(dtype, other._dtype)
+        try:
+            dtype = dt.promote(dtype, other._dtype)
+        except NumpyRule:
+            dtype = numpy_mode.result_type(dtype, other._dtype)
         extra[name] = other
+    if not is_strict():
+        x, extra = numpy_mode.cast(x, dtype), {k: numpy_mode.cast(v, dtype)
+                                               for k, v in extra.items()}
+        if dtype is dt.bool:
+            return _bool_diff(x, axis, n, extra)
     return x._buffer.device.backend.reduce("diff", x, (axis,), False, dtype, n=n, **extra)
+
+
+def _bool_diff(x: Array, axis: int, n: int, extra: dict[str, Array]) -> Array:
+    """numpy's diff of booleans: n times, whether neighbours differ."""
+    from ._elementwise import not_equal
+    from ._indexing import basic_view
+    from ._manipulation import concat
+
+    if extra:
+        x = concat([p for p in (extra.get("prepend"), x, extra.get("append")) if p is not None],
+                   axis=axis)
+    head = (slice(None),) * axis
+    for _ in range(n):
+        x = not_equal(basic_view(x, (*head, slice(1, None))),
+                      basic_view(x, (*head, slice(None, -1))))
+    return x

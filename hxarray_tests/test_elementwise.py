@@ -567,6 +567,7 @@ def test_clip_clamps_out_of_range_integer_bounds():
     np.testing.assert_array_equal(np.asarray(xp.clip(x, 50, 300)), [50, 100, 255])
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize(("x", "low", "high"), [
     (xp.asarray([1j]), None, None),
     (xp.asarray([True]), None, None),
