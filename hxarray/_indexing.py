@@ -18,6 +18,7 @@ from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._checks import check_array, normalize_axis, same_device
 from ._modes import NumpyRule, is_strict
+from ._numpy_mode import numpy_positional
 from ._views import broadcast_shapes, view
 
 __all__ = ["take", "take_along_axis"]
@@ -179,6 +180,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
         backend.scatter(x, _advanced_key(x, key), value)
 
 
+@numpy_positional("axis", "out")
 def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     check_array(x, "take")
     check_array(indices, "take", "indices")
@@ -195,6 +197,7 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     return x._buffer.device.backend.take(x, indices, axis)
 
 
+@numpy_positional("axis")
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     check_array(x, "take_along_axis")
     check_array(indices, "take_along_axis", "indices")

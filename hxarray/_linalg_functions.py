@@ -11,6 +11,7 @@ from . import _views
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis, same_device
 from ._modes import NumpyRule, is_strict
+from ._numpy_mode import numpy_positional
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
@@ -58,6 +59,7 @@ def matrix_transpose(x: Array, /) -> Array:
     return x.mT
 
 
+@numpy_positional("axes")
 def tensordot(x1: Array, x2: Array, /, *,
               axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
     dtype, y1, y2 = _operands("tensordot", x1, x2)

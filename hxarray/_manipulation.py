@@ -19,6 +19,7 @@ from . import _views
 from ._array import Array
 from ._checks import check_array, normalize_axes, normalize_axis, same_device
 from ._modes import NumpyRule
+from ._numpy_mode import numpy_positional
 from ._version import sequence_result
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
@@ -83,6 +84,7 @@ def _common_dtype(arrays: tuple[Array, ...], function: str
         return numpy_mode.common(arrays)
 
 
+@numpy_positional("axis", "out")
 def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
     dtype, arrays = _common_dtype(tuple(arrays), "concat")
     if axis is not None:
@@ -98,6 +100,7 @@ def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) 
     return arrays[0]._buffer.device.backend.concat(arrays, axis, dtype)
 
 
+@numpy_positional("axis", "out")
 def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
     dtype, arrays = _common_dtype(tuple(arrays), "stack")
     shape = arrays[0]._shape
@@ -134,6 +137,7 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     return _views.expand(x, normalized)
 
 
+@numpy_positional("axis")
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     check_array(x, "flip")
     return _views.flip(x, normalize_axes(axis, x.ndim, "flip"))
@@ -212,6 +216,7 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     return _views.squeeze(x, axes)
 
 
+@numpy_positional("axis")
 def roll(x: Array, /, shift: int | tuple[int, ...], *,
          axis: int | tuple[int, ...] | None = None) -> Array:
     check_array(x, "roll")
@@ -229,6 +234,7 @@ def roll(x: Array, /, shift: int | tuple[int, ...], *,
     return x._buffer.device.backend.manipulate("roll", x, shift=shifts, axis=axes)
 
 
+@numpy_positional("axis")
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
     check_array(x, "repeat")
     if repeats.__class__ is Array:

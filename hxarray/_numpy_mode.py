@@ -12,7 +12,10 @@ backend never sees a case the standard leaves open. docs/modes.md lists every di
 from __future__ import annotations
 
 import builtins
-from typing import Any, NamedTuple
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -21,6 +24,7 @@ from ._array import Array
 from ._modes import NumpyRule, is_strict
 
 Scalar = builtins.bool | int | float | complex
+F = TypeVar("F", bound=Callable[..., Any])
 _SCALARS = (builtins.bool, int, float, complex)
 _FLOATING_ONLY = frozenset({"floating-point", "real-valued floating-point"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
@@ -306,33 +310,46 @@ def as_bool(result: Array, x: Array) -> Array:
 # -- numpy's positional forms ----------------------------------------------------------------------
 
 
-def positional(function: str, args: tuple[Any, ...], names: tuple[str, ...],
-               given: dict[str, Any], defaults: dict[str, Any], standard: int = 1
-               ) -> dict[str, Any]:
-    """The keyword arguments that numpy's positional form `function(x, *args)` stands for.
-
-    `names` are numpy's parameter names in order after the standard's `standard` positional
-    parameters ("out" must be None); `given` the keyword values received, `defaults` the
-    defaults. Strict mode raises the TypeError Python raises for a keyword-only signature."""
-    if is_strict():
-        total = standard + len(args)
-        raise TypeError(f"{function}() takes {standard} positional argument"
-                        f"{'s' if standard > 1 else ''} but {total} were given")
+def numpy_keywords(function: str, args: tuple[Any, ...], names: tuple[str, ...],
+                   kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments numpy's positional form `args` stands for: `names` are numpy's
+    parameters in its order (an "out" must be None), `kwargs` those given by keyword."""
     if len(args) > len(names):
-        raise TypeError(f"{function}() takes at most {standard + len(names)} positional "
-                        f"arguments (numpy's form: {', '.join(names)}), got "
-                        f"{standard + len(args)}")
-    kwargs = dict(given)
+        raise TypeError(f"{function}() takes at most {len(names)} positional arguments after the "
+                        f"standard's (numpy's: {', '.join(names)}), got {len(args)}")
+    kwargs = dict(kwargs)
     for name, value in zip(names, args):
         if name == "out":
             if value is not None:
-                raise TypeError(f"{function}(): out= is not supported; assign the result "
-                                "instead")
-            continue
-        if given.get(name, defaults.get(name)) is not defaults.get(name):
+                raise TypeError(f"{function}(): out= is not supported; use the result")
+        elif name in kwargs:
             raise TypeError(f"{function}() got multiple values for argument {name!r}")
-        kwargs[name] = value
+        else:
+            kwargs[name] = value
     return kwargs
+
+
+def numpy_positional(*names: str) -> Callable[[F], F]:
+    """Decorator: numpy mode also takes numpy's positional form of the keyword-only parameters
+    `names` (numpy's order after the standard's positional parameters, e.g. `sum(x, 0)` for
+    `sum(x, axis=0)`); no standard call changes meaning, as the standard passes them by keyword.
+    Strict mode refuses them with Python's own TypeError."""
+    def decorate(function: F) -> F:
+        parameters = inspect.signature(function).parameters.values()
+        positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                         for p in parameters)
+        label = function.__name__
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > positional and not is_strict():
+                kwargs = numpy_keywords(label, args[positional:], names, kwargs)
+                args = args[:positional]
+            return function(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
 
 
 __all__ = ["NumpyRule"]

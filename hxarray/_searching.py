@@ -12,6 +12,7 @@ from ._checks import check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
 from ._elementwise import _check_scalar, scalar_operand
 from ._modes import NumpyRule, unspecified
+from ._numpy_mode import numpy_positional
 from ._views import broadcast_shapes
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
@@ -26,14 +27,17 @@ def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool
     return x._buffer.device.backend.reduce(name, x, axes, keepdims, dt.int64)
 
 
+@numpy_positional("axis", "out")
 def argmax(x: Array, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Array:
     return _arg_extremum("argmax", x, axis, keepdims)
 
 
+@numpy_positional("axis", "out")
 def argmin(x: Array, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Array:
     return _arg_extremum("argmin", x, axis, keepdims)
 
 
+@numpy_positional("axis")
 def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
                   keepdims: builtins.bool = False) -> Array:
     check_array(x, "count_nonzero")
@@ -48,6 +52,7 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     return x._buffer.device.backend.nonzero(x)
 
 
+@numpy_positional("side", "sorter")
 def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
                  sorter: Array | None = None) -> Array:
     check_array(x1, "searchsorted", "x1")

@@ -11,7 +11,7 @@ import builtins
 
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis
-from ._numpy_mode import as_bool
+from ._numpy_mode import as_bool, numpy_positional
 
 __all__ = ["argsort", "sort"]
 
@@ -28,11 +28,13 @@ def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: bui
     return result if indices else as_bool(result, x)
 
 
+@numpy_positional("axis")
 def sort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,
          stable: builtins.bool = True) -> Array:
     return _sort("sort", x, axis, descending, stable, indices=False)
 
 
+@numpy_positional("axis")
 def argsort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,
             stable: builtins.bool = True) -> Array:
     """Indices (default integer dtype) that sort x along `axis`."""

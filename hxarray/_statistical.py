@@ -10,7 +10,7 @@ from . import _dtypes as dt
 from ._array import Array
 from ._checks import as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
-from ._numpy_mode import as_bool
+from ._numpy_mode import as_bool, numpy_positional
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -33,6 +33,7 @@ def _sum_dtype(x: Array, dtype: Any, function: str) -> dt.DType:
     return dtype
 
 
+@numpy_positional("axis", "dtype", "out", "keepdims")
 def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "sum")
@@ -40,6 +41,7 @@ def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = 
     return reduce("sum", x, axis, keepdims, _sum_dtype(x, dtype, "sum"))
 
 
+@numpy_positional("axis", "dtype", "out", "keepdims")
 def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
          keepdims: builtins.bool = False) -> Array:
     check_array(x, "prod")
@@ -58,16 +60,19 @@ def _extremum(name: str, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
                                                         values._dtype), x)
 
 
+@numpy_positional("axis", "out", "keepdims")
 def max(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     return _extremum("max", x, axis, keepdims)
 
 
+@numpy_positional("axis", "out", "keepdims")
 def min(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     return _extremum("min", x, axis, keepdims)
 
 
+@numpy_positional("axis")
 def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
          keepdims: builtins.bool = False) -> Array:
     check_array(x, "mean")
@@ -95,11 +100,13 @@ def _spread(name: str, x: Array, axis: Any, correction: int | float,
                                            x._dtype, correction=correction)
 
 
+@numpy_positional("axis")
 def var(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         correction: int | float = 0.0, keepdims: builtins.bool = False) -> Array:
     return _spread("var", x, axis, correction, keepdims)
 
 
+@numpy_positional("axis")
 def std(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         correction: int | float = 0.0, keepdims: builtins.bool = False) -> Array:
     return _spread("std", x, axis, correction, keepdims)

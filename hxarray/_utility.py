@@ -10,23 +10,27 @@ from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis
 from ._modes import NumpyRule, is_strict
+from ._numpy_mode import numpy_positional
 from ._statistical import reduce
 
 __all__ = ["all", "any", "diff"]
 
 
+@numpy_positional("axis", "out", "keepdims")
 def all(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "all")
     return reduce("all", x, axis, keepdims, dt.bool)
 
 
+@numpy_positional("axis", "out", "keepdims")
 def any(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "any")
     return reduce("any", x, axis, keepdims, dt.bool)
 
 
+@numpy_positional("n", "axis", "prepend", "append")
 def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
          append: Array | None = None) -> Array:
     check_array(x, "diff")

@@ -26,6 +26,7 @@ from ._elementwise import abs, conj, multiply, sqrt
 from ._linalg_functions import matmul, matrix_transpose, tensordot, vecdot
 from ._manipulation import broadcast_to, expand_dims, reshape, stack
 from ._modes import NumpyRule, is_strict
+from ._numpy_mode import numpy_positional
 from ._searching import count_nonzero, where
 from ._statistical import max, min, sum
 
@@ -153,6 +154,7 @@ def eigvals(x: Array, /) -> Array:
     return _run("eigvals", _matrices(x, "eigvals", square=True))
 
 
+@numpy_positional("mode")
 def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult:
     x = _matrices(x, "qr")
     if mode not in ("reduced", "complete"):
@@ -160,6 +162,7 @@ def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRRe
     return QRResult(*_run("qr", x, mode=mode))
 
 
+@numpy_positional("full_matrices")
 def svd(x: Array, /, *, full_matrices: builtins.bool = True) -> SVDResult:
     return SVDResult(*_run("svd", _matrices(x, "svd"),
                            full_matrices=builtins.bool(full_matrices)))

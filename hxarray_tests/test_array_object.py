@@ -196,13 +196,13 @@ def test_binary_operator_with_python_scalars_on_either_side(name, dtype):
 def test_inplace_operator_writes_into_the_array(name, dtype):
     _, function, _ = BINARY[name]
     a, b = _operands(name, dtype)
-    x = xp.asarray(a)
+    x = xp.asarray(a, copy=True)
     buffer = x.buffer
     y = INPLACE[name](x, xp.asarray(b))
     assert y is x and x.buffer is buffer
     assert_matches(x, _expected(function, a, b))
     s = _scalar(name, dtype)
-    x = xp.asarray(a)
+    x = xp.asarray(a, copy=True)
     assert INPLACE[name](x, s) is x
     assert_matches(x, _expected(function, a, np.asarray(s, a.dtype)))
 

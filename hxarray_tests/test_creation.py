@@ -44,7 +44,10 @@ def test_asarray_from_numpy(kind, dtype):
     data = VIEWS[kind](sample((4, 5), dtype))
     x = xp.asarray(data)
     assert_matches(x, data)
-    assert not shares_memory(x, data)  # host memory is copied into device memory by default
+    assert shares_memory(x, data)  # a writable numpy array is shared, as np.asarray would
+    copied = xp.asarray(data, copy=True)
+    assert_matches(copied, data)
+    assert not shares_memory(copied, data)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))

@@ -117,6 +117,7 @@ def test_bool_operators_stay_bool():
     assert_matches(t ^ f, np.array([False, True]))
 
 
+@pytest.mark.strict  # numpy's own promotion is not associative: int8, uint16, float32
 @given(st.lists(st.sampled_from([d for d in DTYPES if d is not xp.bool]), min_size=2,
                 max_size=5))
 def test_result_type_is_associative_and_commutative(dtypes):

@@ -359,24 +359,24 @@ def test_inplace_operator(name, dtype):
     scalar = True if dtype is xp.bool else 3 if dtype in INTEGER else 2.5
     for other, expected_args in ((xp.asarray(a2), (a1, a2)), (xp.asarray(a2[0]), (a1, a2[0])),
                                  (scalar, (a1, np.asarray(scalar, np_dtype(dtype))))):
-        x = xp.asarray(a1)
+        x = xp.asarray(a1, copy=True)
         buffer = x.buffer
         assert inplace(x, other) is x
         assert x.buffer is buffer
         _check(name, x, expected_args, np_dtype(dtype))
-    x = xp.asarray(a1)
+    x = xp.asarray(a1, copy=True)
     other = xp.asarray(_data(name, (4, 6), dtype, 1))
     _check(name, inplace(x, x if name not in ("bitwise_left_shift", "pow") else other),
            (a1, a1 if name not in ("bitwise_left_shift", "pow") else a2), np_dtype(dtype))
     if name in ("bitwise_left_shift", "bitwise_right_shift", "pow") and dtype in INTEGER:
         return  # overlapping operands would be out of range
     function = getattr(xp, name)
-    x = xp.asarray(a1)
+    x = xp.asarray(a1, copy=True)
     inplace(x[1:], x[:-1])  # as if the right operand were copied first
     expected = a1.copy()
     expected[1:] = np.asarray(function(xp.asarray(a1[1:]), xp.asarray(a1[:-1])))
     assert_matches(x, expected)
-    base = xp.asarray(a1)
+    base = xp.asarray(a1, copy=True)
     inplace(base[::-1, ::2], xp.asarray(a2[::-1, ::2]))  # writes through a strided view
     expected = a1.copy()
     expected[::-1, ::2] = np.asarray(function(xp.asarray(a1[::-1, ::2]),
