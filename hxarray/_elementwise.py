@@ -163,7 +163,11 @@ def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
     def operator(self: Array, other: Any) -> Any:
         if other.__class__ is not _Array and not isinstance(other, (builtins.bool, int, float,
                                                                     complex)):
-            return NotImplemented
+            if not isinstance(other, (np.ndarray, np.generic)) or is_strict():
+                return NotImplemented
+            from ._numpy_protocols import as_operand  # numpy mode: x += numpy_array, in place
+
+            other = as_operand(other, self._buffer.device)
         if name == "matmul":
             from ._linalg_functions import matmul
 
