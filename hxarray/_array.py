@@ -131,16 +131,26 @@ class Array(_Base):
         return hxarray
 
     def to_device(self, device: Device | str, /, *, stream: Any = None) -> Array:
-        """A copy of this array on `device` (this array itself if it is already there)."""
+        """A copy of this array on `device` (this array itself if it is already there). The copy
+        runs on `stream` (a stream of either device) where given, else on the devices' current
+        streams; reading the source waits for its stream."""
         source = self._buffer.device
         if device is source:
             return self
         target = Device(device)
         if target is source:
             return self
-        if stream is not None and getattr(stream, "device", target) not in (source, target):
+        if stream is None:
+            return _transfer(self, source, target)
+        from .hal.stream import Stream
+
+        if not isinstance(stream, Stream):
+            raise TypeError(f"to_device(): stream must be an hxarray Stream or None, got "
+                            f"{type(stream).__name__}")
+        if stream.device not in (source, target):
             raise ValueError(f"stream {stream!r} belongs to neither {source} nor {target}")
-        return target.backend.from_host(source.backend.to_host(self), target)
+        with stream:
+            return _transfer(self, source, target)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._buffer.device.backend.dlpack_device(self._buffer.device)
@@ -259,6 +269,14 @@ def _rebuild(data: Any, dtype: dt.DType, shape: tuple[int, ...], device: Device)
     from ._creation import asarray
 
     return asarray(np.frombuffer(data, dtype=dtype.numpy).reshape(shape), device=device)
+
+
+def _transfer(x: Array, source: Device, target: Device) -> Array:
+    """A copy of `x` on the other device `target`: the backend's own copy between two devices of
+    its type, else through host memory."""
+    if source.type is target.type:
+        return source.backend.copy_to(x, target)
+    return target.backend.from_host(source.backend.to_host(x), target)
 
 
 def _install_operators() -> None:

@@ -25,7 +25,9 @@ def fast(kind: str, function: Callable[..., Any], results: dict[Any, Any],
     """A namespace function: the pure-Python `function` without the speedups; with them, the
     compiled `kind` ("Operation", "Reduction" or "Creation") with the CPU fast path in front of
     `general` (by default `function` itself), carrying `function`'s name, docstring, module and
-    signature. `results` maps each operand dtype the fast path takes to the result's dtype."""
+    signature, and `function` itself as `__wrapped__` (for `inspect` and IDEs); `.fallback` is
+    the general path. `results` maps each operand dtype the fast path takes to the result's
+    dtype."""
     if speedups is None:
         return function
     compiled = getattr(speedups, kind)(function.__name__, results, general or function,
@@ -33,4 +35,5 @@ def fast(kind: str, function: Callable[..., Any], results: dict[Any, Any],
     compiled.__name__ = compiled.__qualname__ = function.__name__
     compiled.__doc__, compiled.__module__ = function.__doc__, function.__module__
     compiled.__signature__ = inspect.signature(function)
+    compiled.__wrapped__ = function
     return compiled

@@ -285,7 +285,31 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     if is_complex and dtype not in dt.COMPLEX_FLOATING:
         raise TypeError(f"linspace(): complex bounds need a complex dtype, got {dtype.name}")
     target = as_device(device, "linspace")
-    return target.backend.linspace(start, stop, num, dtype, target, endpoint)
+    return _spaced(start, stop, num, dtype, target, endpoint,
+                   dt.complex128 if is_complex else dt.float64)
+
+
+def _spaced(start: Any, stop: Any, num: int, dtype: dt.DType, device: Device,
+            endpoint: builtins.bool, work: dt.DType) -> Array:
+    """numpy's linspace, step for step, in the `work` dtype (so every device gives numpy's
+    values): 0, 1, ... times the step (or divided by the count, then times the span, where the
+    step underflows to 0), plus start; the last value is stop exactly; then cast."""
+    backend = device.backend
+    y = backend.arange(0, num, 1, work, device)
+    div = num - 1 if endpoint else num
+    with np.errstate(all="ignore"):
+        delta = np.subtract(stop, start, dtype=work.numpy)
+        step = delta / div if div > 0 else None
+    if step is not None and step == 0:  # the step underflows: divide by the count first
+        backend.elementwise("divide", (y, div), work, y._shape, out=y)
+    factor = delta if step is None or step == 0 else step
+    backend.elementwise("multiply", (y, factor.item()), work, y._shape, out=y)
+    backend.elementwise("add", (y, start), work, y._shape, out=y)
+    if endpoint and num > 1:
+        backend.assign(_views.slice_axis(y, 0, num - 1, num), stop)
+    if dtype in dt.INTEGER:
+        backend.elementwise("floor", (y,), work, y._shape, out=y)
+    return y if dtype is work else backend.copy(y, dtype)
 
 
 
@@ -333,10 +357,22 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...] | list[A
 
 
 def _triangle(name: str, x: Array, k: int) -> Array:
+    """x where column - row <= k (tril) or >= k (triu) in the last two axes, else 0."""
     check_array(x, name)
     if x.ndim < 2:
         raise ValueError(f"{name}(): x must have at least 2 dimensions, got {x.ndim}")
-    return x._buffer.device.backend.manipulate(name, x, k=as_int(k, name, "k"))
+    rows, cols = x._shape[-2:]
+    k = builtins.max(builtins.min(as_int(k, name, "k"), cols), -rows)  # keeps it in int64
+    device = x._buffer.device
+    backend = device.backend
+    row = _views.expand(backend.arange(0, rows, 1, dt.int64, device), (1,))
+    col = _views.expand(backend.arange(0, cols, 1, dt.int64, device), (0,))
+    offset = backend.elementwise("subtract", (col, row), dt.int64, (rows, cols))
+    keep = backend.elementwise("less_equal" if name == "tril" else "greater_equal", (offset, k),
+                               dt.bool, (rows, cols))
+    zero = False if x._dtype is dt.bool else 0
+    return backend.elementwise("where", (_views.broadcast_to(keep, x._shape), x, zero), x._dtype,
+                               x._shape)
 
 
 def tril(x: Array, /, *, k: int = 0) -> Array:

@@ -19,7 +19,7 @@ from ._array import Array
 from ._checks import check_array, normalize_axis, same_device
 from ._modes import NumpyRule, is_strict
 from ._numpy_mode import numpy_positional
-from ._views import broadcast_shapes, view
+from ._views import broadcast_shapes, broadcast_to, permute, view
 
 __all__ = ["take", "take_along_axis"]
 
@@ -121,14 +121,98 @@ def _advanced_key(x: Array, key: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def getitem(x: Array, key: Any) -> Array:
-    if key.__class__ is Array and key._dtype is dt.bool and \
-            key._buffer.device is x._buffer.device:  # the common mask, valid as it is
-        return x._buffer.device.backend.gather(x, (key,))
+    if key.__class__ is Array and key._dtype is dt.bool and key._shape and \
+            key._shape == x._shape[:key.ndim] and key._buffer.device is x._buffer.device:
+        return x._buffer.device.backend.compress(x, key)  # the common mask
     key = _as_tuple(key)
     basic = _basic_key(key)
     if basic is not None:
         return basic_view(x, basic)
-    return x._buffer.device.backend.gather(x, _advanced_key(x, key))
+    source, axis, indices = _gather_plan(x, _advanced_key(x, key))
+    backend = x._buffer.device.backend
+    shape = _gathered_shape(source, axis, indices)
+    out = backend.empty(shape, x._dtype, x._buffer.device)
+    if 0 not in shape:
+        backend.gather(source, axis, indices, out)
+    return out
+
+
+def _gathered_shape(source: Array, axis: int, indices: tuple[Array, ...]) -> tuple[int, ...]:
+    return (*source._shape[:axis], *indices[0]._shape, *source._shape[axis + len(indices):])
+
+
+def _gather_plan(x: Array, key: tuple[Any, ...]) -> tuple[Array, int, tuple[Array, ...]]:
+    """An advanced key (numpy's semantics) as (view, axis, index arrays) with
+    x[key] == gather(view, axis, index arrays): the basic part of the key applied as a view,
+    boolean arrays turned into the integer arrays of their non-zero positions, integers into 0-D
+    index arrays, all index arrays broadcast together. When the indexed axes are not adjacent,
+    numpy puts the broadcast axes first: the view then has them in front (axis 0)."""
+    from ._creation import asarray
+
+    device = x._buffer.device
+    backend = device.backend
+    consumed = sum(k.ndim if k.__class__ is Array and k._dtype is dt.bool else
+                   0 if k is None or k is Ellipsis or k.__class__ is builtins.bool else 1
+                   for k in key)
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices: {consumed} given for an array with {x.ndim} "
+                         "dimension(s)")
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    basic: list[Any] = []  # the key's basic part, array positions kept as full slices
+    placed: list[tuple[int, Array]] = []  # (axis of the view, index array)
+    axis = view_axis = 0
+    for k in key:
+        if k is Ellipsis:
+            for _ in range(x.ndim - consumed):
+                basic.append(slice(None))
+            axis += x.ndim - consumed
+            view_axis += x.ndim - consumed
+        elif k is None:
+            basic.append(None)
+            view_axis += 1
+        elif k.__class__ is slice:
+            basic.append(k)
+            axis += 1
+            view_axis += 1
+        elif k.__class__ is builtins.bool or k.__class__ is Array and k._dtype is dt.bool \
+                and k.ndim == 0:  # a new axis of length 1 (True) or 0 (False)
+            basic.append(None)
+            chosen = [0] if builtins.bool(k) else []
+            placed.append((view_axis, asarray(chosen, dtype=dt.int64, device=device)))
+            view_axis += 1
+        elif k.__class__ is Array and k._dtype is dt.bool:
+            covered = x._shape[axis:axis + k.ndim]
+            if any(m not in (n, 0) for m, n in zip(k._shape, covered)):  # (0 selects nothing)
+                raise IndexError(f"boolean index of shape {k._shape} does not match the "
+                                 f"indexed dimensions {covered} of an array of shape {x._shape}")
+            for position in backend.nonzero(k):
+                basic.append(slice(None))
+                placed.append((view_axis, position))
+                axis += 1
+                view_axis += 1
+        else:
+            if k.__class__ is not Array:
+                n = x._shape[axis]
+                if not -n <= k < n:
+                    raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+                k = backend.full((), k, dt.int64, device)
+            basic.append(slice(None))
+            placed.append((view_axis, k))
+            axis += 1
+            view_axis += 1
+    view = basic_view(x, tuple(basic))
+    try:
+        shape = broadcast_shapes(*(index._shape for _, index in placed))
+    except ValueError:
+        raise IndexError(f"index arrays of shapes {[i._shape for _, i in placed]} cannot be "
+                         "broadcast together") from None
+    indices = tuple(broadcast_to(index, shape) for _, index in placed)
+    axes = [a for a, _ in placed]
+    if axes == list(range(axes[0], axes[0] + len(axes))):
+        return view, axes[0], indices
+    rest = [a for a in range(view.ndim) if a not in axes]
+    return permute(view, (*axes, *rest)), 0, indices
 
 
 def _check_value(x: Array, value: Any) -> Any:
@@ -176,8 +260,20 @@ def setitem(x: Array, key: Any, value: Any) -> None:
             raise ValueError(f"__setitem__: value of shape {value._shape} does not broadcast to "
                              f"the selection's shape {target._shape}")
         backend.assign(target, value)
-    else:
-        backend.scatter(x, _advanced_key(x, key), value)
+        return
+    target, axis, indices = _gather_plan(x, _advanced_key(x, key))
+    shape = _gathered_shape(target, axis, indices)
+    if value.__class__ is not Array:
+        value = backend.full((), value, x._dtype, x._buffer.device)
+    elif value._dtype is not x._dtype:
+        value = backend.copy(value, x._dtype)
+    try:
+        value = broadcast_to(value, shape)
+    except ValueError:
+        raise ValueError(f"__setitem__: value of shape {value._shape} does not broadcast to the "
+                         f"selection's shape {shape}") from None
+    if 0 not in shape:
+        backend.scatter(target, axis, indices, value)
 
 
 @numpy_positional("axis", "out")
@@ -194,7 +290,17 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
             raise ValueError(f"take(): axis is required unless x is 1-D, got {x.ndim}-D")
         axis = 0
     axis = normalize_axis(axis, x.ndim, "take")
-    return x._buffer.device.backend.take(x, indices, axis)
+    return _gather(x, axis, (indices,))
+
+
+def _gather(x: Array, axis: int, indices: tuple[Array, ...]) -> Array:
+    """A new array: gather(x, axis, indices) into its result shape."""
+    backend = x._buffer.device.backend
+    shape = _gathered_shape(x, axis, indices)
+    out = backend.empty(shape, x._dtype, x._buffer.device)
+    if 0 not in shape:
+        backend.gather(x, axis, indices, out)
+    return out
 
 
 @numpy_positional("axis")
@@ -211,10 +317,23 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     axis = normalize_axis(axis, x.ndim, "take_along_axis")
     x_rest = x._shape[:axis] + x._shape[axis + 1:]
     indices_rest = indices._shape[:axis] + indices._shape[axis + 1:]
-    if x_rest != indices_rest:
-        try:
-            broadcast_shapes(x_rest, indices_rest)
-        except ValueError:
-            raise ValueError(f"take_along_axis(): indices of shape {indices._shape} do not "
-                             f"broadcast with x of shape {x._shape} off axis {axis}") from None
-    return x._buffer.device.backend.take_along_axis(x, indices, axis)
+    try:
+        rest = broadcast_shapes(x_rest, indices_rest)
+    except ValueError:
+        raise ValueError(f"take_along_axis(): indices of shape {indices._shape} do not "
+                         f"broadcast with x of shape {x._shape} off axis {axis}") from None
+    # One index array per axis: `indices` along `axis`, 0, 1, 2, ... along every other one.
+    shape = (*rest[:axis], indices._shape[axis], *rest[axis:])
+    backend = x._buffer.device.backend
+    device = x._buffer.device
+    per_axis = []
+    for a, n in enumerate(x._shape):
+        if a == axis:
+            per_axis.append(broadcast_to(indices, shape))
+            continue
+        positions = backend.arange(0, n, 1, dt.int64, device)
+        placed = view(positions, tuple(n if b == a else 1 for b in range(x.ndim)),
+                      tuple(positions._strides[0] if b == a else 0 for b in range(x.ndim)),
+                      positions._offset)
+        per_axis.append(broadcast_to(placed, shape))
+    return _gather(x, 0, tuple(per_axis))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 
@@ -10,6 +11,7 @@ from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis, same_device
+from ._manipulation import reshape
 from ._modes import NumpyRule, is_strict
 from ._numpy_mode import numpy_positional
 
@@ -49,9 +51,20 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     if inner1 != inner2:
         raise ValueError(f"matmul(): shapes {x1._shape} and {x2._shape} are not aligned: "
                          f"{inner1} (last axis of x1) != {inner2} (contracted axis of x2)")
-    if x1.ndim > 2 or x2.ndim > 2:
-        _views.broadcast_shapes(x1._shape[:-2], x2._shape[:-2])
-    return _product(y1._buffer.device.backend.matmul(y1, y2, dtype), x1, x2)
+    batch = _views.broadcast_shapes(x1._shape[:-2], x2._shape[:-2])
+    # 1-D operands are a row (x1) or a column (x2) whose axis leaves the result again.
+    a = _views.expand(x1, (0,)) if x1.ndim == 1 else x1
+    b = _views.expand(x2, (1,)) if x2.ndim == 1 else x2
+    m, n = a._shape[-2], b._shape[-1]
+    backend = x1._buffer.device.backend
+    a = _views.expand(y1, (0,)) if y1.ndim == 1 else y1
+    b = _views.expand(y2, (1,)) if y2.ndim == 1 else y2
+    a, b = (_views.broadcast_to(v if v._dtype is dtype else backend.copy(v, dtype),
+                                (*batch, *v._shape[-2:])) for v in (a, b))
+    out = backend.empty((*batch, m, n), dtype, x1._buffer.device)
+    backend.matmul(a, b, out)
+    dropped = (len(batch),) * (x1.ndim == 1) + (len(batch) + 1,) * (x2.ndim == 1)
+    return _product(_views.squeeze(out, dropped) if dropped else out, x1, x2)
 
 
 def matrix_transpose(x: Array, /) -> Array:
@@ -62,7 +75,7 @@ def matrix_transpose(x: Array, /) -> Array:
 @numpy_positional("axes")
 def tensordot(x1: Array, x2: Array, /, *,
               axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
-    dtype, y1, y2 = _operands("tensordot", x1, x2)
+    _, y1, y2 = _operands("tensordot", x1, x2)
     if isinstance(axes, int) and not isinstance(axes, bool):
         if axes < 0 or axes > min(x1.ndim, x2.ndim):
             raise ValueError(f"tensordot(): axes={axes} must be in [0, {min(x1.ndim, x2.ndim)}]")
@@ -83,7 +96,16 @@ def tensordot(x1: Array, x2: Array, /, *,
         if x1._shape[a] != x2._shape[b]:
             raise ValueError(f"tensordot(): contracted axes have sizes {x1._shape[a]} and "
                              f"{x2._shape[b]}")
-    return _product(y1._buffer.device.backend.tensordot(y1, y2, pair, dtype), x1, x2)
+    # x1's free axes then its contracted ones, x2's contracted axes then its free ones: the
+    # contraction is one matrix product of the two reshaped operands.
+    free1 = tuple(i for i in range(x1.ndim) if i not in pair[0])
+    free2 = tuple(i for i in range(x2.ndim) if i not in pair[1])
+    k = math.prod(x1._shape[i] for i in pair[0])
+    shape1 = tuple(x1._shape[i] for i in free1)
+    shape2 = tuple(x2._shape[i] for i in free2)
+    a = reshape(_views.permute(y1, free1 + pair[0]), (math.prod(shape1), k))
+    b = reshape(_views.permute(y2, pair[1] + free2), (k, math.prod(shape2)))
+    return _product(reshape(matmul(a, b), shape1 + shape2), x1, x2)
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:

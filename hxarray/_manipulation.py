@@ -87,7 +87,10 @@ def _common_dtype(arrays: tuple[Array, ...], function: str
 @numpy_positional("axis", "out")
 def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
     dtype, arrays = _common_dtype(tuple(arrays), "concat")
-    if axis is not None:
+    if axis is None:
+        arrays = tuple(reshape(a, (-1,)) for a in arrays)
+        axis = 0
+    else:
         ndim = arrays[0].ndim
         if ndim == 0:
             raise ValueError("concat(): 0-D arrays cannot be concatenated; use stack()")
@@ -97,7 +100,18 @@ def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) 
                                      enumerate(zip(a._shape, arrays[0]._shape)) if i != axis):
                 raise ValueError(f"concat(): shapes {[b._shape for b in arrays]} differ off "
                                  f"axis {axis}")
-    return arrays[0]._buffer.device.backend.concat(arrays, axis, dtype)
+    return _joined(arrays, axis, dtype)
+
+
+def _joined(arrays: tuple[Array, ...], axis: int, dtype: dt.DType) -> Array:
+    """A new array of `dtype` holding the arrays (checked to fit) one after another along axis."""
+    shape = list(arrays[0]._shape)
+    shape[axis] = sum(a._shape[axis] for a in arrays)
+    device = arrays[0]._buffer.device
+    backend = device.backend
+    out = backend.empty(tuple(shape), dtype, device)
+    backend.concat(arrays, axis, out)
+    return out
 
 
 @numpy_positional("axis", "out")
@@ -108,8 +122,7 @@ def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array
         raise ValueError(f"stack(): all arrays must have the same shape, got "
                          f"{[a._shape for a in arrays]}")
     axis = normalize_axis(axis, len(shape) + 1, "stack")
-    expanded = tuple(_views.expand(a, (axis,)) for a in arrays)
-    return arrays[0]._buffer.device.backend.concat(expanded, axis, dtype)
+    return _joined(tuple(_views.expand(a, (axis,)) for a in arrays), axis, dtype)
 
 
 def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
@@ -219,33 +232,61 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
 @numpy_positional("axis")
 def roll(x: Array, /, shift: int | tuple[int, ...], *,
          axis: int | tuple[int, ...] | None = None) -> Array:
+    """Elements shifted along the axes (cyclically); over all axes of the flattened array when
+    `axis` is None. A shift repeated for one axis adds up."""
     check_array(x, "roll")
     shifts = _ints(shift, "roll", "shift", allow_int=True)
     if axis is None:
         if isinstance(shift, (tuple, list)) and len(shifts) != 1:
             raise ValueError("roll(): a tuple shift needs a tuple axis of the same length")
-        return x._buffer.device.backend.manipulate("roll", x, shift=shifts[0], axis=None)
+        return reshape(_rolled(reshape(x, (-1,)), {0: shifts[0]}), x._shape)
     axes = axis if isinstance(axis, tuple) else (axis,)
     if not isinstance(shift, (tuple, list)):
         shifts *= len(axes)
     if len(shifts) != len(axes):
         raise ValueError("roll(): shift and axis must have the same length")
-    axes = tuple(normalize_axis(a, x.ndim, "roll") for a in axes)
-    return x._buffer.device.backend.manipulate("roll", x, shift=shifts, axis=axes)
+    total: dict[int, int] = {}
+    for a, s in zip(axes, shifts):
+        a = normalize_axis(a, x.ndim, "roll")
+        total[a] = total.get(a, 0) + s
+    return _rolled(x, total)
+
+
+def _rolled(x: Array, shifts: dict[int, int]) -> Array:
+    """A new array: x rolled by shifts[axis] along each axis, one pair of copies per axis."""
+    backend = x._buffer.device.backend
+    result = x
+    for axis, shift in shifts.items():
+        n = x._shape[axis]
+        s = shift % n if n else 0
+        if not s:
+            continue
+        out = backend.empty(x._shape, x._dtype, x._buffer.device)
+        part = _views.slice_axis
+        backend.assign(part(out, axis, 0, s), part(result, axis, n - s, n))
+        backend.assign(part(out, axis, s, n), part(result, axis, 0, n - s))
+        result = out
+    return backend.copy(x) if result is x else result
 
 
 @numpy_positional("axis")
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
+    """Each element repeated along `axis` (the flattened array for None): an int repeats all
+    alike (one broadcast copy); an array gives each element's count (read on the host, as the
+    result's length depends on it)."""
     check_array(x, "repeat")
+    counts = None
     if repeats.__class__ is Array:
         if repeats._dtype not in dt.INTEGER:
             raise TypeError("repeat(): repeats must be an integer array")
         if repeats.ndim > 1:
             raise ValueError("repeat(): repeats must be 0-D or 1-D")
         same_device((x, repeats), "repeat")
-        repeats = repeats._host()
-        if (repeats < 0).any():
+        counts = repeats._host().reshape(-1)
+        if (counts < 0).any():
             raise ValueError("repeat(): repeats must be non-negative")
+        if counts.size == 1:
+            repeats, counts = int(counts[0]), None
     else:
         repeats = operator.index(repeats)
         if repeats < 0:
@@ -254,12 +295,36 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
         x = reshape(x, (-1,))
         axis = 0
     axis = normalize_axis(axis, x.ndim, "repeat")
-    return x._buffer.device.backend.manipulate("repeat", x, repeats=repeats, axis=axis)
+    n = x._shape[axis]
+    if counts is None:
+        widened = _views.broadcast_to(_views.expand(x, (axis + 1,)),
+                                      (*x._shape[:axis + 1], repeats, *x._shape[axis + 1:]))
+        return reshape(widened, (*x._shape[:axis], n * repeats, *x._shape[axis + 1:]), copy=True)
+    if counts.size != n:
+        raise ValueError(f"repeat(): {counts.size} repeats do not match the {n} elements "
+                         f"along axis {axis}")
+    import numpy as np
+
+    backend = x._buffer.device.backend
+    indices = backend.from_host(np.repeat(np.arange(n, dtype=np.int64), counts),
+                                x._buffer.device)
+    out = backend.empty((*x._shape[:axis], indices._shape[0], *x._shape[axis + 1:]), x._dtype,
+                        x._buffer.device)
+    backend.gather(x, axis, (indices,), out)
+    return out
 
 
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
+    """x repeated `repetitions[i]` times along each axis i (the shorter of the two shapes
+    padded with leading 1s): one copy of a broadcast view."""
     check_array(x, "tile")
     repetitions = _ints(repetitions, "tile", "repetitions")
     if any(r < 0 for r in repetitions):
         raise ValueError(f"tile(): repetitions must be non-negative, got {repetitions}")
-    return x._buffer.device.backend.manipulate("tile", x, repetitions=repetitions)
+    ndim = max(x.ndim, len(repetitions))
+    reps = (1,) * (ndim - len(repetitions)) + repetitions
+    x = _views.expand(x, tuple(range(ndim - x.ndim)))
+    interleaved = _views.expand(x, tuple(range(0, 2 * ndim, 2)))  # (1, s0, 1, s1, ...)
+    shape = tuple(n for r, s in zip(reps, x._shape) for n in (r, s))
+    return reshape(_views.broadcast_to(interleaved, shape),
+                   tuple(r * s for r, s in zip(reps, x._shape)), copy=True)

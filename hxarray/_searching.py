@@ -7,12 +7,14 @@ from typing import Any
 
 from . import _dtypes as dt
 from . import _numpy_mode as numpy_mode
+from . import _views
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
 from ._elementwise import _check_scalar, scalar_operand
 from ._modes import NumpyRule, unspecified
 from ._numpy_mode import numpy_positional
+from ._statistical import reduce_axes
 from ._views import broadcast_shapes
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
@@ -21,10 +23,16 @@ __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "wher
 def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool) -> Array:
     check_array(x, name)
     x = check_dtype(x, "real-valued", name)
-    axes = None if axis is None else (normalize_axis(axis, x.ndim, name),)
-    if (x.size if axes is None else x._shape[axes[0]]) == 0:
+    if axis is not None:
+        axis = normalize_axis(axis, x.ndim, name)
+    if (x.size if axis is None else x._shape[axis]) == 0:
         raise ValueError(f"{name}() of an empty selection has no value")
-    return x._buffer.device.backend.reduce(name, x, axes, keepdims, dt.int64)
+    axes = tuple(range(x.ndim)) if axis is None else (axis,)
+    backend = x._buffer.device.backend
+    out = backend.empty(tuple(n for i, n in enumerate(x._shape) if i not in axes), dt.int64,
+                        x._buffer.device)
+    backend.arg_reduce(name, x, axis, out)
+    return _views.expand(out, axes) if keepdims else out
 
 
 @numpy_positional("axis", "out")
@@ -42,7 +50,9 @@ def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
                   keepdims: builtins.bool = False) -> Array:
     check_array(x, "count_nonzero")
     axes = normalize_axes(axis, x.ndim, "count_nonzero")
-    return x._buffer.device.backend.reduce("count_nonzero", x, axes, keepdims, dt.int64)
+    zero = False if x._dtype is dt.bool else 0
+    nonzero = x._buffer.device.backend.elementwise("not_equal", (x, zero), dt.bool, x._shape)
+    return reduce_axes("sum", nonzero, axes, keepdims, dt.int64)
 
 
 def nonzero(x: Array, /) -> tuple[Array, ...]:
@@ -62,23 +72,30 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted(): side must be 'left' or 'right', got {side!r}")
     backend = x1._buffer.device.backend
-    if x2.__class__ is Array and x2._buffer.device is not x1._buffer.device:
+    device = x1._buffer.device
+    if x2.__class__ is Array and x2._buffer.device is not device:
         raise ValueError(f"searchsorted(): x2 is on {x2.device}, x1 on {x1.device}")
     try:
         if x2.__class__ is not Array:
-            x2 = backend.full((), _check_scalar("searchsorted", x2, x1._dtype), x1._dtype,
-                              x1._buffer.device)
-        else:
-            dt.promote(x1._dtype, x2._dtype)
-    except NumpyRule:
+            x2 = backend.full((), _check_scalar("searchsorted", x2, x1._dtype), x1._dtype, device)
+        dtype = dt.promote(x1._dtype, x2._dtype)
+    except NumpyRule:  # numpy compares across kinds, by value
         dtype, (x1, x2) = numpy_mode.common((x1, x2))
         if x2.__class__ is not Array:
-            x2 = backend.full((), x2, dtype, x1._buffer.device)
+            x2 = backend.full((), x2, dtype, device)
     if sorter is not None:
         check_array(sorter, "searchsorted", "sorter")
         if sorter._dtype not in dt.INTEGER or sorter._shape != x1._shape:
             raise ValueError("searchsorted(): sorter must be an integer array shaped like x1")
-    return backend.searchsorted(x1, x2, side, sorter)
+        if sorter._buffer.device is not device:
+            raise ValueError(f"searchsorted(): sorter is on {sorter.device}, x1 on {x1.device}")
+        sorted_x1 = backend.empty(x1._shape, dtype, device)
+        backend.gather(x1, 0, (sorter,), sorted_x1)
+        x1 = sorted_x1
+    x1, x2 = (a if a._dtype is dtype else backend.copy(a, dtype) for a in (x1, x2))
+    out = backend.empty(x2._shape, dt.int64, device)
+    backend.searchsorted(x1, x2, side, out)
+    return out
 
 
 def _where(condition: Array, x1: Array | Any, x2: Array | Any) -> Array:

@@ -66,16 +66,18 @@ def isin(x1: Array | Any, x2: Array | Any, /, *, invert: builtins.bool = False) 
         raise ValueError("isin(): x1 and x2 must be on the same device")
     backend = device.backend
     try:
-        if len(arrays) == 2:
-            dt.promote(x1._dtype, x2._dtype)
+        dtype = dt.result_type_of(*(a._dtype for a in arrays))
         operands = []
         for a in (x1, x2):
             if a.__class__ is not Array:
-                value, dtype = scalar_operand("isin", a, arrays[0]._dtype)
+                value, dtype = scalar_operand("isin", a, dtype)
                 a = backend.full((), value, dtype, device)
             operands.append(a)
     except NumpyRule:  # numpy compares by value across kinds
         dtype, (x1, x2) = numpy_mode.common((x1, x2))
         operands = [a if a.__class__ is Array else backend.full((), a, dtype, device)
                     for a in (x1, x2)]
-    return backend.isin(*operands, bool(invert))
+    x1, x2 = (a if a._dtype is dtype else backend.copy(a, dtype) for a in operands)
+    out = backend.empty(x1._shape, dt.bool, device)
+    backend.isin(x1, x2, bool(invert), out)
+    return out

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import builtins
 
+from . import _dtypes as dt
+from . import _views
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis
 from ._numpy_mode import as_bool, numpy_positional
@@ -23,9 +25,20 @@ def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: bui
     if x.ndim == 0:
         raise ValueError(f"{name}(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, name)
-    result = values._buffer.device.backend.sort(values, axis, bool(descending), bool(stable),
-                                                 indices)
-    return result if indices else as_bool(result, x)
+    backend = x._buffer.device.backend
+    if not indices:  # equal values are indistinguishable: descending is ascending reversed
+        out = backend.empty(x._shape, values._dtype, x._buffer.device)
+        backend.sort(values, axis, builtins.bool(stable), out)
+        return as_bool(_views.flip(out, (axis,)) if descending else out, x)
+    out = backend.empty(x._shape, dt.int64, x._buffer.device)
+    if not descending:
+        backend.argsort(values, axis, builtins.bool(stable), out)
+        return out
+    # Stably descending: sort the reversed array ascending, then reverse the permutation and
+    # count its indices from the other end, so equal elements keep their original order.
+    backend.argsort(_views.flip(values, (axis,)), axis, builtins.bool(stable), out)
+    return backend.elementwise("subtract", (x._shape[axis] - 1, _views.flip(out, (axis,))),
+                               dt.int64, x._shape)
 
 
 @numpy_positional("axis")

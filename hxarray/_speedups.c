@@ -31,7 +31,7 @@ static PyTypeObject *buffer_type;     /* hxarray.hal.MemoryBuffer */
 static PyObject *cpu_device;          /* the device whose arrays the fast path serves */
 static PyObject *cpu_allocator;       /* its caching allocator (a CachingAllocatorBase) */
 static PyObject *make_view;           /* make_view(block, dtype, shape): a block's numpy view */
-static PyObject *thresholds;          /* the dict holding the threading thresholds */
+static Py_ssize_t compute_bound_limit, memory_bound_limit, reduction_limit;  /* thread thresholds */
 static PyObject *errstate_var;        /* numpy's error-state context variable */
 static PyObject *errstate_quiet;      /* its value with every floating-point warning ignored */
 static PyObject *dtype_bool, *dtype_int64, *floating_dtypes;
@@ -39,8 +39,7 @@ static PyObject *py_binary;           /* _binary(name, x1, x2, out): the general
 static PyObject *operations;          /* list of every Operation, to bind kernels to */
 static int binary_op_opcode = -1;
 
-static PyObject *str_cache, *str_fill, *str_nbytes, *str_free, *str_raw_malloc, *str_compute_bound,
-    *str_memory_bound, *str_reduction_bound, *kw_out, *zero;
+static PyObject *str_cache, *str_fill, *str_nbytes, *str_free, *str_raw_malloc, *kw_out, *zero;
 
 #define ELIDE_MIN_BYTES (256 * 1024)  /* below this a fresh cached buffer costs about as much */
 
@@ -593,6 +592,8 @@ function_repr(FunctionObject *f)
 static PyMemberDef function_members[] = {
     {"kernel", T_OBJECT, offsetof(FunctionObject, kernel), READONLY,
      "the CPU fast path's kernel, or None"},
+    {"fallback", T_OBJECT_EX, offsetof(FunctionObject, fallback), READONLY,
+     "the general path, which takes every call the fast path does not"},
     {NULL},
 };
 
@@ -753,22 +754,11 @@ make_plan(Operation *op, PyObject *const *args, Py_ssize_t nargs, Plan *plan)
     return 1;
 }
 
-/* Whether the operation is small enough for one thread (the threshold is read each time: tests
- * lower it to exercise the threaded path). -1 on error. */
+/* Whether the operation is small enough for one thread. */
 static int
 below_threshold(Operation *op, Plan *plan)
 {
-    PyObject *limit = PyDict_GetItemWithError(
-        thresholds, op->compute_bound ? str_compute_bound : str_memory_bound);
-    if (limit == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_RuntimeError, "the threading thresholds are missing");
-        return -1;
-    }
-    Py_ssize_t n = PyLong_AsSsize_t(limit);
-    if (n == -1 && PyErr_Occurred())
-        return -1;
-    return plan->size < n;
+    return plan->size < (op->compute_bound ? compute_bound_limit : memory_bound_limit);
 }
 
 static PyObject *
@@ -1098,13 +1088,8 @@ reduce_fast(Reduction *r, PyObject *operand, PyObject *const *kwvalues, PyObject
     Py_ssize_t size = shape_size(x->shape), kept_size = 1, kept = 0, count = 0;
     if (size < 0)
         return NULL;
-    PyObject *limit = PyDict_GetItemWithError(thresholds, str_reduction_bound);
-    Py_ssize_t bound = limit == NULL ? -1 : PyLong_AsSsize_t(limit);
-    if (bound < 0 || size >= bound) {
-        if (bound < 0 && !PyErr_Occurred())
-            PyErr_SetString(PyExc_RuntimeError, "the reduction threshold is missing");
+    if (size >= reduction_limit)
         return NULL;
-    }
     for (Py_ssize_t i = 0; i < ndim; i++) {
         Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(x->shape, i));
         if (reduced[i]) {
@@ -1669,12 +1654,13 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
     static char *names[] = {"device", "allocator", "make_view", "kernels", "compute_bound",
                             "reduce", "reducible", "thresholds", "errstate_var", "errstate_quiet",
                             "default_device", "default_dtype", NULL};
-    PyObject *device, *allocator, *view, *kernels, *compute_bound, *reduce, *reducible, *limits,
-        *var, *quiet, *find_device, *dtype;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!OOOO!OOOO:bind_cpu", names, &device,
+    PyObject *device, *allocator, *view, *kernels, *compute_bound, *reduce, *reducible, *var,
+        *quiet, *find_device, *dtype;
+    Py_ssize_t limits[3];
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!OOO(nnn)OOOO:bind_cpu", names, &device,
                                      &CacheType, &allocator, &view, &PyDict_Type, &kernels,
-                                     &compute_bound, &reduce, &reducible, &PyDict_Type, &limits,
-                                     &var, &quiet, &find_device, &dtype))
+                                     &compute_bound, &reduce, &reducible, &limits[0], &limits[1],
+                                     &limits[2], &var, &quiet, &find_device, &dtype))
         return NULL;
     if (!PyContextVar_CheckExact(var)) {
         PyErr_SetString(PyExc_TypeError, "errstate_var must be a ContextVar");
@@ -1701,7 +1687,9 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_XSETREF(cpu_device, Py_NewRef(device));
     Py_XSETREF(cpu_allocator, Py_NewRef(allocator));
     Py_XSETREF(make_view, Py_NewRef(view));
-    Py_XSETREF(thresholds, Py_NewRef(limits));
+    compute_bound_limit = limits[0];
+    memory_bound_limit = limits[1];
+    reduction_limit = limits[2];
     Py_XSETREF(errstate_var, Py_NewRef(var));
     Py_XSETREF(errstate_quiet, Py_NewRef(quiet));
     Py_XSETREF(default_device, Py_NewRef(find_device));
@@ -1716,7 +1704,9 @@ static PyMethodDef module_methods[] = {
      "Python operators."},
     {"bind_cpu", (PyCFunction)(void (*)(void))bind_cpu, METH_VARARGS | METH_KEYWORDS,
      "Enable the CPU fast path: the device, its caching allocator, the element-wise kernels by "
-     "name, the reduction kernel with the names it serves, and the defaults of creation."},
+     "name, the reduction kernel with the names it serves, the thread thresholds (compute-bound, "
+     "memory-bound, reduction: sizes from which the general path runs) and the defaults of "
+     "creation."},
     {"size_class", size_class_py, METH_O, "The rounded size a request of `nbytes` is served with."},
     {NULL},
 };
@@ -1738,16 +1728,12 @@ PyInit__speedups(void)
     str_fill = PyUnicode_InternFromString("fill");
     str_free = PyUnicode_InternFromString("free");
     str_raw_malloc = PyUnicode_InternFromString("_raw_malloc");
-    str_compute_bound = PyUnicode_InternFromString("MIN_ELEMENTS_COMPUTE_BOUND");
-    str_memory_bound = PyUnicode_InternFromString("MIN_ELEMENTS_MEMORY_BOUND");
-    str_reduction_bound = PyUnicode_InternFromString("MIN_ELEMENTS_REDUCTION");
     kw_out = Py_BuildValue("(s)", "out");
     zero = PyLong_FromLong(0);
     operations = PyList_New(0);
     reductions = PyList_New(0);
-    if (!str_cache || !str_fill || !str_nbytes || !str_free || !str_raw_malloc || !str_compute_bound ||
-            !str_memory_bound || !str_reduction_bound || !kw_out || !zero ||
-            !operations || !reductions)
+    if (!str_cache || !str_fill || !str_nbytes || !str_free || !str_raw_malloc || !kw_out ||
+            !zero || !operations || !reductions)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)

@@ -1,12 +1,17 @@
 """Statistical functions (spec: "Statistical Functions") and the reductions of "Utility
-Functions" share one path: check, normalise axes, pick the result dtype, then `backend.reduce`."""
+Functions" share one path: check, normalise axes, pick the result dtype and shape, then the
+backend's `reduce` into a fresh array. `mean`, `var` and `std` are compositions of reductions and
+element-wise operations, with the standard's special cases (no elements, no degrees of freedom)
+decided here, once for every device."""
 
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any
 
 from . import _dtypes as dt
+from . import _views
 from ._array import Array
 from ._checks import as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
@@ -18,8 +23,18 @@ _ACCUMULATOR = {**{d: dt.int64 for d in dt.SIGNED}, **{d: dt.uint64 for d in dt.
 
 
 def reduce(name: str, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DType) -> Array:
-    return x._buffer.device.backend.reduce(name, x, normalize_axes(axis, x.ndim, name), keepdims,
-                                           dtype)
+    """The reduction `name` of x over `axis` (None, int or tuple) into a new array of `dtype`."""
+    return reduce_axes(name, x, normalize_axes(axis, x.ndim, name), keepdims, dtype)
+
+
+def reduce_axes(name: str, x: Array, axes: tuple[int, ...], keepdims: builtins.bool,
+                dtype: dt.DType) -> Array:
+    """`backend.reduce` over the normalised `axes` into a fresh array of the result's shape."""
+    backend = x._buffer.device.backend
+    out = backend.empty(tuple(n for i, n in enumerate(x._shape) if i not in axes), dtype,
+                        x._buffer.device)
+    backend.reduce(name, x, axes, out)
+    return _views.expand(out, axes) if keepdims else out
 
 
 def _sum_dtype(x: Array, dtype: Any, function: str) -> dt.DType:
@@ -56,8 +71,7 @@ def _extremum(name: str, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
     if 0 in x._shape and any(x._shape[a] == 0 for a in axes):
         raise ValueError(f"{name}() of an empty selection has no value (the standard leaves "
                          "it undefined)")
-    return as_bool(values._buffer.device.backend.reduce(name, values, axes, keepdims,
-                                                        values._dtype), x)
+    return as_bool(reduce_axes(name, values, axes, keepdims, values._dtype), x)
 
 
 @numpy_positional("axis", "out", "keepdims")
@@ -77,7 +91,37 @@ def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
          keepdims: builtins.bool = False) -> Array:
     check_array(x, "mean")
     x = check_dtype(x, "floating-point", "mean")
-    return reduce("mean", x, axis, keepdims, x._dtype)
+    return _mean(x, normalize_axes(axis, x.ndim, "mean"), keepdims)
+
+
+def _count(x: Array, axes: tuple[int, ...]) -> int:
+    return math.prod(x._shape[a] for a in axes)
+
+
+def _mean(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Array:
+    """The sum divided by the count, complex parts divided separately (so that a NaN in one part
+    stays there); NaN over no elements (spec: mean, "Special cases")."""
+    count = _count(x, axes)
+    if count == 0:
+        return _undefined(x, axes, keepdims)
+    total = reduce_axes("sum", x, axes, keepdims, x._dtype)
+    _divide_in_place(total, count)
+    return total
+
+
+def _divide_in_place(x: Array, divisor: int | float) -> None:
+    """x /= divisor, part by part for complex x."""
+    backend = x._buffer.device.backend
+    for part in _views.parts(x):
+        backend.elementwise("divide", (part, divisor), part._dtype, part._shape, out=part)
+
+
+def _undefined(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Array:
+    """The all-NaN result of a statistic with nothing to average over."""
+    shape = tuple(1 if i in axes else n for i, n in enumerate(x._shape)) if keepdims else \
+        tuple(n for i, n in enumerate(x._shape) if i not in axes)
+    nan = complex(math.nan, math.nan) if x._dtype in dt.COMPLEX_FLOATING else math.nan
+    return x._buffer.device.backend.full(shape, nan, x._dtype, x._buffer.device)
 
 
 # The compiled fast path: one array below the threading threshold, `axis` and `keepdims` given or
@@ -92,12 +136,25 @@ min = fast("Reduction", min, {d: d for d in dt.CATEGORIES["real-valued"]}, nonem
 
 def _spread(name: str, x: Array, axis: Any, correction: int | float,
             keepdims: builtins.bool) -> Array:
+    """The mean of the squared deviations from the mean, divided by M - correction; NaN where
+    M - correction <= 0 (spec: var, "Special cases"); std is its square root."""
     check_array(x, name)
     x = check_dtype(x, "real-valued floating-point", name)
     if not isinstance(correction, (int, float)) or correction < 0:
         raise ValueError(f"{name}(): correction must be a non-negative number, got {correction!r}")
-    return x._buffer.device.backend.reduce(name, x, normalize_axes(axis, x.ndim, name), keepdims,
-                                           x._dtype, correction=correction)
+    axes = normalize_axes(axis, x.ndim, name)
+    dof = _count(x, axes) - correction
+    if dof <= 0:
+        return _undefined(x, axes, keepdims)
+    backend = x._buffer.device.backend
+    mean = _mean(x, axes, True)
+    deviation = backend.elementwise("subtract", (x, mean), x._dtype, x._shape)
+    backend.elementwise("multiply", (deviation, deviation), x._dtype, x._shape, out=deviation)
+    result = reduce_axes("sum", deviation, axes, keepdims, x._dtype)
+    _divide_in_place(result, dof)
+    if name == "std":
+        backend.elementwise("sqrt", (result,), x._dtype, result._shape, out=result)
+    return result
 
 
 @numpy_positional("axis")
@@ -124,10 +181,16 @@ def _cumulative(name: str, x: Array, axis: int | None, dtype: Any,
     if x.ndim == 0:
         raise ValueError(f"{name}(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, name)
-    initial = 0 if name == "cumulative_sum" else 1
-    return x._buffer.device.backend.reduce(
-        name, x, (axis,), False, _sum_dtype(x, dtype, name), include_initial=include_initial,
-        initial=initial)
+    dtype = _sum_dtype(x, dtype, name)
+    backend = x._buffer.device.backend
+    shape = list(x._shape)
+    shape[axis] += builtins.bool(include_initial)
+    out = backend.empty(tuple(shape), dtype, x._buffer.device)
+    if include_initial:  # the sum of nothing, or the product of nothing, comes first
+        backend.assign(_views.slice_axis(out, axis, 0, 1), 0 if name == "cumulative_sum" else 1)
+    if x._shape[axis]:
+        backend.scan(name, x, axis, _views.slice_axis(out, axis, int(include_initial), shape[axis]))
+    return out
 
 
 def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,

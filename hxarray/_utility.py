@@ -7,8 +7,10 @@ import operator
 
 from . import _dtypes as dt
 from . import _numpy_mode as numpy_mode
+from . import _views
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis
+from ._manipulation import concat
 from ._modes import NumpyRule, is_strict
 from ._numpy_mode import numpy_positional
 from ._statistical import reduce
@@ -33,6 +35,8 @@ def any(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 @numpy_positional("n", "axis", "prepend", "append")
 def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
          append: Array | None = None) -> Array:
+    """n-th differences along `axis`; numpy mode also takes bool arrays, whose difference is
+    numpy's "not equal", and promotes prepend/append across kinds."""
     check_array(x, "diff")
     if x._dtype is not dt.bool or is_strict():
         x = check_dtype(x, "numeric", "diff")
@@ -45,7 +49,7 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
         raise ValueError(f"diff(): n must be non-negative, got {n}")
     axis = normalize_axis(axis, x.ndim, "diff")
     dtype = x._dtype
-    extra = {}
+    pieces = [x]
     for name, other in (("prepend", prepend), ("append", append)):
         if other is None:
             continue
@@ -60,26 +64,18 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
             dtype = dt.promote(dtype, other._dtype)
         except NumpyRule:
             dtype = numpy_mode.result_type(dtype, other._dtype)
-        extra[name] = other
-    if not is_strict():
-        x, extra = numpy_mode.cast(x, dtype), {k: numpy_mode.cast(v, dtype)
-                                               for k, v in extra.items()}
-        if dtype is dt.bool:
-            return _bool_diff(x, axis, n, extra)
-    return x._buffer.device.backend.reduce("diff", x, (axis,), False, dtype, n=n, **extra)
-
-
-def _bool_diff(x: Array, axis: int, n: int, extra: dict[str, Array]) -> Array:
-    """numpy's diff of booleans: n times, whether neighbours differ."""
-    from ._elementwise import not_equal
-    from ._indexing import basic_view
-    from ._manipulation import concat
-
-    if extra:
-        x = concat([p for p in (extra.get("prepend"), x, extra.get("append")) if p is not None],
-                   axis=axis)
-    head = (slice(None),) * axis
-    for _ in range(n):
-        x = not_equal(basic_view(x, (*head, slice(1, None))),
-                      basic_view(x, (*head, slice(None, -1))))
+        pieces.insert(0 if name == "prepend" else len(pieces), other)
+    backend = x._buffer.device.backend
+    if len(pieces) > 1:
+        x = concat(pieces, axis=axis)
+    elif n == 0:
+        return backend.copy(x)
+    operation = "not_equal" if dtype is dt.bool else "subtract"
+    # n differences, each one element shorter than the last: after the length reaches 0 the
+    # result stays empty, so at most `length` steps run whatever n is.
+    for _ in range(builtins.min(n, x._shape[axis])):
+        length = x._shape[axis] - 1
+        x = backend.elementwise(operation, (_views.slice_axis(x, axis, 1, length + 1),
+                                             _views.slice_axis(x, axis, 0, length)),
+                                dtype, x._shape[:axis] + (length,) + x._shape[axis + 1:])
     return x

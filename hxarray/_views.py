@@ -35,6 +35,23 @@ def _is_c_contiguous(shape: Shape, strides: Shape, itemsize: int) -> bool:
     return True
 
 
+def is_contiguous(x: Array) -> bool:
+    """Whether `x` is C-contiguous (its elements in C order with no gaps)."""
+    return _is_c_contiguous(x._shape, x._strides, x._dtype.itemsize)
+
+
+def flatten(x: Array) -> Array:
+    """The 1-D view of the C-contiguous `x`."""
+    return view(x, (x.size,), (x._dtype.itemsize,), x._offset)
+
+
+def slice_axis(x: Array, axis: int, start: int, stop: int) -> Array:
+    """The view x[..., start:stop, ...] along `axis` (0 <= start <= stop <= x.shape[axis])."""
+    shape = (*x._shape[:axis], stop - start, *x._shape[axis + 1:])
+    offset = x._offset + start * x._strides[axis] if stop > start else x._offset
+    return view(x, shape, x._strides, offset)
+
+
 @lru_cache(maxsize=4096)
 def broadcast_shapes(*shapes: Shape) -> Shape:
     """The broadcast of `shapes` (spec: "Broadcasting"); ValueError if they do not broadcast."""
@@ -54,6 +71,18 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
 
 def view(x: Array, shape: Shape, strides: Shape, offset: int) -> Array:
     return x._view(x, shape, strides, offset)  # (Array imports this module, so not the reverse)
+
+
+def parts(x: Array) -> tuple[Array, ...]:
+    """The real and imaginary parts of a complex `x` as views of its memory (real dtype, same
+    shape and strides); `(x,)` for any other `x`."""
+    from ._dtypes import REAL_OF
+
+    real = REAL_OF.get(x._dtype)
+    if real is None:
+        return (x,)
+    return tuple(x._make(x._buffer, real, x._shape, x._strides, x._offset + i * real.itemsize)
+                 for i in (0, 1))
 
 
 def broadcast_to(x: Array, shape: Shape) -> Array:

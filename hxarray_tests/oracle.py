@@ -3,13 +3,15 @@ reaches every awkward value, views that are not C-contiguous, and an exact compa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
 from hypothesis.extra.array_api import make_strategies_namespace
 
 import hxarray as xp
+from hxarray.backends.cpu.parallel import Thresholds
 
 xps = make_strategies_namespace(xp)
 
@@ -119,3 +121,15 @@ def view_pair(kind: str, shape: tuple[int, ...], dtype: xp.DType, seed: int = 0
     view = VIEWS[kind](base)
     assert view.buffer is base.buffer
     return view, VIEWS[kind](data)
+
+
+@contextlib.contextmanager
+def thread_thresholds(count: int) -> Iterator[None]:
+    """CPU operations from `count` elements on split over threads, inside the block."""
+    backend = xp.Device("cpu").backend
+    saved = backend.thresholds
+    backend.set_thresholds(Thresholds(count, count, count, count))
+    try:
+        yield
+    finally:
+        backend.set_thresholds(saved)

@@ -11,18 +11,16 @@ import pytest
 import hxarray as xp
 from hxarray.backends.cpu import parallel
 
-from .oracle import DTYPES, FLOATING, REAL, VIEWS, ids, sample
+from .oracle import DTYPES, FLOATING, REAL, VIEWS, ids, sample, thread_thresholds
 
 SPLIT_FROM = 4096  # the thresholds, lowered so that small test arrays take the threaded paths
 N = SPLIT_FROM * 3 + 7  # large enough to split, not a multiple of the thread count
 
 
 @pytest.fixture(autouse=True)
-def low_thresholds(monkeypatch):
-    monkeypatch.setattr(parallel, "MIN_ELEMENTS_COMPUTE_BOUND", SPLIT_FROM)
-    monkeypatch.setattr(parallel, "MIN_ELEMENTS_MEMORY_BOUND", SPLIT_FROM)
-    monkeypatch.setattr(parallel, "MIN_ELEMENTS_REDUCTION", SPLIT_FROM)
-    monkeypatch.setattr(parallel, "MIN_ELEMENTS_SORT", SPLIT_FROM)
+def low_thresholds():
+    with thread_thresholds(SPLIT_FROM):
+        yield
 
 
 @pytest.fixture(params=[1, 2, 3], ids=lambda n: f"threads{n}")
@@ -227,11 +225,7 @@ def test_large_operations_are_split(monkeypatch, data, operation):
     with xp.threads(1):
         compute()
     assert calls == [2]
-    monkeypatch.setattr(parallel, "MIN_ELEMENTS_COMPUTE_BOUND", N + 1)
-    monkeypatch.setattr(parallel, "MIN_ELEMENTS_MEMORY_BOUND", N + 1)
-    monkeypatch.setattr(parallel, "MIN_ELEMENTS_REDUCTION", N + 1)
-    monkeypatch.setattr(parallel, "MIN_ELEMENTS_SORT", N + 1)
-    with xp.threads(2):
+    with thread_thresholds(N + 1), xp.threads(2):
         compute()
     assert calls == [2]
 

@@ -6,6 +6,7 @@ every other test checks both; the tests here are about what only one of them doe
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 
@@ -14,10 +15,11 @@ import pytest
 
 import hxarray as xp
 from hxarray._compiled import speedups
-from hxarray.backends.cpu import parallel
 from hxarray.backends.cpu.allocator import CpuAllocator
 from hxarray.hal import Allocator, CachingAllocator, Device, size_class
 from hxarray.hal.allocator import _CachingAllocatorBase, _size_class
+
+from .oracle import thread_thresholds
 
 PURE = os.environ.get("HXARRAY_PURE_PYTHON", "0") not in ("", "0")
 compiled = pytest.mark.skipif(speedups is None, reason="runs on the compiled types only "
@@ -137,13 +139,11 @@ def _peak_during(expression) -> tuple[int, xp.Array]:
 
 
 @pytest.mark.parametrize("threaded", [False, True])
-def test_expression_values_match_numpy(threaded: bool, monkeypatch) -> None:
-    if threaded:
-        monkeypatch.setattr(parallel, "MIN_ELEMENTS_MEMORY_BOUND", 4096)
-        monkeypatch.setattr(parallel, "MIN_ELEMENTS_COMPUTE_BOUND", 4096)
+def test_expression_values_match_numpy(threaded: bool) -> None:
     an, bn, cn = _inputs()
     a, b, c = (xp.asarray(v) for v in (an, bn, cn))
-    got = ((a * b + c) * 0.5 - (a - b) * (c + 1.0)) / 2.0 - 3
+    with thread_thresholds(4096) if threaded else contextlib.nullcontext():
+        got = ((a * b + c) * 0.5 - (a - b) * (c + 1.0)) / 2.0 - 3
     want = ((an * bn + cn) * 0.5 - (an - bn) * (cn + 1.0)) / 2.0 - 3
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-15, atol=0)
     for array, original in zip((a, b, c), (an, bn, cn)):

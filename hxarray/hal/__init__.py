@@ -1,14 +1,16 @@
 """The hardware abstraction layer: devices, memory, streams, backends and the kernel cache."""
 
-from .allocator import Allocator, Block, CachingAllocator, size_class
+from .allocator import Allocator, Block, CachingAllocator, StreamOrderedAllocator, size_class
+from .backend import Backend
 from .buffer import MemoryBuffer
 from .device import Device, DeviceType, DeviceUnavailableError, default_device, device_scope
 from .kernel_cache import KernelCache
-from .registry import ENTRY_POINT_GROUP, Backend, BackendRegistry, registry
+from .registry import ENTRY_POINT_GROUP, BackendRegistry, registry
 from .stream import Event, Stream, current_stream
 
 __all__ = [
     "Allocator", "Backend", "BackendRegistry", "Block", "CachingAllocator", "Device", "DeviceType",
     "DeviceUnavailableError", "ENTRY_POINT_GROUP", "Event", "KernelCache", "MemoryBuffer", "Stream",
-    "current_stream", "default_device", "device_scope", "registry", "size_class",
+    "StreamOrderedAllocator", "current_stream", "default_device", "device_scope", "registry",
+    "size_class",
 ]

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .device import Device
+    from .stream import Event, Stream
 
-__all__ = ["Block", "Allocator", "CachingAllocator", "size_class"]
+__all__ = ["Block", "Allocator", "CachingAllocator", "StreamOrderedAllocator", "size_class"]
 
 
 class _Block:
@@ -57,12 +58,21 @@ class Allocator(ABC):
         """Return a block obtained from `malloc`."""
 
     @abstractmethod
-    def copy_to_host(self, block: Block, offset: int, out: np.ndarray) -> None:
-        """Copy `out.nbytes` bytes from the block at `offset` into the contiguous host array."""
+    def copy_to_host(self, block: Block, offset: int, out: np.ndarray,
+                     stream: Stream | None = None) -> None:
+        """Copy `out.nbytes` bytes from the block at `offset` into the contiguous host array,
+        in order on `stream` (None: at once); `out` holds them once the stream has reached this
+        point."""
 
     @abstractmethod
-    def copy_from_host(self, block: Block, offset: int, data: np.ndarray) -> None:
-        """Copy the contiguous host array into the block at `offset`."""
+    def copy_from_host(self, block: Block, offset: int, data: np.ndarray,
+                       stream: Stream | None = None) -> None:
+        """Copy the contiguous host array into the block at `offset`, in order on `stream`
+        (None: at once). `data` may be changed as soon as this returns."""
+
+    def record_stream(self, block: Block, stream: Stream) -> None:  # noqa: B027 - optional
+        """Note that work queued on `stream` uses `block`, so that the block is not reused by
+        another stream before that work is done (nothing to do where work is synchronous)."""
 
     def array_interface(self, block: Block, nbytes: int) -> dict[str, Any]:
         """numpy's `__array_interface__` for host-accessible memory; device memory is not."""
@@ -70,7 +80,8 @@ class Allocator(ABC):
                         "to_device('cpu') first")
 
     def allocate(self, nbytes: int) -> MemoryBuffer:
-        """A `MemoryBuffer` of `nbytes` bytes on this allocator's device."""
+        """A `MemoryBuffer` of `nbytes` bytes on this allocator's device (for the device's
+        current stream, where that matters)."""
         if nbytes.__class__ is not int or nbytes < 0:
             raise ValueError(f"nbytes must be a non-negative int, got {nbytes!r}")
         return MemoryBuffer(self.device, nbytes, self.malloc(nbytes), self)
@@ -185,12 +196,12 @@ class _CachingAllocatorBase:
 _Base = _CachingAllocatorBase if speedups is None else speedups.CachingAllocatorBase
 
 
-class CachingAllocator(_Base, Allocator):
-    """Wraps a raw allocator with size-class free lists, statistics and an OOM retry.
+class _OverRaw:
+    """What a caching allocator does through its raw allocator: fresh blocks (freeing the cache
+    and retrying once when the device is out of memory), copies, host access."""
 
-    Thread-safe. `max_cached_bytes` bounds the memory kept in the cache: a freed block that would
-    exceed it goes straight back to the raw allocator.
-    """
+    raw: Allocator
+    device: Device
 
     def _raw_malloc(self, size: int) -> Block:
         """A block from the raw allocator; on `MemoryError`, free the cache and retry once."""
@@ -206,11 +217,153 @@ class CachingAllocator(_Base, Allocator):
                 f"out of memory on {self.device}: could not allocate {size} bytes even after "
                 f"freeing the cache; allocator stats: {self.stats()}") from None
 
-    def copy_to_host(self, block: Block, offset: int, out: np.ndarray) -> None:
-        self.raw.copy_to_host(block, offset, out)
+    def copy_to_host(self, block: Block, offset: int, out: np.ndarray,
+                     stream: Stream | None = None) -> None:
+        self.raw.copy_to_host(block, offset, out, stream)
 
-    def copy_from_host(self, block: Block, offset: int, data: np.ndarray) -> None:
-        self.raw.copy_from_host(block, offset, data)
+    def copy_from_host(self, block: Block, offset: int, data: np.ndarray,
+                       stream: Stream | None = None) -> None:
+        self.raw.copy_from_host(block, offset, data, stream)
 
     def array_interface(self, block: Block, nbytes: int) -> dict[str, Any]:
         return self.raw.array_interface(block, nbytes)
+
+
+class CachingAllocator(_OverRaw, _Base, Allocator):
+    """Wraps a raw allocator with size-class free lists, statistics and an OOM retry, for devices
+    whose work is complete when an operation returns (the CPU): a freed block is reusable at
+    once.
+
+    Thread-safe. `max_cached_bytes` bounds the memory kept in the cache: a freed block that would
+    exceed it goes straight back to the raw allocator.
+    """
+
+
+class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
+    """A caching allocator for devices whose work runs asynchronously on streams (after the
+    stream-aware caching allocators of PyTorch and CuPy).
+
+    A block is allocated *for a stream* (the device's current one) and, when freed, goes back to
+    that stream's free list: work on one stream runs in order, so the block can be reused there
+    at once even if queued work still reads it. Another stream gets it only once its stream has
+    no work queued (`Stream.query()`), and a block that other streams used (`record_stream`) is
+    held back until events recorded on those streams at free time have completed. Blocks go back
+    to the raw allocator only when no queued work can touch them: `empty_cache` and the
+    out-of-memory retry wait for the streams first, and the `max_cached_bytes` bound trims only
+    blocks of idle streams. Always the Python base: devices that need it run their work away
+    from the host, so the allocator is not on a hot host path.
+    """
+
+    def __init__(self, raw: Allocator, max_cached_bytes: int | None = None) -> None:
+        super().__init__(raw, max_cached_bytes)
+        self._home: dict[int, Stream] = {}  # live block address -> the stream it was made for
+        self._users: dict[int, set[Stream]] = {}  # live block address -> other streams using it
+        self._held: list[tuple[Block, Stream, list[Event]]] = []  # freed, used elsewhere
+
+    def malloc(self, nbytes: int, stream: Stream | None = None) -> Block:
+        from .stream import current_stream
+
+        stream = stream or current_stream(self.device)
+        size = size_class(nbytes)
+        with self._lock:
+            self._release_held()
+            block = self._reusable(stream, size)
+            if block is not None:
+                self._num_allocs += 1
+                self._cache_hits += 1
+                self._cached -= size
+                self._note_allocated(size)
+                self._home[block.address] = stream
+                return block
+            idle = self._trim()
+        for old in idle:
+            self.raw.free(old)
+        block = self._raw_malloc(size)
+        with self._lock:
+            self._num_allocs += 1
+            self._num_raw_allocs += 1
+            self._note_allocated(block.nbytes)
+            self._home[block.address] = stream
+        return block
+
+    def _reusable(self, stream: Stream, size: int) -> Block | None:
+        """A cached block of `size` for `stream`: one freed on it, else one from a stream that
+        has no work queued (lock held)."""
+        own = self._free_lists.get((stream, size))
+        if own:
+            return own.pop()
+        for (other, other_size), blocks in self._free_lists.items():
+            if other_size == size and blocks and other.query():
+                return blocks.pop()
+        return None
+
+    def _trim(self) -> list[Block]:
+        """Cached blocks of idle streams taken out until the cache is within its bound, for the
+        caller to free outside the lock (lock held)."""
+        taken: list[Block] = []
+        limit = self.max_cached_bytes
+        if limit is None or self._cached <= limit:
+            return taken
+        for (stream, _), blocks in self._free_lists.items():
+            while blocks and self._cached > limit and stream.query():
+                block = blocks.pop()
+                self._cached -= block.nbytes
+                self._num_raw_frees += 1
+                taken.append(block)
+        return taken
+
+    def free(self, block: Block) -> None:
+        size = block.nbytes
+        with self._lock:
+            home = self._home.pop(block.address, None)
+            if home is None:
+                raise ValueError(f"block at {block.address:#x} is not in use on {self.device}: "
+                                 "it was freed already or never allocated here")
+            self._num_frees += 1
+            self._allocated -= size
+            self._cached += size
+            users = self._users.pop(block.address, None)
+            if users:
+                self._held.append((block, home, [s.record_event() for s in users]))
+            else:
+                self._free_lists.setdefault((home, size), []).append(block)
+
+    def record_stream(self, block: Block, stream: Stream) -> None:
+        with self._lock:
+            home = self._home.get(block.address)
+            if home is not None and home is not stream:
+                self._users.setdefault(block.address, set()).add(stream)
+
+    def _release_held(self) -> None:
+        """Move held blocks whose events have all completed to their stream's free list (lock
+        held)."""
+        still = []
+        for block, home, events in self._held:
+            if all(event.query() for event in events):
+                self._free_lists.setdefault((home, block.nbytes), []).append(block)
+            else:
+                still.append((block, home, events))
+        self._held = still
+
+    def empty_cache(self) -> None:
+        """Wait for the streams whose cached blocks queued work may still touch, then give every
+        cached block back to the raw allocator."""
+        with self._lock:
+            streams = {home for home, _ in self._free_lists} | \
+                {home for _, home, _ in self._held}
+            events = [event for _, _, held in self._held for event in held]
+        for stream in streams:
+            stream.synchronize()
+        for event in events:
+            event.synchronize()
+        with self._lock:
+            self._release_held()
+            blocks = []
+            for (stream, _), free_list in self._free_lists.items():
+                if stream.query():  # (work queued since the wait keeps its blocks cached)
+                    blocks.extend(free_list)
+                    free_list.clear()
+            self._cached -= sum(b.nbytes for b in blocks)
+            self._num_raw_frees += len(blocks)
+        for block in blocks:
+            self.raw.free(block)

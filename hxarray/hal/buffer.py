@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._compiled import speedups
+from .stream import current_stream
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,17 +52,21 @@ class MemoryBuffer(_Base):
         return self.block.address
 
     def copy_to_host(self, out: np.ndarray, offset: int = 0) -> np.ndarray:
-        """Copy `out.nbytes` bytes from byte `offset` on into the contiguous host array `out`."""
+        """Copy `out.nbytes` bytes from byte `offset` on into the contiguous host array `out`,
+        after the work queued on the device's current stream (waited for)."""
         if not (out.flags.c_contiguous and out.flags.writeable):
             raise ValueError("copy_to_host needs a writeable C-contiguous output array")
         self._check_span(offset, out.nbytes)
-        self.allocator.copy_to_host(self.block, offset, out)
+        stream = current_stream(self.device)
+        self.allocator.copy_to_host(self.block, offset, out, stream)
+        stream.synchronize()
         return out
 
     def copy_from_host(self, data: np.ndarray, offset: int = 0) -> None:
-        """Copy the contiguous host array `data` into this buffer starting at byte `offset`."""
+        """Copy the contiguous host array `data` into this buffer starting at byte `offset`, in
+        order on the device's current stream."""
         self._check_span(offset, data.nbytes)
-        self.allocator.copy_from_host(self.block, offset, data)
+        self.allocator.copy_from_host(self.block, offset, data, current_stream(self.device))
 
     def _check_span(self, offset: int, nbytes: int) -> None:
         if offset < 0 or offset + nbytes > self.nbytes:

@@ -1,4 +1,5 @@
-"""The raw CPU allocator: 64-byte-aligned host memory carved from numpy byte arrays."""
+"""The raw CPU allocator: 64-byte-aligned host memory carved from numpy byte arrays. CPU work is
+synchronous, so copies run at once whatever stream they are given."""
 
 from __future__ import annotations
 
@@ -31,10 +32,11 @@ class CpuAllocator(Allocator):
         block.handle = None
         block.cache = None
 
-    def copy_to_host(self, block: Block, offset: int, out: np.ndarray) -> None:
+    def copy_to_host(self, block: Block, offset: int, out: np.ndarray, stream: Any = None) -> None:
         out.reshape(-1).view(np.uint8)[...] = block.handle[offset:offset + out.nbytes]
 
-    def copy_from_host(self, block: Block, offset: int, data: np.ndarray) -> None:
+    def copy_from_host(self, block: Block, offset: int, data: np.ndarray,
+                       stream: Any = None) -> None:
         block.handle[offset:offset + data.nbytes] = np.ascontiguousarray(data).reshape(-1).view(
             np.uint8)
 

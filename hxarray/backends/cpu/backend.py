@@ -20,13 +20,14 @@ from ..._array import Array
 from ..._compiled import speedups
 from ..._numpy_kernels import QUIET_STATE, errstate_var, quiet
 from ...hal.allocator import Block, CachingAllocator
+from ...hal.backend import Backend
 from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType, default_device
-from ...hal.registry import Backend
 from . import kernels, parallel
 from .allocator import CpuAllocator
 from .device import cpu_capabilities
 from .linalg_kernels import FFT, LINALG
+from .parallel import Thresholds
 from .stream import CpuEvent, CpuStream
 
 _make = Array._make
@@ -37,29 +38,50 @@ _FROM_NUMPY = dt.FROM_NUMPY
 @cache
 def host_allocator() -> CachingAllocator:
     """The process's caching allocator of host memory, shared by every CpuBackend (there is one
-    host memory) and by the compiled fast path, which this binds to it."""
+    host memory)."""
     device = Device(DeviceType.CPU)
-    allocator = CachingAllocator(CpuAllocator(device),
-                                 max_cached_bytes=cpu_capabilities()["total_memory"] // 4)
-    if speedups is not None and errstate_var is not None:
-        speedups.bind_cpu(device=device, allocator=allocator, make_view=CpuBackend._block_view,
-                          kernels={**kernels.ELEMENTWISE, **kernels.PLAIN_UFUNCS},
-                          compute_bound=kernels.COMPUTE_BOUND, reduce=kernels.reduce_into,
-                          reducible=kernels.REDUCING_UFUNCS,
-                          thresholds=vars(parallel), errstate_var=errstate_var,
-                          errstate_quiet=QUIET_STATE, default_device=default_device,
-                          default_dtype=dt.float64)
-    return allocator
+    return CachingAllocator(CpuAllocator(device),
+                            max_cached_bytes=cpu_capabilities()["total_memory"] // 4)
 
 
 class CpuBackend(Backend):
-    device_type = DeviceType.CPU
+    """numpy on views of host buffers. Work is synchronous: every stream of the CPU runs array
+    operations on the calling thread, in program order (`stream.py`). Large operations are split
+    over a thread pool from the `thresholds` on (`parallel.py`)."""
 
-    def __init__(self) -> None:
+    device_type = DeviceType.CPU
+    priority = 0
+
+    def __init__(self, thresholds: Thresholds | None = None) -> None:
+        super().__init__()
         self.device = Device(self.device_type)
         self._allocator = host_allocator()
         self._default_stream = CpuStream(self.device, default=True)
         self._layouts: dict[tuple[tuple[int, ...], dt.DType], tuple[int, tuple[int, ...]]] = {}
+        self.set_thresholds(thresholds or Thresholds())
+
+    def set_thresholds(self, thresholds: Thresholds) -> None:
+        """Use `thresholds` from now on, in the compiled fast path too."""
+        self.thresholds = thresholds
+        if self.device_type is DeviceType.CPU:
+            self._bind_fast_path()
+
+    def _bind_fast_path(self) -> None:
+        """Bind the compiled namespace functions and operator slots (`_speedups.c`) to this
+        backend: its device, allocator, element-wise kernels (the bare ufunc where that is all a
+        kernel does), `reduce_into` for the reductions, and the thresholds below which they run
+        on the calling thread; larger or other operands take the general path."""
+        if speedups is None or errstate_var is None:
+            return
+        t = self.thresholds
+        speedups.bind_cpu(device=self.device, allocator=self._allocator,
+                          make_view=self._block_view,
+                          kernels={**kernels.ELEMENTWISE, **kernels.PLAIN_UFUNCS},
+                          compute_bound=kernels.COMPUTE_BOUND, reduce=kernels.reduce_into,
+                          reducible=kernels.REDUCING_UFUNCS,
+                          thresholds=(t.compute_bound, t.memory_bound, t.reduction),
+                          errstate_var=errstate_var, errstate_quiet=QUIET_STATE,
+                          default_device=default_device, default_dtype=dt.float64)
 
     # -- devices, memory, streams ------------------------------------------------------------------
     def device_count(self) -> int:
@@ -80,18 +102,17 @@ class CpuBackend(Backend):
     def create_event(self, device: Device, **options: Any) -> CpuEvent:
         return CpuEvent(device, **options)
 
+    def synchronize(self, device: Device) -> None:
+        """Nothing to wait for: array operations are done when they return."""
+
     def dlpack_device(self, device: Device) -> tuple[int, int]:
         return (1, 0)  # kDLCPU
 
     def dlpack(self, x: Array, *, stream: Any, max_version: Any, dl_device: Any, copy: Any) -> Any:
-        if dl_device is not None and tuple(dl_device) != (1, 0):
-            raise BufferError(f"cannot export a CPU array to DLPack device {dl_device}")
         if stream is not None:
             raise ValueError("stream must be None for CPU arrays")
-        host = self.host_view(x)
-        if max_version is None:  # a legacy consumer: no versioned capsule, no copy flag
-            return (host.copy() if copy else host).__dlpack__()
-        return host.__dlpack__(max_version=max_version, copy=copy)
+        return super().dlpack(x, stream=stream, max_version=max_version, dl_device=dl_device,
+                              copy=copy)
 
     # -- numpy views -------------------------------------------------------------------------------
     def native(self, x: Array) -> np.ndarray:
@@ -198,9 +219,6 @@ class CpuBackend(Backend):
                 return out
         return self._result(np.arange(start, stop, step, dtype=dtype.numpy))
 
-    def linspace(self, start, stop, num, dtype, device=None, endpoint=True) -> Array:
-        return self._result(np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype.numpy))
-
     def copy(self, x: Array, dtype: dt.DType | None = None) -> Array:
         if dtype is None or dtype is x._dtype:
             out = self.empty(x._shape, x._dtype)
@@ -223,87 +241,70 @@ class CpuBackend(Backend):
         target = out._handle if out._handle is not None else self.native(out)
         handles = [a._handle if a.__class__ is Array and a._handle is not None else
                    self.native(a) if a.__class__ is Array else a for a in args]
-        if target.size < (parallel.MIN_ELEMENTS_COMPUTE_BOUND if name in kernels.COMPUTE_BOUND
-                          else parallel.MIN_ELEMENTS_MEMORY_BOUND):
+        t = self.thresholds
+        if target.size < (t.compute_bound if name in kernels.COMPUTE_BOUND else t.memory_bound):
             kernels.ELEMENTWISE[name](*handles, out=target)
         else:
             parallel.elementwise(kernels.ELEMENTWISE[name], handles, target)
         return out
 
-    def reduce(self, name, x, axes, keepdims, dtype, **params) -> Array:
+    def reduce(self, name, x, axes, out) -> None:
         h = x._handle if x._handle is not None else self.native(x)
-        if params or name not in kernels.REDUCING_UFUNCS:
-            params = {k: self.native(v) if isinstance(v, Array) else v for k, v in params.items()}
-            with quiet():
-                return self._result(kernels.REDUCTIONS[name](h, axes, keepdims, dtype.numpy,
-                                                             **params))
-        # sum, mean, prod, max, min, all, any: straight into the result's buffer
-        if len(axes) == len(h.shape):
-            axis, shape = None, (1,) * len(axes) if keepdims else ()
-        else:
-            axis, shape = kernels.reduction_plan(h.shape, axes, keepdims)
-        out = self.empty(shape, dtype)
-        if name in kernels.SILENT_REDUCTIONS or h.dtype.kind in "biu" and dtype.numpy.kind in "biu":
-            self._reduce_into(name, h, axis, keepdims, out._handle)
+        axis = None if len(axes) == h.ndim else axes
+        target = self.native(out)
+        exact = h.dtype.kind in "biu" and target.dtype.kind in "biu"
+        if name in kernels.SILENT_REDUCTIONS or exact:
+            self._reduce_into(name, h, axis, target)
         else:
             with quiet():  # floating-point overflow, invalid operations and casts
-                self._reduce_into(name, h, axis, keepdims, out._handle)
-        return out
+                self._reduce_into(name, h, axis, target)
 
-    @staticmethod
-    def _reduce_into(name, h, axis, keepdims, out) -> None:
+    def _reduce_into(self, name, h, axis, out) -> None:
         """kernels.reduce_into, split on the thread pool when large: along a kept axis, or (over
-        all axes) as the same reduction of partial results over chunks (partial sums for a
-        mean)."""
-        if h.size >= parallel.MIN_ELEMENTS_REDUCTION:
+        all axes) as the same reduction of partial results over chunks."""
+        if h.size >= self.thresholds.reduction:
             if axis is not None:
                 if parallel.split_reduction(
-                        lambda part, into: kernels.reduce_into(name, part, axis, keepdims, into),
-                        h, axis, keepdims, out):
+                        lambda part, into: kernels.reduce_into(name, part, axis, False, into),
+                        h, axis, False, out):
                     return
             else:
-                partial = "sum" if name == "mean" else name
                 partials = parallel.reduction_partials(
-                    lambda chunk, into: kernels.reduce_into(partial, chunk, None, False, into),
+                    lambda chunk, into: kernels.reduce_into(name, chunk, None, False, into),
                     h, out.dtype)
                 if partials is not None:
-                    kernels.reduce_into(name, partials, None, False, out.reshape(()),
-                                        count=h.size)
+                    kernels.reduce_into(name, partials, None, False, out.reshape(()))
                     return
-        kernels.reduce_into(name, h, axis, keepdims, out)
+        kernels.reduce_into(name, h, axis, False, out)
 
-    def matmul(self, a, b, dtype) -> Array:
-        ha, hb = self.native(a), self.native(b)
-        batch = np.broadcast_shapes(ha.shape[:-2], hb.shape[:-2])
-        shape = (*batch, *ha.shape[-2:-1], *(hb.shape[-1:] if hb.ndim > 1 else ()))
-        out = self.empty(shape, dtype)
+    def arg_reduce(self, name, x, axis, out) -> None:
+        function = np.argmax if name == "argmax" else np.argmin
+        self.native(out)[...] = function(self.native(x), axis=axis)
+
+    def scan(self, name, x, axis, out) -> None:
+        target = self.native(out)
+        function = np.cumsum if name == "cumulative_sum" else np.cumprod
         with quiet():
-            np.matmul(ha, hb, out=out._handle, dtype=dtype.numpy)
-        return out
+            function(self.native(x), axis=axis, dtype=target.dtype, out=target)
 
-    def tensordot(self, a, b, axes, dtype) -> Array:
+    def matmul(self, a, b, out) -> None:
         with quiet():
-            return self._result(np.tensordot(self.native(a).astype(dtype.numpy, copy=False),
-                                             self.native(b).astype(dtype.numpy, copy=False),
-                                             axes=axes))
+            np.matmul(self.native(a), self.native(b), out=self.native(out))
 
-    def sort(self, x, axis, descending, stable, indices) -> Array:
-        if indices:
-            return self._result(kernels.argsort(self.native(x), axis, descending, stable))
-        # Equal values are indistinguishable, so a value sort needs no stability: sort a copy in
-        # place with numpy's default sort (or large ones on the thread pool); descending order is
-        # a reversed view of it.
-        h = self.native(x)
-        out = self.empty(x._shape, x._dtype)
-        if h.size < parallel.MIN_ELEMENTS_SORT or not parallel.sort(h, out._handle, axis):
-            out._handle[...] = h
-            out._handle.sort(axis=axis)
-        return _views.flip(out, (axis,)) if descending else out
+    def sort(self, x, axis, stable, out) -> None:
+        # Equal values are indistinguishable, so a value sort needs no stability: numpy's
+        # default sort in place (or large ones on the thread pool).
+        h, target = self.native(x), self.native(out)
+        if h.size < self.thresholds.sort or not parallel.sort(h, target, axis):
+            target[...] = h
+            target.sort(axis=axis)
 
-    def searchsorted(self, x1, x2, side, sorter) -> Array:
-        return self._result(np.searchsorted(
-            self.native(x1), self.native(x2), side=side,
-            sorter=None if sorter is None else self.native(sorter)).astype(np.int64, copy=False))
+    def argsort(self, x, axis, stable, out) -> None:
+        self.native(out)[...] = np.argsort(self.native(x), axis=axis,
+                                           kind="stable" if stable else None)
+
+    def searchsorted(self, x1, x2, side, out) -> None:
+        self.native(out)[...] = np.searchsorted(self.native(x1), self.native(x2), side=side)
 
     def nonzero(self, x) -> tuple[Array, ...]:
         return tuple(self._result(i.astype(np.int64, copy=False))
@@ -312,55 +313,39 @@ class CpuBackend(Backend):
     def unique(self, x):
         return tuple(self._result(r) for r in kernels.unique(self.native(x)))
 
-    def isin(self, x1, x2, invert) -> Array:
-        return self._result(np.isin(self.native(x1), self.native(x2), invert=invert))
+    def isin(self, x1, x2, invert, out) -> None:
+        self.native(out)[...] = np.isin(self.native(x1), self.native(x2), invert=invert)
 
-    def take(self, x, indices, axis) -> Array:
-        return self._result(np.take(self.native(x), self.native(indices), axis=axis))
+    def gather(self, x, axis, indices, out) -> None:
+        h, target = self.native(x), self.native(out)
+        index = [self.native(i) for i in indices]
+        if len(index) == 1 and index[0].dtype.kind == "i":
+            np.take(h, index[0], axis=axis, out=target)
+        else:
+            target[...] = h[(slice(None),) * axis + tuple(index)]
 
-    def take_along_axis(self, x, indices, axis) -> Array:
-        return self._result(np.take_along_axis(self.native(x), self.native(indices), axis=axis))
+    def scatter(self, x, axis, indices, values) -> None:
+        key = (slice(None),) * axis + tuple(self.native(i) for i in indices)
+        self.native(x)[key] = self.native(values)
 
-    def _native_key(self, key):
-        return tuple(self.native(k) if isinstance(k, Array) else k for k in key)
-
-    def gather(self, x, key) -> Array:
-        mask = key[0] if len(key) == 1 else None
-        if mask.__class__ is Array and mask._dtype is dt.bool and mask._shape and \
-                mask._shape == x._shape[:len(mask._shape)]:
-            return self._compress(x, self.native(mask))
-        return self._result(self.native(x)[self._native_key(key)])
-
-    def _compress(self, x, mask) -> Array:
+    def compress(self, x, mask) -> Array:
         """`x[mask]` for a boolean mask over x's leading axes: numpy's branching mask indexing
         for few elements (or a multi-axis mask of a non-contiguous x), else numpy's `compress`,
         3-4x faster from 1e4 elements, straight into the result's buffer."""
-        h = self.native(x)
-        if mask.size < kernels.COMPRESS_FROM or mask.ndim > 1 and not h.flags.c_contiguous:
-            return self.from_host(h[mask])
-        if mask.ndim > 1:
-            h = h.reshape((-1, *h.shape[mask.ndim:]))
-            mask = mask.reshape(-1)
-        out = self.empty((int(np.count_nonzero(mask)), *h.shape[1:]), x._dtype)
-        h.compress(mask, axis=0, out=out._handle)
+        h, m = self.native(x), self.native(mask)
+        if m.size < kernels.COMPRESS_FROM or m.ndim > 1 and not h.flags.c_contiguous:
+            return self.from_host(h[m])
+        if m.ndim > 1:
+            h = h.reshape((-1, *h.shape[m.ndim:]))
+            m = m.reshape(-1)
+        out = self.empty((int(np.count_nonzero(m)), *h.shape[1:]), x._dtype)
+        h.compress(m, axis=0, out=out._handle)
         return out
 
-    def scatter(self, x, key, value) -> None:
-        target = self.native(x)
+    def concat(self, arrays, axis, out) -> None:
         with quiet():
-            target[self._native_key(key)] = self.native(value) if isinstance(value, Array) \
-                else value
-
-    def concat(self, arrays, axis, dtype) -> Array:
-        handles = [self.native(a) for a in arrays]
-        if axis is None:
-            handles = [h.reshape(-1) for h in handles]
-            axis = 0
-        return self._result(np.concatenate(handles, axis=axis, dtype=dtype.numpy,
-                                           casting="same_kind"))
-
-    def manipulate(self, name, x, **params) -> Array:
-        return self._result(kernels.MANIPULATIONS[name](self.native(x), **params))
+            np.concatenate([self.native(a) for a in arrays], axis=axis, out=self.native(out),
+                           casting="unsafe")
 
     def linalg(self, name, *args, **params):
         handles = [self.native(a) if isinstance(a, Array) else a for a in args]

@@ -4,10 +4,8 @@ numpy releases the GIL inside its loops, so chunks of one large operation run tr
 Chunking is deterministic: chunk boundaries depend only on the shape, the thread count and (for a
 sort) the values, never on timing, so results are reproducible. Handing a chunk to a worker thread
 costs tens to hundreds of microseconds here (about 130 us measured on the 2-core benchmark VM), so
-only operations long enough to repay it are split: compute-bound kernels (transcendental
-functions) from `MIN_ELEMENTS_COMPUTE_BOUND` elements, memory-bound ones (the rest) from
-`MIN_ELEMENTS_MEMORY_BOUND`, reductions from `MIN_ELEMENTS_REDUCTION` and sorts from
-`MIN_ELEMENTS_SORT`.
+only operations long enough to repay it are split (`Thresholds`, which the CPU backend holds and
+checks before calling in here).
 
 The thread count comes from `HXARRAY_NUM_THREADS`, else the CPUs this process may use; `threads(n)`
 changes it for a block and also caps BLAS threads there (through threadpoolctl), so one knob
@@ -22,14 +20,18 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-MIN_ELEMENTS_COMPUTE_BOUND = 1 << 18
-MIN_ELEMENTS_MEMORY_BOUND = 1 << 21
-MIN_ELEMENTS_REDUCTION = 1 << 21
-MIN_ELEMENTS_SORT = 1 << 17
+
+class Thresholds(NamedTuple):
+    """Element counts from which an operation is split over threads."""
+
+    compute_bound: int = 1 << 18  # transcendental functions and other compute-bound kernels
+    memory_bound: int = 1 << 21  # the other element-wise kernels
+    reduction: int = 1 << 21
+    sort: int = 1 << 17
 
 
 def _default_threads() -> int:

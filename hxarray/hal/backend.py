@@ -1,0 +1,346 @@
+"""The backend seam: what a device type must provide to run every hxarray operation.
+
+A backend is two things (after tinygrad's device/runtime split and c10's device hooks):
+
+- **a device runtime**: how many devices there are and what they can do, a caching allocator per
+  device, streams and events, copies between host and device memory, DLPack;
+- **compute primitives**: a small set of operations with precise contracts (below), each running
+  on the *current stream* of its device (`current_stream(device)`: the innermost `with stream:`,
+  else the device's default stream).
+
+The namespace has already checked every argument, promoted dtypes, normalised axes, computed
+result shapes and applied the standard's special cases (NaN mean of nothing, var/std with no
+degrees of freedom, empty reductions, ...); a primitive only computes. Primitives that write a
+result take it as `out`: a fresh C-contiguous array of the result's shape and dtype from `empty`,
+or (where stated) any view the caller chose; the inputs are arrays of this backend's device (any
+strides, offsets and zero-stride broadcast axes) or plain Python scalars already checked against
+the dtypes.
+
+Everything composable from primitives has a default here (built from primitives and views); a
+backend overrides a default only to be faster. Optional primitives (`linalg`, `fft`) default to
+running the CPU backend on a host copy, counted per operation in `host_fallbacks`.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import _array as array_module
+from .. import _views
+from .device import Device, DeviceType
+from .stream import Stream, current_stream
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .._array import Array
+    from .._dtypes import DType
+    from .allocator import Allocator
+    from .stream import Event
+
+__all__ = ["Backend"]
+
+Shape = tuple[int, ...]
+Scalar = bool | int | float | complex
+
+
+class Backend(ABC):
+    """Runs the operations of one device type. Subclasses set `device_type` and implement the
+    abstract methods; see the module docstring for the conventions every primitive follows."""
+
+    device_type: DeviceType
+    priority: int = 0  # higher wins when hxarray picks a device by itself
+
+    def __init__(self) -> None:
+        self._fallback_lock = threading.Lock()
+        self.host_fallbacks: collections.Counter[str] = collections.Counter()
+
+    # == device runtime ============================================================================
+    def unavailable_reason(self) -> str | None:
+        """Why this backend cannot run here, or None when it can."""
+        return None
+
+    @abstractmethod
+    def device_count(self) -> int:
+        """How many devices of this type exist (indices 0 .. count - 1)."""
+
+    @abstractmethod
+    def capabilities(self, device: Device) -> dict[str, Any]:
+        """At least: name, vendor, total_memory, free_memory, compute_units."""
+
+    @abstractmethod
+    def allocator(self, device: Device) -> Allocator:
+        """The device's caching allocator (stream-aware where work runs asynchronously)."""
+
+    @abstractmethod
+    def default_stream(self, device: Device) -> Stream: ...
+
+    @abstractmethod
+    def create_stream(self, device: Device, **options: Any) -> Stream: ...
+
+    @abstractmethod
+    def create_event(self, device: Device, **options: Any) -> Event: ...
+
+    def synchronize(self, device: Device) -> None:
+        """Wait for all work on `device` (its default stream and the current one)."""
+        self.default_stream(device).synchronize()
+        current_stream(device).synchronize()
+
+    @staticmethod
+    def stream(device: Device) -> Stream:
+        """The stream a primitive on `device` runs on now."""
+        return current_stream(device)
+
+    # -- memory and interchange -------------------------------------------------------------------
+    def empty(self, shape: Shape, dtype: DType, device: Device) -> Array:
+        """A new C-contiguous array with uninitialised memory, allocated on the current stream."""
+        nbytes = dtype.itemsize
+        for n in shape:
+            nbytes *= n
+        buffer = self.allocator(device).allocate(nbytes)
+        return array_module.Array._make(buffer, dtype, shape,
+                                        _views.contiguous_strides(shape, dtype.itemsize))
+
+    def host_view(self, x: Array) -> np.ndarray | None:
+        """A numpy view of `x` that keeps its buffer alive, or None if the memory is not
+        host-accessible (then callers copy with `to_host`)."""
+        return None
+
+    def adopt(self, data: np.ndarray) -> Array | None:
+        """An array sharing the host array `data`'s memory, or None if this device cannot use
+        host memory in place."""
+        return None
+
+    def from_host(self, data: np.ndarray, device: Device) -> Array:
+        """A new array holding a copy of the host array `data` (same dtype and shape; any
+        layout): through the allocator's `copy_from_host` on the current stream."""
+        import numpy as np
+
+        from .._dtypes import FROM_NUMPY
+
+        contiguous = np.ascontiguousarray(data)
+        out = self.empty(contiguous.shape, FROM_NUMPY[contiguous.dtype], device)
+        if out._buffer.nbytes:
+            out._buffer.allocator.copy_from_host(out._buffer.block, out._offset, contiguous,
+                                                 self.stream(device))
+        return out
+
+    def to_host(self, x: Array) -> np.ndarray:
+        """A numpy copy of `x`: a contiguous copy on the device where needed, then the
+        allocator's `copy_to_host` on the current stream, waited for."""
+        import numpy as np
+
+        device = x._buffer.device
+        if not _views.is_contiguous(x):
+            x = self.copy(x)
+        out = np.empty(x._shape, x._dtype.numpy)
+        if out.nbytes:
+            stream = self.stream(device)
+            x._buffer.allocator.copy_to_host(x._buffer.block, x._offset, out, stream)
+            stream.synchronize()
+        return out
+
+    def copy_to(self, x: Array, device: Device) -> Array:
+        """A copy of `x` on another device of this backend's type; by default staged through
+        host memory (a backend with peer copies overrides it)."""
+        return self.from_host(self.to_host(x), device)
+
+    @abstractmethod
+    def dlpack_device(self, device: Device) -> tuple[int, int]:
+        """The DLPack (device type, index) pair of `device`."""
+
+    def dlpack(self, x: Array, *, stream: Any, max_version: tuple[int, int] | None,
+               dl_device: tuple[int, int] | None, copy: bool | None) -> Any:
+        """A DLPack capsule of `x` (spec: array.__dlpack__). By default: host-accessible memory
+        is exported in place (after the device's work is done); other memory raises
+        BufferError unless a host copy is allowed and asked for with dl_device=(kDLCPU, 0)."""
+        host = self.host_view(x)
+        if host is None:
+            if dl_device is None or tuple(dl_device) != (1, 0) or copy is False:
+                raise BufferError(f"an array on {x.device} can only be exported to DLPack as a "
+                                  "host copy: pass dl_device=(1, 0) and copy=None or True")
+            host, copy = self.to_host(x), False
+        elif dl_device is not None and tuple(dl_device) != self.dlpack_device(x.device):
+            raise BufferError(f"cannot export an array on {x.device} to DLPack device "
+                              f"{tuple(dl_device)}")
+        else:
+            self.synchronize(x._buffer.device)
+        if max_version is None:  # a legacy consumer: no versioned capsule, no copy flag
+            return (host.copy() if copy else host).__dlpack__()
+        return host.__dlpack__(max_version=max_version, copy=copy)
+
+    # == compute primitives ========================================================================
+    @abstractmethod
+    def assign(self, dst: Array, src: Array | Scalar) -> None:
+        """dst[...] = src: `src` (an array broadcastable to dst's shape, of any dtype, or a
+        scalar) cast to dst's dtype as numpy's unsafe casting does, written into the view
+        `dst`. `src` and `dst` may overlap only if they are the same view."""
+
+    @abstractmethod
+    def elementwise(self, name: str, args: Sequence[Array | Scalar], dtype: DType,
+                    shape: Shape, out: Array | None = None) -> Array:
+        """The operation `name` of `hxarray._ops.OPS` on `args` broadcast to `shape`, with
+        result dtype `dtype`, into `out` (a view of that shape and dtype that may alias an
+        operand element for element) or a new array. Array operands have the operation's
+        promoted input dtype or are cast on load; scalars are Python numbers."""
+
+    @abstractmethod
+    def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array) -> None:
+        """`name` in sum, prod, max, min, all, any over the (sorted, distinct) `axes` of `x`
+        into `out`, whose shape is x's without those axes and whose dtype is the accumulator
+        (sum/prod accumulate in it; max/min keep x's dtype; all/any are bool). Each result
+        starts from the operation's identity, so over no elements: sum 0, prod 1, all True,
+        any False (max/min never get an empty input), and over no axes each element is
+        combined with the identity alone. A sum of floating-point zeros that are all -0 is -0
+        (complex: part by part); NaN propagates through max and min."""
+
+    @abstractmethod
+    def arg_reduce(self, name: str, x: Array, axis: int | None, out: Array) -> None:
+        """argmax or argmin along `axis` (None: over the flattened array) into the int64 `out`:
+        the first index of the extremum; a NaN counts as the extremum (its first index). The
+        reduced extent is never empty."""
+
+    @abstractmethod
+    def scan(self, name: str, x: Array, axis: int, out: Array) -> None:
+        """cumulative_sum or cumulative_prod of `x` along `axis` into `out` (a view of x's shape,
+        accumulating in out's dtype)."""
+
+    @abstractmethod
+    def matmul(self, a: Array, b: Array, out: Array) -> None:
+        """out = a @ b for a (..., M, K) and b (..., K, N) of out's dtype with the same batch
+        shape (axes may be broadcast views); out is (..., M, N)."""
+
+    @abstractmethod
+    def sort(self, x: Array, axis: int, stable: bool, out: Array) -> None:
+        """out = x sorted ascending along `axis`, NaNs last (-0 and +0 in either order)."""
+
+    @abstractmethod
+    def argsort(self, x: Array, axis: int, stable: bool, out: Array) -> None:
+        """out (int64) = the permutation along `axis` that sorts x ascending, NaNs last; equal
+        elements keep their order when `stable`."""
+
+    @abstractmethod
+    def searchsorted(self, x1: Array, x2: Array, side: str, out: Array) -> None:
+        """out (int64, x2's shape) = insertion points of x2 into the ascending 1-D x1 (of x2's
+        dtype), numpy's rule for `side` ('left' or 'right'); NaNs sort last."""
+
+    @abstractmethod
+    def nonzero(self, x: Array) -> tuple[Array, ...]:
+        """The int64 indices of the non-zero elements of `x` (ndim >= 1), one array per axis,
+        in C order."""
+
+    @abstractmethod
+    def gather(self, x: Array, axis: int, indices: Sequence[Array], out: Array) -> None:
+        """out = x[(:,) * axis + indices]: the integer index arrays `indices` (any integer
+        dtype, one shape B, values in [-n, n) of the axis they index, negative ones counted from
+        the end) select along axes axis .. axis + len(indices) - 1; out has shape
+        x.shape[:axis] + B + x.shape[axis + len(indices):]. IndexError for an index out of
+        range."""
+
+    @abstractmethod
+    def scatter(self, x: Array, axis: int, indices: Sequence[Array], values: Array) -> None:
+        """x[(:,) * axis + indices] = values, in place: the inverse of `gather`, with `values`
+        of x's dtype broadcast to the gathered shape. Where an element is selected more than
+        once, one of its values is stored."""
+
+    @abstractmethod
+    def unique(self, x: Array) -> tuple[Array, Array, Array, Array]:
+        """Of the flattened `x`: the sorted distinct values (every NaN distinct), the int64
+        index of each value's first occurrence, the int64 inverse indices shaped like x, and
+        the int64 counts."""
+
+    # -- optional primitives: a host copy through the CPU backend by default -----------------------
+    def linalg(self, name: str, *args: Array, **params: Any) -> Any:
+        """A `linalg` factorisation or solver by name (cholesky, det, eig, eigh, eigvals,
+        eigvalsh, inv, qr, slogdet, solve, svd, svdvals; parameters as `hxarray.linalg`
+        resolves them); an array or a tuple of arrays. ValueError for singular or indefinite
+        input."""
+        return self._on_host("linalg." + name, lambda cpu, *a: cpu.linalg(name, *a, **params),
+                             *args)
+
+    def fft(self, name: str, x: Array, **params: Any) -> Array:
+        """An `fft` transform by name (fft, ifft, fftn, ifftn, rfft, irfft, rfftn, irfftn, hfft,
+        ihfft) with `n`/`s`, `axis`/`axes` and `norm` resolved by `hxarray.fft`."""
+        return self._on_host("fft." + name, lambda cpu, a: cpu.fft(name, a, **params), x)
+
+    def _on_host(self, label: str, run: Any, *args: Array) -> Any:
+        """`run(cpu_backend, *host_arrays)` on CPU copies of `args`, results copied back to the
+        device of the first argument; counted in `host_fallbacks[label]`."""
+        device = args[0]._buffer.device
+        cpu = DeviceType.CPU
+        from .registry import registry
+
+        backend = registry.get(cpu)
+        with self._fallback_lock:
+            self.host_fallbacks[label] += 1
+        result = run(backend, *(backend.from_host(self.to_host(a), Device(cpu)) for a in args))
+        if isinstance(result, tuple):
+            return tuple(self.from_host(backend.to_host(r), device) for r in result)
+        return self.from_host(backend.to_host(result), device)
+
+    # == compositions: defaults built from the primitives, overridden only to be faster ============
+    def full(self, shape: Shape, value: Scalar, dtype: DType, device: Device) -> Array:
+        out = self.empty(shape, dtype, device)
+        self.assign(out, value)
+        return out
+
+    def copy(self, x: Array, dtype: DType | None = None) -> Array:
+        """A C-contiguous copy of `x`, cast to `dtype` if given."""
+        out = self.empty(x._shape, x._dtype if dtype is None else dtype, x._buffer.device)
+        self.assign(out, x)
+        return out
+
+    def arange(self, start: Scalar, stop: Scalar, step: Scalar, dtype: DType,
+               device: Device) -> Array:
+        """numpy's arange(start, stop, step) in `dtype` (the namespace has checked the
+        arguments): computed on the host and copied in, by default."""
+        import numpy as np
+
+        return self.from_host(np.arange(start, stop, step, dtype=dtype.numpy), device)
+
+    def concat(self, arrays: Sequence[Array], axis: int, out: Array) -> None:
+        """out = the arrays (same shape off `axis`) joined along `axis`: one `assign` per
+        array into its slice of `out`."""
+        start = 0
+        for a in arrays:
+            n = a._shape[axis]
+            if n:
+                self.assign(_views.slice_axis(out, axis, start, start + n), a)
+            start += n
+
+    def compress(self, x: Array, mask: Array) -> Array:
+        """x[mask] for a boolean `mask` of x's leading dimensions: `gather` at the mask's
+        non-zero positions."""
+        indices = self.nonzero(mask)
+        count = indices[0]._shape[0]
+        out = self.empty((count, *x._shape[mask.ndim:]), x._dtype, x._buffer.device)
+        if count:
+            self.gather(x, 0, indices, out)
+        return out
+
+    def isin(self, x1: Array, x2: Array, invert: bool, out: Array) -> None:
+        """out (bool, x1's shape) = whether each element of x1 (of x2's dtype) equals one of
+        x2 (NaN equals nothing): x2 sorted, then each x1 looked up with `searchsorted`."""
+        from .._dtypes import bool as bool_
+        from .._dtypes import int64
+
+        device = x1._buffer.device
+        flat = _views.flatten(x2) if _views.is_contiguous(x2) else \
+            _views.flatten(self.copy(x2))
+        if flat._shape[0] == 0:
+            self.assign(out, invert)
+            return
+        ordered = self.empty(flat._shape, flat._dtype, device)
+        self.sort(flat, 0, False, ordered)
+        where = self.empty(x1._shape, int64, device)
+        self.searchsorted(ordered, x1, "left", where)
+        last = flat._shape[0] - 1
+        self.elementwise("minimum", (where, last), int64, x1._shape, out=where)
+        found = self.empty(x1._shape, x1._dtype, device)
+        self.gather(ordered, 0, (where,), found)
+        self.elementwise("not_equal" if invert else "equal", (found, x1), bool_, x1._shape,
+                         out=out)
