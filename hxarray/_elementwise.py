@@ -246,11 +246,13 @@ def clip(x: Array, /, min: Array | Scalar | None = None,
     integer bounds beyond x's dtype are clamped to its range first."""
     if x.__class__ is not _Array:
         raise TypeError(f"clip() expects an hxarray Array, got {type(x).__name__}")
-    if x._dtype not in dt.REAL_NUMERIC:
+    if x._dtype not in dt.REAL_NUMERIC and (x._dtype is not dt.bool or is_strict()):
         raise TypeError(f"clip() requires real-valued input, got {x._dtype.name}")
     bounds = []
     shapes = [x._shape]
     try:
+        if x._dtype is dt.bool:  # numpy mode only: strict mode refused it above
+            raise NumpyRule("clip() of a bool array")
         for label, bound in (("min", min), ("max", max)):
             if bound is not None and bound.__class__ is not _Array:
                 if bound.__class__ is int and x._dtype in dt.INTEGER:
@@ -260,20 +262,25 @@ def clip(x: Array, /, min: Array | Scalar | None = None,
             elif bound is not None:
                 if bound._buffer.device is not x._buffer.device:
                     raise ValueError(f"clip(): {label} is on {bound.device}, x on {x.device}")
-                if bound._dtype not in dt.REAL_NUMERIC:
+                if bound._dtype in dt.COMPLEX_FLOATING:
                     raise TypeError(f"clip(): {label} must be real-valued, got "
                                     f"{bound._dtype.name}")
-                if (bound._dtype in dt.FLOATING) != (x._dtype in dt.FLOATING):
+                if bound._dtype is dt.bool or \
+                        (bound._dtype in dt.FLOATING) != (x._dtype in dt.FLOATING):
                     raise unspecified(f"clip(): {label} of dtype {bound._dtype.name} does not "
                                       f"match x of dtype {x._dtype.name}")
                 shapes.append(bound._shape)
             bounds.append(bound)
     except NumpyRule:  # numpy promotes x and the bounds together (NEP 50)
         given = [v for v in (min, max) if v is not None]
-        _, (x, *given) = numpy_mode.common((x, *given))
-        if min is not None:
-            min = given.pop(0)
-        return clip(x, min, given[0] if max is not None else None)
+        dtype, (x, *given) = numpy_mode.common((x, *given))
+        if dtype is dt.bool:  # booleans clip as 0 and 1
+            x = numpy_mode.cast(x, dt.uint8)
+            given = [numpy_mode.cast(v, dt.uint8) if v.__class__ is _Array else int(v)
+                     for v in given]
+        low = given.pop(0) if min is not None else None
+        result = clip(x, low, given[0] if max is not None else None)
+        return numpy_mode.reinterpret(result, dt.bool) if dtype is dt.bool else result
     shape = broadcast_shapes(*shapes)
     return _backend_of(x).elementwise("clip", (x, *bounds), x._dtype, shape)
 

@@ -939,23 +939,27 @@ def _norm(dev: Any, x: Any, ord: Any = None, axis: Any = None,
     return result
 
 
-def _fft(name: str, nd: builtins.bool) -> Callable[..., Any]:
-    def adapter(dev: Any, a: Any, n: Any = None, axis: Any = None, norm: Any = None,
+def _fft(name: str) -> Callable[..., Any]:
+    def adapter(dev: Any, a: Any, n: Any = None, axis: int = -1, norm: Any = None,
                 out: Any = None) -> Any:
-        kwargs = {"s" if nd else "n": None if n is None else tuple(n) if nd else n,
-                  "norm": norm or "backward"}
-        if nd:
-            kwargs["axes"] = None if axis is None else tuple(axis)
-        else:
-            kwargs["axis"] = -1 if axis is None else axis
-        return _assign_out(getattr(_xp().fft, name)(_hx(a, dev), **kwargs), out)
+        return _assign_out(getattr(_xp().fft, name)(_hx(a, dev), n=n, axis=axis,
+                                                    norm=norm or "backward"), out)
+    return adapter
+
+
+def _fftn(name: str) -> Callable[..., Any]:
+    def adapter(dev: Any, a: Any, s: Any = None, axes: Any = None, norm: Any = None,
+                out: Any = None) -> Any:
+        return _assign_out(getattr(_xp().fft, name)(
+            _hx(a, dev), s=None if s is None else tuple(s),
+            axes=None if axes is None else tuple(axes), norm=norm or "backward"), out)
     return adapter
 
 
 for _name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
-    _implements(getattr(np.fft, _name))(_fft(_name, False))
+    _implements(getattr(np.fft, _name))(_fft(_name))
 for _name in ("fftn", "ifftn", "rfftn", "irfftn"):
-    _implements(getattr(np.fft, _name))(_fft(_name, True))
+    _implements(getattr(np.fft, _name))(_fftn(_name))
 _implements(np.fft.fftshift)(lambda dev, x, axes=None: _xp().fft.fftshift(
     _hx(x, dev), axes=_axis(axes)))
 _implements(np.fft.ifftshift)(lambda dev, x, axes=None: _xp().fft.ifftshift(

@@ -12,7 +12,7 @@ from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
 from ._elementwise import _check_scalar, scalar_operand
-from ._modes import NumpyRule, unspecified
+from ._modes import NumpyRule, is_strict, unspecified
 from ._numpy_mode import numpy_positional
 from ._statistical import reduce_axes
 from ._views import broadcast_shapes
@@ -98,7 +98,23 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
     return out
 
 
-def _where(condition: Array, x1: Array | Any, x2: Array | Any) -> Array:
+class _Missing:
+    """The default of where()'s x1 and x2, so that numpy mode can take numpy's where(condition)."""
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+_MISSING = _Missing()
+
+
+def _where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISSING) -> Array:
+    if x1 is _MISSING or x2 is _MISSING:
+        if x1 is x2 and not is_strict():
+            return nonzero(condition)  # numpy's where(condition)
+        missing = [repr(n) for n, v in (("x1", x1), ("x2", x2)) if v is _MISSING]
+        raise TypeError(f"where() missing {len(missing)} required positional argument"
+                        f"{'s' * (len(missing) > 1)}: {' and '.join(missing)}")
     check_array(condition, "where", "condition")
     try:
         if condition._dtype is not dt.bool:
@@ -134,8 +150,9 @@ def _numpy_where(condition: Array, x1: Any, x2: Any) -> Array:
     return _where(condition, x1, x2)
 
 
-def where(condition: Array, x1: Array | Any, x2: Array | Any, /) -> Array:
-    """Elements of x1 where condition is true, else of x2; one of x1/x2 may be a Python scalar."""
+def where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISSING, /) -> Array:
+    """Elements of x1 where condition is true, else of x2; one of x1/x2 may be a Python scalar.
+    numpy mode also takes numpy's `where(condition)`, which is `nonzero(condition)`."""
     return _where(condition, x1, x2)
 
 

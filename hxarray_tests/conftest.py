@@ -2,6 +2,10 @@
 
 import os
 
+# scipy's array-API support (which scikit-learn's dispatch needs) is read when scipy is imported:
+# set it before any test module can import scipy.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
 import pytest
 from hypothesis import HealthCheck, settings
 
