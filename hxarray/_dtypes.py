@@ -134,8 +134,8 @@ def promote(a: DType, b: DType) -> DType:
         return PROMOTION_TABLE[a, b]
     except KeyError:
         raise unspecified(
-            f"no type promotion between {a.name} and {b.name}: the Array API standard does not "
-            "promote across kinds (bool, integer, floating-point); cast one operand with astype()"
+            "no type promotion between {} and {}: the Array API standard does not promote across "
+            "kinds (bool, integer, floating-point); cast one operand with astype()", a.name, b.name
         ) from None
 
 

@@ -38,7 +38,7 @@ def _resolve(name: str, d1: dt.DType, d2: dt.DType) -> dt.DType:
     allowed = dt.CATEGORIES[category]
     for d in (d1, d2):
         if d not in allowed:
-            raise unspecified(f"{name}() requires {category} input, got {d.name}")
+            raise unspecified("{}() requires {} input, got {}", name, category, d.name)
     common = dt.promote(d1, d2)
     result = dt.bool if rule == "bool" else dt.REAL_OF.get(common, common) if rule == "real" \
         else common
@@ -72,8 +72,8 @@ def _check_scalar(name: str, value: Any, dtype: dt.DType) -> Scalar:
             return _check_scalar(name, value.item(), dtype)
         raise TypeError(f"{name}() accepts arrays and Python scalars, got {type(value).__name__}")
     if not _scalar_fits(value, dtype):
-        raise unspecified(f"{name}(): a Python {type(value).__name__} cannot be combined with an "
-                          f"array of dtype {dtype.name}")
+        raise unspecified("{}(): a Python {} cannot be combined with an array of dtype {}", name,
+                          type(value).__name__, dtype.name)
     if value.__class__ is int and dtype in dt.INTEGER:
         low, high = dt.INTEGER_BOUNDS[dtype]
         if not low <= value <= high:

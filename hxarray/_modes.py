@@ -59,11 +59,19 @@ class set_strict:
 
 class NumpyRule(TypeError):
     """Raised where the standard leaves a case unspecified and numpy mode has a rule for it: the
-    caller catches it and applies numpy's behaviour. It carries strict mode's message, so if it
-    ever escapes it still reads as the TypeError strict mode raises."""
+    caller catches it and applies numpy's behaviour. It carries strict mode's message (formatted
+    only if it is read), so if it ever escapes it still reads as the TypeError strict mode
+    raises."""
+
+    def __str__(self) -> str:
+        message, *args = self.args or ("",)
+        return message.format(*args) if args else message
 
 
-def unspecified(message: str) -> NumpyRule | TypeError:
+def unspecified(message: str, *args: object) -> NumpyRule | TypeError:
     """The exception for a case the standard leaves unspecified (`raise unspecified(...)`): a
-    plain TypeError with `message` in strict mode, else a NumpyRule for the caller to catch."""
-    return TypeError(message) if _STRICT.get() else NumpyRule(message)
+    plain TypeError with `message.format(*args)` in strict mode, else a NumpyRule for the caller
+    to catch (which formats the message only if it is ever shown)."""
+    if _STRICT.get():
+        return TypeError(message.format(*args) if args else message)
+    return NumpyRule(message, *args)

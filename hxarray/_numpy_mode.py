@@ -19,9 +19,17 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
+import hxarray
+
 from . import _dtypes as dt
 from ._array import Array
 from ._modes import NumpyRule, is_strict
+from ._ops import OPS
+from ._views import broadcast_shapes
+
+# The namespace functions used below are reached as attributes of the package (`hxarray.astype`,
+# `hxarray._elementwise.OPERATIONS`): the namespace modules import this one, so these names are
+# looked up when called, not at import.
 
 Scalar = builtins.bool | int | float | complex
 F = TypeVar("F", bound=Callable[..., Any])
@@ -86,16 +94,12 @@ def cast(x: Array, dtype: dt.DType) -> Array:
         return x
     if x._dtype is dt.bool and dtype in (dt.int8, dt.uint8):
         return reinterpret(x, dtype)
-    from ._data_types import astype
-
-    return astype(x, dtype)
+    return x._buffer.device.backend.copy(x, dtype)
 
 
 def to_nonzero(x: Array) -> Array:
     """A uint8 result of a bool operation numpy computes on bools, back as bool (x != 0)."""
-    from ._elementwise import OPERATIONS
-
-    return OPERATIONS["not_equal"](x, 0)
+    return hxarray.not_equal(x, 0)
 
 
 def python_type(dtype: dt.DType) -> type:
@@ -140,10 +144,6 @@ class Plan(NamedTuple):
 _plans: dict[tuple[Any, ...], Plan | str] = {}
 
 
-def _operand_type(value: Any) -> dt.DType | type:
-    return value._dtype if value.__class__ is Array else type(value)
-
-
 def _type_name(t: dt.DType | type) -> str:
     return t.name if t.__class__ is dt.DType else f"Python {t.__name__}"
 
@@ -165,8 +165,6 @@ def _floating(d: dt.DType | None, from_integers: builtins.bool) -> dt.DType:
 
 
 def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
-    from ._ops import OPS
-
     op = OPS[name]
     ufunc = getattr(np, _UFUNC_NAMES.get(name, name))
     described = " and ".join(_type_name(t) for t in types)
@@ -193,17 +191,17 @@ def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
     if computed[0] not in allowed:
         return (f"{name}() does not take {described}, in either mode (numpy's "
                 f"{ufunc.__name__} on {computed[0].name} is not provided)")
-    from ._elementwise import _resolve
-
+    standard = hxarray._elementwise._resolve(name, computed[0], computed[0])
     return Plan(tuple(computed), python_type(computed[0]),
-                None if _resolve(name, computed[0], computed[0]) is result else result)
+                None if standard is result else result)
 
 
-def _plan(name: str, operands: tuple[Any, ...]) -> Plan:
-    key = (name, *(_operand_type(v) for v in operands))
+def _plan(name: str, operands: list[Any]) -> Plan:
+    types = [v._dtype if v.__class__ is Array else type(v) for v in operands]
+    key = (name, *types)
     plan = _plans.get(key)
     if plan is None:
-        plan = _plans[key] = _make_plan(name, key[1:])
+        plan = _plans[key] = _make_plan(name, tuple(types))
     if plan.__class__ is str:
         raise TypeError(plan)
     return plan
@@ -219,8 +217,6 @@ def _convert(value: Any, dtype: dt.DType, scalar: type | None) -> Any:
 def _out_of_range(name: str, x1: Any, x2: Any) -> Array | None:
     """numpy's comparison of an integer array with a Python int beyond its dtype: the same
     answer for every element (None if the int fits)."""
-    if name not in COMPARISONS:
-        return None
     array, value, op = (x1, x2, name) if x1.__class__ is Array else (x2, x1, _MIRRORED[name])
     if value.__class__ is not int or array._dtype not in dt.INTEGER:
         return None
@@ -230,40 +226,33 @@ def _out_of_range(name: str, x1: Any, x2: Any) -> Array | None:
     above = value > high  # array < value everywhere
     answer = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
               "greater": not above, "greater_equal": not above}[op]
-    from ._creation import full
-
-    return full(array._shape, answer, dtype=dt.bool, device=array._buffer.device)
+    return hxarray.full(array._shape, answer, dtype=dt.bool, device=array._buffer.device)
 
 
 def _mixed_sign(name: str, x1: Array, x2: Array) -> Array:
     """An exact comparison of int64 with uint64 (numpy 2 has loops for it): negative signed
     values compare below every unsigned one; the rest compare as uint64."""
-    from ._elementwise import OPERATIONS
-    from ._searching import where
-
+    operations = hxarray._elementwise.OPERATIONS
     signed, op = (x1, name) if x1._dtype is dt.int64 else (x2, _MIRRORED[name])
     negative_answer = op in ("less", "less_equal", "not_equal")
     as_unsigned = cast(signed, dt.uint64)
     pair = (as_unsigned, x2) if signed is x1 else (x1, as_unsigned)
-    return where(OPERATIONS["less"](signed, 0), negative_answer, OPERATIONS[name](*pair))
+    return hxarray.where(operations["less"](signed, 0), negative_answer, operations[name](*pair))
 
 
 def elementwise(name: str, *operands: Any) -> Array:
     """numpy's `name` of arrays and scalars that the standard's rules do not combine (numpy
     scalars count as the Python scalars they hold)."""
-    from ._elementwise import OPERATIONS
-
-    operands = tuple(v.item() if isinstance(v, np.generic) else v for v in operands)
-
-    if len(operands) == 2:
-        constant = _out_of_range(name, *operands)
+    values = [v.item() if isinstance(v, np.generic) else v for v in operands]
+    if name in COMPARISONS:
+        constant = _out_of_range(name, *values)
         if constant is not None:
             return constant
-    plan = _plan(name, operands)
-    converted = tuple(_convert(v, d, plan.scalar) for v, d in zip(operands, plan.operands))
+    plan = _plan(name, values)
+    converted = [_convert(v, d, plan.scalar) for v, d in zip(values, plan.operands)]
     if plan.mixed_sign:
         return _mixed_sign(name, *converted)
-    result = OPERATIONS[name](*converted)
+    result = hxarray._elementwise.OPERATIONS[name](*converted)
     if plan.result is not None and result._dtype is not plan.result:
         result = to_nonzero(result) if plan.result is dt.bool else cast(result, plan.result)
     return result
@@ -275,8 +264,6 @@ def assign_inplace(name: str, x: Array, result: Array) -> Array:
     if not np.can_cast(result._dtype.numpy, x._dtype.numpy, "same_kind"):
         raise TypeError(f"in-place {name}: cannot cast the {result._dtype.name} result back to "
                         f"x's {x._dtype.name} (numpy's 'same_kind' rule)")
-    from ._views import broadcast_shapes
-
     if broadcast_shapes(x._shape, result._shape) != x._shape:
         raise ValueError(f"in-place {name}: a result of shape {result._shape} does not broadcast "
                          f"to x's shape {x._shape}")

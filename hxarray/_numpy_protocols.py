@@ -20,9 +20,13 @@ from typing import Any
 
 import numpy as np
 
+import hxarray
+
 from . import _dtypes as dt
 from ._array import Array
 from ._modes import is_strict
+from ._numpy_mode import assign_inplace
+from ._ops import OPS
 
 _NoValue = np._NoValue  # numpy's "not given" default
 
@@ -52,9 +56,7 @@ def _hx(value: Any, device: Any) -> Any:
     """An array argument as an hxarray array on `device`; None stays None."""
     if value is None or value.__class__ is Array:
         return value
-    from ._creation import asarray
-
-    return asarray(value, device=device)
+    return hxarray.asarray(value, device=device)
 
 
 def as_operand(value: Any, device: Any) -> Any:
@@ -95,15 +97,11 @@ def _from_numpy(value: Any, outs: dict[int, Array]) -> Any:
                 return out
         if value.dtype not in dt.FROM_NUMPY:
             return value
-        from ._creation import asarray
-
-        return asarray(value)
+        return hxarray.asarray(value)
     if isinstance(value, np.generic):
         if value.dtype not in dt.FROM_NUMPY:
             return value
-        from ._creation import asarray
-
-        return asarray(np.asarray(value))
+        return hxarray.asarray(np.asarray(value))
     if isinstance(value, (list, tuple)):
         converted = [_from_numpy(v, outs) for v in value]
         if isinstance(value, list):
@@ -133,8 +131,6 @@ def _assign_out(result: Any, out: Any) -> Any:
         return result
     if out.__class__ is not Array:
         raise _Fallback
-    from ._numpy_mode import assign_inplace
-
     return assign_inplace("out=", out, result)
 
 
@@ -150,8 +146,6 @@ _UFUNC_NAMES = {
 
 
 def _ufunc_table() -> dict[np.ufunc, str]:
-    from ._ops import OPS
-
     table = {}
     for name, op in OPS.items():
         ufunc = getattr(np, _UFUNC_NAMES.get(name, name), None)
@@ -173,8 +167,6 @@ _IGNORED = {"casting": "same_kind", "order": "K", "subok": True}  # numpy's defa
 
 def _call_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
                 kwargs: dict[str, Any]) -> Any:
-    import hxarray
-
     device = _find_device((inputs, kwargs.get("out")))
     out = kwargs.pop("out", None)
     dtype = kwargs.pop("dtype", None)
@@ -256,8 +248,6 @@ def _axis(value: Any) -> Any:
 
 
 def _xp() -> Any:
-    import hxarray
-
     return hxarray
 
 

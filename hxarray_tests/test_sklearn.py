@@ -217,3 +217,18 @@ def test_float32_inputs_stay_float32():
     np.testing.assert_allclose(np.asarray(scaled),
                                preprocessing.StandardScaler().fit_transform(x32), rtol=1e-5,
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["xlogy", "xlog1py", "expit", "logit", "logsumexp", "softmax",
+                                  "entr", "rel_entr", "erf", "gammaln"])
+def test_scipy_special_functions_take_hxarray_arrays(name):
+    """scipy (with SCIPY_ARRAY_API=1) dispatches through array-api-compat to hxarray."""
+    from scipy import special
+
+    function = getattr(special, name)
+    args = (X_POSITIVE[:, 0] / X_POSITIVE[:, 0].max(),)
+    if name in ("xlogy", "xlog1py", "rel_entr"):
+        args = (*args, X_POSITIVE[:, 1])
+    got = function(*(xp.asarray(a) for a in args))
+    assert type(got) is xp.Array
+    np.testing.assert_allclose(np.asarray(got), function(*args), rtol=1e-12)
