@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: run test test-slow conformance sklearn-check bench bench-quick clean
+.PHONY: run test test-slow conformance sklearn-check bench bench-quick cuda-check clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,21 +15,27 @@ $(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c | $(VENV)/bin/py
 	$(PIP) install --quiet -e .
 	touch $@
 
-# The tests also need the in-repo plug-in backend (device type "toy").
-$(VENV)/.installed-test: $(VENV)/.installed hxarray_tests/plugin_pkg/pyproject.toml
-	$(PIP) install --quiet -e '.[test]' -e hxarray_tests/plugin_pkg
+# The tests also need the in-repo plug-in backends (device types "toy" and "ref").
+$(VENV)/.installed-test: $(VENV)/.installed hxarray_tests/plugin_pkg/pyproject.toml \
+		hxarray_tests/ref_pkg/pyproject.toml
+	$(PIP) install --quiet -e '.[test]' -e hxarray_tests/plugin_pkg -e hxarray_tests/ref_pkg
+	touch $@
+
+# The CUDA tests and `make cuda-check` also need NVRTC and CuPy's headers (no GPU).
+$(VENV)/.installed-cuda: $(VENV)/.installed-test
+	$(PIP) install --quiet -e '.[cuda-check]'
 	touch $@
 
 run: $(VENV)/.installed
 	$(PY) -m hxarray demo
 
 # Twice: on the compiled speedups, then on their pure-Python twins.
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-cuda
 	$(PY) -m pytest -n 2 -q
 	HXARRAY_PURE_PYTHON=1 $(PY) -m pytest -n 2 -q
 
 # Everything, slow tests included, with 500 hypothesis examples per property.
-test-slow: $(VENV)/.installed-test
+test-slow: $(VENV)/.installed-cuda
 	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -n 2 -q -m "slow or not slow"
 
 ifneq ($(filter conformance,$(MAKECMDGOALS)),)
@@ -55,6 +61,11 @@ bench: $(VENV)/.installed
 bench-quick: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[bench]'
 	$(PY) -m benchmarks --quick $(BENCH_ARGS)
+
+# Every CUDA source of the project through the real NVRTC for sm_80 and sm_90 (no GPU needed);
+# any error or warning fails.
+cuda-check: $(VENV)/.installed-cuda
+	$(PY) -m hxarray.backends.cuda.nvrtc hxarray_tests/cuda/kernels
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache hxarray/_speedups*.so

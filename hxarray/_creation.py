@@ -204,6 +204,11 @@ def full(shape: Any, fill_value: builtins.bool | int | float | complex, *, dtype
     dtype = _optional_dtype(dtype, "full") or _scalar_dtype(fill_value, "full")
     if isinstance(fill_value, complex) and dtype not in dt.COMPLEX_FLOATING:
         raise TypeError(f"full(): a complex fill_value does not fit dtype {dtype.name}")
+    if dtype in dt.INTEGER and isinstance(fill_value, int):
+        low, high = dt.INTEGER_BOUNDS[dtype]
+        if not low <= fill_value <= high:
+            raise OverflowError(f"full(): fill_value {fill_value} is out of bounds for "
+                                f"{dtype.name}")
     target = as_device(device, "full")
     return target.backend.full(as_shape(shape, "full"), fill_value, dtype, target)
 

@@ -48,8 +48,8 @@ def flatten(x: Array) -> Array:
 def slice_axis(x: Array, axis: int, start: int, stop: int) -> Array:
     """The view x[..., start:stop, ...] along `axis` (0 <= start <= stop <= x.shape[axis])."""
     shape = (*x._shape[:axis], stop - start, *x._shape[axis + 1:])
-    offset = x._offset + start * x._strides[axis] if stop > start else x._offset
-    return view(x, shape, x._strides, offset)
+    empty = 0 in shape  # an empty view may not point past its (possibly empty) buffer
+    return view(x, shape, x._strides, x._offset if empty else x._offset + start * x._strides[axis])
 
 
 @lru_cache(maxsize=4096)

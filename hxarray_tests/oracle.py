@@ -15,6 +15,12 @@ from hxarray.backends.cpu.parallel import Thresholds
 
 xps = make_strategies_namespace(xp)
 
+# Runs every test of a module once per usable device (the `device` fixture in conftest.py).
+ON_EACH_DEVICE = pytest.mark.usefixtures("device")
+# Runs a test of such a module on the CPU alone: for what only host memory does (numpy views of
+# an array, memory shared with numpy without a copy).
+CPU_ONLY = pytest.mark.parametrize("device", [xp.Device("cpu")], ids=["cpu"])
+
 BOOL = (xp.bool,)
 SIGNED = (xp.int8, xp.int16, xp.int32, xp.int64)
 UNSIGNED = (xp.uint8, xp.uint16, xp.uint32, xp.uint64)
@@ -35,6 +41,16 @@ needs_toy = pytest.mark.skipif(TOY is None, reason="needs the toy backend plug-i
 
 # What functions whose return type changed in 2025.12 return under the presented version.
 SEQUENCE = tuple if xp.__array_api_version__ >= "2025.12" else list
+
+
+def here(value: object) -> object:
+    """`value` with every array in it (also inside tuples) moved to the default device: for
+    arrays made when the tests are collected, before a test picks its device."""
+    if isinstance(value, tuple):
+        return tuple(here(v) for v in value)
+    if isinstance(value, xp.Array):
+        return value.to_device(xp.__array_namespace_info__().default_device())
+    return value
 
 
 def ids(dtypes: tuple[xp.DType, ...]) -> list[str]:

@@ -16,19 +16,21 @@ import hxarray as xp
 
 from .oracle import (
     COMPLEX_FLOATING,
+    CPU_ONLY,
     DTYPES,
     INTEGER,
     NUMERIC,
+    ON_EACH_DEVICE,
     SEQUENCE,
-    TOY,
     VIEWS,
     assert_matches,
     ids,
-    needs_toy,
     np_dtype,
     sample,
     view_pair,
 )
+
+pytestmark = ON_EACH_DEVICE
 
 
 def shares_memory(x: xp.Array, data: np.ndarray) -> bool:
@@ -178,8 +180,9 @@ class TestAsarrayCopy:
         x, expected = view_pair("flip", (3, 4), xp.int16)
         assert_matches(xp.asarray(x, copy=True), expected)
 
+    @CPU_ONLY
     @pytest.mark.parametrize("kind", list(VIEWS))
-    def test_numpy_input_shared_with_copy_false(self, kind):
+    def test_numpy_input_shared_with_copy_false(self, device, kind):
         base = sample((4, 6), xp.float64)
         data = VIEWS[kind](base)
         x = xp.asarray(data, copy=False)
@@ -190,7 +193,8 @@ class TestAsarrayCopy:
         data[1, 1] = -1234.0
         assert float(x[1, 1]) == -1234.0
 
-    def test_shared_numpy_memory_stays_alive(self):
+    @CPU_ONLY
+    def test_shared_numpy_memory_stays_alive(self, device):
         data = np.arange(5)
         x = xp.asarray(data, copy=False)
         del data
@@ -203,7 +207,8 @@ class TestAsarrayCopy:
         x[0] = 9.0
         assert data[0] == 0.0
 
-    def test_writable_buffers_shared_with_copy_false(self):
+    @CPU_ONLY
+    def test_writable_buffers_shared_with_copy_false(self, device):
         raw = bytearray(b"abc")
         x = xp.asarray(raw, copy=False)
         x[0] = 65
@@ -224,14 +229,14 @@ class TestAsarrayCopy:
         if isinstance(obj, np.ndarray):
             np.testing.assert_array_equal(obj, before)
 
-    def test_copy_false_refuses_a_dtype_change(self):
+    @CPU_ONLY
+    def test_copy_false_refuses_a_dtype_change(self, device):
         with pytest.raises(ValueError):
             xp.asarray(np.arange(3), dtype=xp.float32, copy=False)
         x = xp.asarray(np.arange(3), dtype=xp.int64, copy=False)
         assert_matches(x, np.arange(3))
 
 
-@needs_toy
 class TestOtherDevices:
     """Creation on a second device, and `asarray`/`*_like`/`from_dlpack` moving arrays there."""
 
@@ -239,38 +244,47 @@ class TestOtherDevices:
         (xp.zeros, ((2, 3),)), (xp.ones, (3,)), (xp.empty, ((0, 2),)), (xp.full, (2, 1.5)),
         (xp.arange, (5,)), (xp.linspace, (0, 1, 4)), (xp.eye, (3,)), (xp.asarray, ([1, 2],)),
     ])
-    def test_creation_on_the_device(self, function, args):
-        x = function(*args, device=TOY)
-        assert x.device == TOY
+    def test_creation_on_the_device(self, other_device, function, args):
+        x = function(*args, device=other_device)
+        assert x.device == other_device
         if function is not xp.empty:
             cpu = function(*args)
             assert_matches(x, np.asarray(cpu))
 
-    def test_asarray_moves_arrays(self):
+    def test_asarray_moves_arrays(self, other_device):
         x, data = view_pair("flip", (3, 4), xp.int8)
-        moved = xp.asarray(x, device=TOY)
-        assert moved.device == TOY
+        moved = xp.asarray(x, device=other_device)
+        assert moved.device == other_device
         assert_matches(moved, data)
-        assert_matches(xp.asarray(moved, dtype=xp.float32, device="cpu"), data.astype(np.float32))
+        back = xp.asarray(moved, dtype=xp.float32, device=x.device)
+        assert back.device == x.device
+        assert_matches(back, data.astype(np.float32))
         with pytest.raises(ValueError):
-            xp.asarray(x, device=TOY, copy=False)
-        with pytest.raises(ValueError):
-            xp.asarray(np.arange(3), device=TOY, copy=False)
+            xp.asarray(x, device=other_device, copy=False)
 
-    def test_like_functions_and_from_dlpack(self):
+    def test_like_functions_and_from_dlpack(self, other_device):
         x = xp.ones((2, 3), dtype=xp.int16)
-        for result in (xp.zeros_like(x, device=TOY), xp.ones_like(x, device=TOY),
-                       xp.empty_like(x, device=TOY), xp.full_like(x, 4, device=TOY)):
-            assert result.device == TOY and result.shape == (2, 3) and result.dtype is xp.int16
-        on_toy = xp.full_like(x, 4, device=TOY)
-        assert xp.ones_like(on_toy).device == TOY  # the device follows x by default
-        assert xp.from_dlpack(np.arange(3), device=TOY).device == TOY
-        with pytest.raises(ValueError):
-            xp.from_dlpack(np.arange(3), device=TOY, copy=False)
+        other = other_device
+        for result in (xp.zeros_like(x, device=other), xp.ones_like(x, device=other),
+                       xp.empty_like(x, device=other), xp.full_like(x, 4, device=other)):
+            assert result.device == other and result.shape == (2, 3) and result.dtype is xp.int16
+        moved = xp.full_like(x, 4, device=other)
+        assert xp.ones_like(moved).device == other  # the device follows x by default
+        assert xp.from_dlpack(np.arange(3), device=other).device == other
 
-    def test_meshgrid_needs_one_device(self):
+    def test_host_memory_is_shared_only_where_the_device_can_use_it(self, other_device):
+        data = np.arange(3)
+        shares = other_device.backend.adopt(data) is not None
+        for share in (xp.asarray, xp.from_dlpack):
+            if shares:
+                assert share(data, device=other_device, copy=False).device == other_device
+            else:
+                with pytest.raises(ValueError):
+                    share(data, device=other_device, copy=False)
+
+    def test_meshgrid_needs_one_device(self, other_device):
         with pytest.raises(ValueError):
-            xp.meshgrid(xp.arange(2), xp.arange(2, device=TOY))
+            xp.meshgrid(xp.arange(2), xp.arange(2, device=other_device))
 
 
 # -- empty, zeros, ones, full ----------------------------------------------------------------------

@@ -18,6 +18,7 @@ from .oracle import (
     DTYPES,
     FLOATING,
     INTEGER,
+    ON_EACH_DEVICE,
     REAL_FLOATING,
     SIGNED,
     UNSIGNED,
@@ -28,6 +29,8 @@ from .oracle import (
     sample,
     view_pair,
 )
+
+pytestmark = ON_EACH_DEVICE
 
 CODES = {"i1": xp.int8, "i2": xp.int16, "i4": xp.int32, "i8": xp.int64, "u1": xp.uint8,
          "u2": xp.uint16, "u4": xp.uint32, "u8": xp.uint64, "f4": xp.float32, "f8": xp.float64,
@@ -334,11 +337,12 @@ def test_astype_copy_semantics(kind):
     assert_matches(cast, data.astype(np.int64))
 
 
-def test_astype_device():
+def test_astype_device(device):
     x = xp.arange(3)
-    assert xp.astype(x, xp.int64, copy=False, device="cpu") is x
-    assert_matches(xp.astype(x, xp.float32, device=xp.Device("cpu")),
-                   np.arange(3, dtype=np.float32))
+    assert xp.astype(x, xp.int64, copy=False, device=str(device)) is x
+    moved = xp.astype(x, xp.float32, device=xp.Device("cpu"))
+    assert moved.device == xp.Device("cpu")
+    assert_matches(moved, np.arange(3, dtype=np.float32))
     with pytest.raises(ValueError):
         xp.astype(x, xp.float32, device="nowhere")
 

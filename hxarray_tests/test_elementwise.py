@@ -24,6 +24,7 @@ from .oracle import (
     FLOATING,
     INTEGER,
     NUMERIC,
+    ON_EACH_DEVICE,
     REAL,
     REAL_FLOATING,
     assert_matches,
@@ -33,6 +34,8 @@ from .oracle import (
     view_pairs,
     xps,
 )
+
+pytestmark = ON_EACH_DEVICE
 
 INTEGER_OR_BOOL = INTEGER + BOOL
 

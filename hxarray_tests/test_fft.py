@@ -13,6 +13,10 @@ from hypothesis.extra.array_api import make_strategies_namespace
 
 import hxarray as xp
 
+from .oracle import ON_EACH_DEVICE
+
+pytestmark = ON_EACH_DEVICE
+
 xps = make_strategies_namespace(xp)
 
 NORMS = ["backward", "ortho", "forward"]

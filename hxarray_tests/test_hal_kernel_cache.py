@@ -1,4 +1,5 @@
-"""KernelCache: memory hits, disk persistence across instances and processes, key stability."""
+"""KernelCache: memory hits, disk persistence across instances and processes, key stability,
+corrupt entries, temporary files, path safety, LRU bound, unwritable directories."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -75,8 +77,13 @@ def test_disk_persists_across_instances(tmp_path: Path) -> None:
     compile = Compiler(bytes(range(256)))
     first = KernelCache(tmp_path / "kernels")
     assert first.get_or_compile(key, compile) == compile.binary
-    assert (tmp_path / "kernels" / key).read_bytes() == compile.binary
-    assert sorted(p.name for p in (tmp_path / "kernels").iterdir()) == [key]  # no temp files left
+    entry = first.path_for(key)
+    assert entry is not None and entry.parent == tmp_path / "kernels"
+    data = entry.read_bytes()
+    assert data.endswith(compile.binary) and key.encode() in data  # the entry carries its key
+    assert data[-len(compile.binary) - 32:-len(compile.binary)] == \
+        hashlib.sha256(compile.binary).digest()  # and a checksum of the payload
+    assert [p.name for p in (tmp_path / "kernels").iterdir()] == [entry.name]  # no temp files
     second = KernelCache(tmp_path / "kernels")
     assert second.get_or_compile(key, _never) == compile.binary
     assert second.get_or_compile(key, _never) == compile.binary
@@ -103,9 +110,16 @@ def test_unwritable_directory_only_costs_recompilation(tmp_path: Path) -> None:
     blocker.write_bytes(b"")
     key = KernelCache.key("k")
     compile = Compiler()
-    assert KernelCache(blocker / "kernels").get_or_compile(key, compile) == compile.binary
-    assert KernelCache(blocker / "kernels").get_or_compile(key, compile) == compile.binary
-    assert compile.calls == 2
+    cache = KernelCache(blocker / "kernels")
+    with pytest.warns(RuntimeWarning, match="cannot be written.*memory only") as record:
+        assert cache.get_or_compile(key, compile) == compile.binary
+        assert cache.get_or_compile(KernelCache.key("other"), compile) == compile.binary
+    assert len(record) == 1  # one warning, then memory only
+    assert cache.directory is None
+    assert cache.get_or_compile(key, _never) == compile.binary
+    with pytest.warns(RuntimeWarning, match="cannot be written"):
+        assert KernelCache(blocker / "kernels").get_or_compile(key, compile) == compile.binary
+    assert compile.calls == 3
 
 
 def test_compile_errors_propagate_and_cache_nothing(tmp_path: Path) -> None:
@@ -157,3 +171,114 @@ def test_concurrent_misses_compile_once(tmp_path: Path) -> None:
     assert sorted(calls) == ["even", "odd"]
     assert sorted(results) == [b"even"] * 4 + [b"odd"] * 4
     assert (cache.compiles, cache.hits, cache.disk_hits) == (2, 6, 0)
+
+
+def _entry(cache: KernelCache, key: str) -> Path:
+    path = cache.path_for(key)
+    assert path is not None
+    return path
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "flipped", "other key"])
+def test_corrupt_entries_are_rebuilt_with_one_warning(tmp_path: Path, damage: str) -> None:
+    key, other = KernelCache.key("k"), KernelCache.key("other")
+    good = Compiler(b"\x7fELF" + bytes(range(200)))
+    KernelCache(tmp_path).get_or_compile(key, good)
+    KernelCache(tmp_path).get_or_compile(other, Compiler(b"other binary"))
+    path = _entry(KernelCache(tmp_path), key)
+    data = path.read_bytes()
+    damaged = {"truncated": data[:-7], "garbage": os.urandom(len(data)), "empty": b"",
+               "flipped": data[:-1] + bytes([data[-1] ^ 1]),
+               "other key": _entry(KernelCache(tmp_path), other).read_bytes()}[damage]
+    path.write_bytes(damaged)
+    cache = KernelCache(tmp_path)
+    rebuilt = Compiler(good.binary)
+    with pytest.warns(RuntimeWarning, match="corrupt or belongs to another key") as record:
+        assert cache.get_or_compile(key, rebuilt) == good.binary
+    assert len(record) == 1 and rebuilt.calls == 1 and cache.corrupt == 1
+    assert KernelCache(tmp_path).get_or_compile(key, _never) == good.binary  # the rebuilt entry
+
+
+def test_many_corrupt_entries_warn_once(tmp_path: Path) -> None:
+    keys = [KernelCache.key(str(i)) for i in range(4)]
+    for k in keys:
+        KernelCache(tmp_path).get_or_compile(k, Compiler())
+        _entry(KernelCache(tmp_path), k).write_bytes(b"junk")
+    cache = KernelCache(tmp_path)
+    with pytest.warns(RuntimeWarning) as record:
+        for k in keys:
+            cache.get_or_compile(k, Compiler())
+    assert len(record) == 1 and cache.corrupt == 4
+
+
+def test_failed_write_leaves_no_temporary_file(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    def full_disk(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    cache = KernelCache(tmp_path)
+    with pytest.warns(RuntimeWarning, match="No space left"):
+        assert cache.get_or_compile(KernelCache.key("k"), Compiler(b"bin")) == b"bin"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("result", [None, "text", 42, [b"a"]])
+def test_compile_returning_non_bytes_is_a_type_error(tmp_path: Path, result: object) -> None:
+    cache = KernelCache(tmp_path)
+    with pytest.raises(TypeError, match="expected bytes"):
+        cache.get_or_compile(KernelCache.key("k"), lambda: result)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+    assert cache.get_or_compile(KernelCache.key("k"), Compiler(b"ok")) == b"ok"
+    assert cache.get_or_compile("k2", lambda: bytearray(b"ba")) == b"ba"
+
+
+@pytest.mark.parametrize("key", ["../escape", "/tmp/absolute", "a/b/c", "..", "", "x" * 5000,
+                                 "nul\0byte"])
+def test_keys_never_escape_the_directory(tmp_path: Path, key: str) -> None:
+    directory = tmp_path / "cache"
+    cache = KernelCache(directory)
+    assert cache.get_or_compile(key, Compiler(b"payload")) == b"payload"
+    assert [p.parent for p in tmp_path.rglob("*") if p.is_file()] == [directory]
+    assert KernelCache(directory).get_or_compile(key, _never) == b"payload"
+
+
+def test_disk_is_bounded_with_lru_eviction(tmp_path: Path) -> None:
+    payload = bytes(1000)
+    cache = KernelCache(tmp_path, max_bytes=3500)  # three entries of ~1.1 kB fit
+    keys = [KernelCache.key(str(i)) for i in range(3)]
+    for i, k in enumerate(keys):
+        cache.get_or_compile(k, Compiler(payload))
+        os.utime(_entry(cache, k), ns=(10**18 + i, 10**18 + i))  # distinct ages
+    assert KernelCache(tmp_path).get_or_compile(keys[0], _never) == payload  # refreshes keys[0]
+    cache.get_or_compile(KernelCache.key("new"), Compiler(payload))
+    remaining = {p.name for p in tmp_path.iterdir()}
+    assert _entry(cache, keys[1]).name not in remaining  # the least recently used went
+    assert {_entry(cache, k).name for k in (keys[0], keys[2])} <= remaining
+    assert cache.evictions == 1
+    assert sum(p.stat().st_size for p in tmp_path.iterdir()) <= 3500
+
+
+def test_max_bytes_is_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValueError, match="max_bytes"):
+        KernelCache(max_bytes=-1)
+    monkeypatch.setenv("HXARRAY_KERNEL_CACHE_SIZE", "lots")
+    with pytest.raises(ValueError, match="HXARRAY_KERNEL_CACHE_SIZE"):
+        KernelCache()
+    monkeypatch.setenv("HXARRAY_KERNEL_CACHE_SIZE", "123")
+    assert KernelCache().max_bytes == 123
+
+
+def test_concurrent_processes_share_entries(tmp_path: Path) -> None:
+    code = ("import sys; from hxarray.hal import KernelCache\n"
+            "c = KernelCache(sys.argv[1])\n"
+            "for i in range(30):\n"
+            "    k = KernelCache.key(str(i % 5))\n"
+            "    assert c.get_or_compile(k, lambda: (str(i % 5) * 5000).encode()) == "
+            "(str(i % 5) * 5000).encode()\n"
+            "    c.clear()\n")
+    with warnings.catch_warnings():
+        procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)],
+                                  cwd=Path(__file__).resolve().parents[1]) for _ in range(3)]
+        assert [p.wait(60) for p in procs] == [0, 0, 0]
+    assert len(list(tmp_path.iterdir())) == 5  # whole entries only, no temp files

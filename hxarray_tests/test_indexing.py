@@ -18,15 +18,17 @@ from .oracle import (
     COMPLEX_FLOATING,
     DTYPES,
     INTEGER,
-    TOY,
+    ON_EACH_DEVICE,
     VIEWS,
     assert_matches,
+    here,
     ids,
-    needs_toy,
     np_dtype,
     sample,
     view_pair,
 )
+
+pytestmark = ON_EACH_DEVICE
 
 try:
     import ndindex
@@ -325,6 +327,7 @@ def test_integer_array_results_are_copies():
     (xp.asarray([0.0]), IndexError), (xp.asarray([0j]), IndexError),
 ], ids=repr)
 def test_bad_integer_arrays(key, error):
+    key = here(key)
     with pytest.raises(error):
         xp.ones((4, 4))[key]
 
@@ -415,25 +418,25 @@ def test_setitem_casts_within_a_kind():
 def test_failed_setitem_leaves_x_unchanged(dtype, key, value, error):
     data = sample((4,), dtype)
     x = xp.asarray(data)
+    key, value = here(key), here(value)
     with pytest.raises(error):
         x[key] = value
     assert_matches(x, data)
 
 
-@needs_toy
-def test_keys_and_values_on_another_device_are_refused():
+def test_keys_and_values_on_another_device_are_refused(other_device):
     x = xp.arange(6.0)
-    index, mask = xp.asarray([0, 1], device=TOY), xp.asarray(True, device=TOY)
+    index, mask = xp.asarray([0, 1], device=other_device), xp.asarray(True, device=other_device)
     for call in (lambda: x[index], lambda: x[mask], lambda: x.__setitem__(index, 1.0),
-                 lambda: x.__setitem__(0, xp.asarray(1.0, device=TOY)),
+                 lambda: x.__setitem__(0, xp.asarray(1.0, device=other_device)),
                  lambda: xp.take(x, index), lambda: xp.take_along_axis(x, index)):
         with pytest.raises(ValueError):
             call()
     assert_matches(x, np.arange(6.0))
-    on_toy = x.to_device(TOY)
+    on_toy = x.to_device(other_device)
     on_toy[index] = -1.0
     assert_matches(on_toy[1:4], np.array([-1.0, 2.0, 3.0]))
-    assert on_toy[index].device == TOY and xp.take(on_toy, index).device == TOY
+    assert on_toy[index].device == other_device and xp.take(on_toy, index).device == other_device
 
 
 # -- take, take_along_axis -------------------------------------------------------------------------
@@ -502,5 +505,6 @@ def test_take_along_axis_broadcasts_and_sorts():
     (xp.full((3, 1), 4, dtype=xp.int64), {}, IndexError),
 ])
 def test_take_along_axis_rejects_bad_arguments(indices, kwargs, error):
+    indices = here(indices)
     with pytest.raises(error):
         xp.take_along_axis(xp.ones((3, 4)), indices, **kwargs)

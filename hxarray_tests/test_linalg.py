@@ -14,6 +14,10 @@ from hypothesis.extra.array_api import make_strategies_namespace
 
 import hxarray as xp
 
+from .oracle import ON_EACH_DEVICE
+
+pytestmark = ON_EACH_DEVICE
+
 xps = make_strategies_namespace(xp)
 
 FLOATING = [xp.float32, xp.float64, xp.complex64, xp.complex128]
@@ -514,58 +518,70 @@ def test_empty_matrices(shape):
 
 # -- argument errors -----------------------------------------------------------------------------
 
-M = xp.ones((3, 3))
-INTS = xp.ones((3, 3), dtype=xp.int64)
-ROW = xp.ones((2, 3))
-VEC = xp.ones((3,))
+# The operands of the cases below, made in the test (on its device).
+def square() -> xp.Array:
+    return xp.ones((3, 3))
+
+
+def ints() -> xp.Array:
+    return xp.ones((3, 3), dtype=xp.int64)
+
+
+def row() -> xp.Array:
+    return xp.ones((2, 3))
+
+
+def vec() -> xp.Array:
+    return xp.ones((3,))
+
 
 BAD_DTYPE = [
-    *[(name, lambda f: f(INTS)) for name in (
+    *[(name, lambda f: f(ints())) for name in (
         "cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matrix_norm",
         "matrix_rank", "pinv", "qr", "slogdet", "svd", "svdvals", "vector_norm")],
-    ("matrix_power", lambda f: f(INTS, 2)),
-    ("solve", lambda f: f(M, xp.ones(3, dtype=xp.int32))),
-    ("cross", lambda f: f(xp.ones(3, dtype=xp.bool), VEC)),
-    ("cross", lambda f: f(xp.ones(3, dtype=xp.int8), VEC)),
-    ("outer", lambda f: f(xp.ones(3, dtype=xp.int8), VEC)),
-    ("outer", lambda f: f(xp.ones(3, dtype=xp.bool), VEC)),
+    ("matrix_power", lambda f: f(ints(), 2)),
+    ("solve", lambda f: f(square(), xp.ones(3, dtype=xp.int32))),
+    ("cross", lambda f: f(xp.ones(3, dtype=xp.bool), vec())),
+    ("cross", lambda f: f(xp.ones(3, dtype=xp.int8), vec())),
+    ("outer", lambda f: f(xp.ones(3, dtype=xp.int8), vec())),
+    ("outer", lambda f: f(xp.ones(3, dtype=xp.bool), vec())),
     ("trace", lambda f: f(xp.ones((2, 2), dtype=xp.bool))),
-    ("matrix_rank", lambda f: f(M, rtol=xp.ones((), dtype=xp.int32))),
-    ("pinv", lambda f: f(M, rtol="big")),
-    ("matrix_power", lambda f: f(M, 2.0)),
-    ("diagonal", lambda f: f(M, offset=1.5)),
-    ("cross", lambda f: f(VEC, VEC, axis=1.0)),
-    ("vector_norm", lambda f: f(M, ord="fro")),
+    ("matrix_rank", lambda f: f(square(), rtol=xp.ones((), dtype=xp.int32))),
+    ("pinv", lambda f: f(square(), rtol="big")),
+    ("matrix_power", lambda f: f(square(), 2.0)),
+    ("diagonal", lambda f: f(square(), offset=1.5)),
+    ("cross", lambda f: f(vec(), vec(), axis=1.0)),
+    ("vector_norm", lambda f: f(square(), ord="fro")),
     ("det", lambda f: f(np.ones((2, 2)))),
-    ("solve", lambda f: f(M, [1.0, 2.0, 3.0])),
+    ("solve", lambda f: f(square(), [1.0, 2.0, 3.0])),
 ]
 
 BAD_VALUE = [
-    *[(name, lambda f: f(VEC)) for name in (
+    *[(name, lambda f: f(vec())) for name in (
         "cholesky", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
         "matrix_norm", "matrix_rank", "pinv", "qr", "slogdet", "svd", "svdvals", "trace")],
-    *[(name, lambda f: f(ROW)) for name in (
+    *[(name, lambda f: f(row())) for name in (
         "cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "slogdet")],
-    ("matrix_power", lambda f: f(ROW, 2)),
-    ("solve", lambda f: f(ROW, VEC)),
-    ("solve", lambda f: f(M, xp.ones(2))),
-    ("solve", lambda f: f(M, xp.ones((3, 2, 1)))),
+    ("matrix_power", lambda f: f(row(), 2)),
+    ("solve", lambda f: f(row(), vec())),
+    ("solve", lambda f: f(square(), xp.ones(2))),
+    ("solve", lambda f: f(square(), xp.ones((3, 2, 1)))),
     ("solve", lambda f: f(xp.ones((2, 3, 3)), xp.ones((3, 3, 1)))),
-    ("solve", lambda f: f(M, xp.ones(()))),
-    ("qr", lambda f: f(M, mode="r")),
-    ("matrix_norm", lambda f: f(M, ord=3)),
-    ("matrix_norm", lambda f: f(M, ord="inf")),
-    ("vector_norm", lambda f: f(M, ord=math.nan)),
-    ("vector_norm", lambda f: f(M, axis=(0, 0))),
-    ("vector_norm", lambda f: f(M, axis=2)),
+    ("solve", lambda f: f(square(), xp.ones(()))),
+    ("qr", lambda f: f(square(), mode="r")),
+    ("matrix_norm", lambda f: f(square(), ord=3)),
+    ("matrix_norm", lambda f: f(square(), ord="inf")),
+    ("vector_norm", lambda f: f(square(), ord=math.nan)),
+    ("vector_norm", lambda f: f(square(), axis=(0, 0))),
+    ("vector_norm", lambda f: f(square(), axis=2)),
     ("matrix_rank", lambda f: f(xp.ones((2, 3, 3)), rtol=xp.ones(3))),
     ("cross", lambda f: f(xp.ones(4), xp.ones(4))),
     ("cross", lambda f: f(xp.ones((3, 2)), xp.ones((3, 2)))),
-    ("cross", lambda f: f(VEC, VEC, axis=0)),
-    ("cross", lambda f: f(VEC, VEC, axis=-2)),
-    ("cross", lambda f: f(xp.ones(()), VEC)),
+    ("cross", lambda f: f(vec(), vec(), axis=0)),
+    ("cross", lambda f: f(vec(), vec(), axis=-2)),
+    ("cross", lambda f: f(xp.ones(()), vec())),
     ("cross", lambda f: f(xp.ones((2, 3)), xp.ones((4, 3)))),
-    ("outer", lambda f: f(M, VEC)),
+    ("outer", lambda f: f(square(), vec())),
 ]
 
 

@@ -13,16 +13,17 @@ import hxarray as xp
 
 from .oracle import (
     DTYPES,
+    ON_EACH_DEVICE,
     SEQUENCE,
-    TOY,
     VIEWS,
     assert_matches,
     ids,
-    needs_toy,
     np_dtype,
     sample,
     view_pair,
 )
+
+pytestmark = ON_EACH_DEVICE
 
 
 @st.composite
@@ -410,13 +411,12 @@ def test_tile_edge_cases_and_errors():
             xp.tile(xp.ones(2), repetitions)
 
 
-@needs_toy
-def test_functions_of_several_arrays_need_one_device():
-    x, other = xp.ones(2), xp.ones(2, device=TOY)
+def test_functions_of_several_arrays_need_one_device(other_device):
+    x, other = xp.ones(2), xp.ones(2, device=other_device)
     for call in (lambda: xp.concat([x, other]), lambda: xp.stack([x, other]),
-                 lambda: xp.repeat(x, xp.asarray([1, 2], device=TOY))):
+                 lambda: xp.repeat(x, xp.asarray([1, 2], device=other_device))):
         with pytest.raises(ValueError):
             call()
     for result in (xp.reshape(other, (1, 2)), xp.flip(other), xp.roll(other, 1),
                    xp.concat([other, other]), xp.tile(other, (2,))):
-        assert result.device == TOY
+        assert result.device == other_device

@@ -17,6 +17,7 @@ from .oracle import (
     COMPLEX_FLOATING,
     DTYPES,
     INTEGER,
+    ON_EACH_DEVICE,
     REAL,
     REAL_FLOATING,
     assert_matches,
@@ -26,6 +27,8 @@ from .oracle import (
     view_pairs,
     xps,
 )
+
+pytestmark = ON_EACH_DEVICE
 
 
 def _ties(dtype: xp.DType, shape: tuple[int, ...] = (4, 6)) -> np.ndarray:

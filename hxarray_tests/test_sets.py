@@ -19,6 +19,7 @@ from .oracle import (
     DTYPES,
     FLOATING,
     INTEGER,
+    ON_EACH_DEVICE,
     VIEWS,
     assert_matches,
     ids,
@@ -26,6 +27,8 @@ from .oracle import (
     sample,
     xps,
 )
+
+pytestmark = ON_EACH_DEVICE
 
 
 def _repeats(dtype: xp.DType, shape: tuple[int, ...] = (4, 6)) -> np.ndarray:

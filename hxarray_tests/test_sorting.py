@@ -13,6 +13,7 @@ import hxarray as xp
 from .oracle import (
     BOOL,
     COMPLEX_FLOATING,
+    ON_EACH_DEVICE,
     REAL,
     REAL_FLOATING,
     assert_matches,
@@ -22,6 +23,8 @@ from .oracle import (
     view_pairs,
     xps,
 )
+
+pytestmark = ON_EACH_DEVICE
 
 
 def _ties(dtype: xp.DType, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:

@@ -30,7 +30,9 @@ import pytest
 
 import hxarray as xp
 
-from .oracle import COMPLEX_FLOATING, REAL_FLOATING, ids
+from .oracle import COMPLEX_FLOATING, ON_EACH_DEVICE, REAL_FLOATING, ids
+
+pytestmark = ON_EACH_DEVICE
 
 REAL_UNARY = {
     "abs": "NaN -> NaN; -0 -> +0; -inf -> +inf",

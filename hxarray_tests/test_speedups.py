@@ -8,18 +8,24 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import inspect
 import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import hxarray as xp
 from hxarray._compiled import speedups
+from hxarray._elementwise import OPERATIONS
+from hxarray._ops import OPS
 from hxarray.backends.cpu.allocator import CpuAllocator
 from hxarray.hal import Allocator, CachingAllocator, Device, size_class
-from hxarray.hal.allocator import _CachingAllocatorBase, _size_class
+from hxarray.hal.allocator import _CachingAllocatorBase, _OverRaw, _size_class
 
-from .oracle import thread_thresholds
+from .oracle import DTYPES, INTEGER, NUMERIC, np_dtype, thread_thresholds
 
 PURE = os.environ.get("HXARRAY_PURE_PYTHON", "0") not in ("", "0")
 compiled = pytest.mark.skipif(speedups is None, reason="runs on the compiled types only "
@@ -40,12 +46,8 @@ def test_size_class_matches_its_pure_python_twin() -> None:
         size_class(-1)
 
 
-class PurePythonCaching(_CachingAllocatorBase, Allocator):
+class PurePythonCaching(_OverRaw, _CachingAllocatorBase, Allocator):
     """The pure-Python caching allocator, whatever this process runs on."""
-
-    _raw_malloc = CachingAllocator._raw_malloc
-    copy_to_host = CachingAllocator.copy_to_host
-    copy_from_host = CachingAllocator.copy_from_host
 
 
 @compiled
@@ -305,3 +307,93 @@ def test_creation_fast_path_leaves_the_rest_to_the_general_path() -> None:
         assert xp.zeros(2).device == xp.Device("toy")
     assert np.array_equal(np.asarray(xp.zeros(xp.asarray(3))), np.zeros(3))  # __index__ shape
     assert xp.zeros([2, 3]).shape == (2, 3)  # a list
+
+
+# -- the fast paths against the general paths they stand in front of ----------------------------
+_SIDE = st.integers(0, 5)
+_SHAPES = st.lists(_SIDE, min_size=0, max_size=3).map(tuple)
+
+
+def _bits(x: xp.Array) -> tuple[str, tuple[int, ...], bytes]:
+    return x.dtype.name, x.shape, np.ascontiguousarray(np.asarray(x)).tobytes()
+
+
+@st.composite
+def _operands(draw: st.DrawFn, arity: int) -> tuple[object, ...]:
+    """Operands the fast path takes: arrays of one dtype and shape, or one with a Python scalar
+    (special values included), in either order."""
+    dtype = draw(st.sampled_from(DTYPES))
+    shape = draw(_SHAPES)
+    arrays = [xp.asarray(draw(hnp.arrays(np_dtype(dtype), shape)))
+              for _ in range(arity)]
+    if arity == 2 and draw(st.booleans()):
+        scalar = draw(st.booleans() if dtype is xp.bool else st.integers(-3, 3)
+                      if dtype in INTEGER else st.floats(allow_nan=True, width=64))
+        arrays[draw(st.integers(0, 1))] = scalar
+    return tuple(arrays)
+
+
+COMPILED_OPERATIONS = {**OPERATIONS, "where": xp.where}  # (clip is one Python function)
+
+
+@compiled
+@settings(max_examples=300)
+@given(data=st.data(), name=st.sampled_from(sorted(COMPILED_OPERATIONS)))
+def test_fast_operations_equal_their_general_path_bit_for_bit(data, name) -> None:
+    """Every compiled element-wise function (and `where`) against its `.fallback`: the same
+    dtype, shape and bytes, or the same exception."""
+    function = COMPILED_OPERATIONS[name]
+    if name == "where":
+        condition = data.draw(hnp.arrays(np.bool_, data.draw(_SHAPES)))
+        values = tuple(xp.asarray(np.zeros(condition.shape) + i) for i in (1, 2))
+        args = (xp.asarray(condition), *values)
+    else:
+        args = data.draw(_operands(OPS[name].arity))
+    outcomes = []
+    for call in (function, function.fallback):
+        try:
+            outcomes.append(_bits(call(*args)))
+        except Exception as exc:  # noqa: BLE001 - the comparison is the test
+            outcomes.append(type(exc))
+    assert outcomes[0] == outcomes[1]
+
+
+@compiled
+@settings(max_examples=200)
+@given(data=st.data(), name=st.sampled_from(["sum", "prod", "mean", "max", "min"]),
+       keepdims=st.booleans())
+def test_fast_reductions_equal_their_general_path_bit_for_bit(data, name, keepdims) -> None:
+    dtype = data.draw(st.sampled_from(NUMERIC))
+    shape = data.draw(_SHAPES)
+    x = xp.asarray(data.draw(hnp.arrays(np_dtype(dtype), shape)))
+    axis = data.draw(st.none() | st.sampled_from(range(-len(shape), len(shape))) if shape
+                     else st.none())
+    function = getattr(xp, name)
+    outcomes = []
+    for call in (function, function.fallback):
+        try:
+            outcomes.append(_bits(call(x, axis=axis, keepdims=keepdims)))
+        except Exception as exc:  # noqa: BLE001 - the comparison is the test
+            outcomes.append(type(exc))
+    assert outcomes[0] == outcomes[1]
+
+
+@compiled
+@given(name=st.sampled_from(["empty", "zeros", "ones"]), shape=_SHAPES,
+       dtype=st.sampled_from(DTYPES))
+def test_fast_creation_equals_its_general_path(name, shape, dtype) -> None:
+    function = getattr(xp, name)
+    fast, general = function(shape, dtype=dtype), function.fallback(shape, dtype=dtype)
+    assert (fast.dtype, fast.shape) == (general.dtype, general.shape)
+    if name != "empty":
+        assert _bits(fast) == _bits(general)
+
+
+@compiled
+@pytest.mark.parametrize("name", [*COMPILED_OPERATIONS, "sum", "mean", "zeros"])
+def test_compiled_functions_lead_to_their_python_source(name) -> None:
+    function = COMPILED_OPERATIONS.get(name) or getattr(xp, name)
+    source = inspect.unwrap(function)  # through numpy mode's positional-form wrapper, if any
+    assert inspect.isfunction(source) and source.__name__ == function.__name__
+    assert inspect.unwrap(function.__wrapped__) is source
+    assert "def " in inspect.getsource(function)

@@ -19,6 +19,7 @@ from .oracle import (
     FLOATING,
     INTEGER,
     NUMERIC,
+    ON_EACH_DEVICE,
     REAL,
     REAL_FLOATING,
     SIGNED,
@@ -31,6 +32,8 @@ from .oracle import (
     view_pairs,
     xps,
 )
+
+pytestmark = ON_EACH_DEVICE
 
 AXES = [None, 0, 1, -1, (0, 1), (-1, 0), (), (1,)]
 

@@ -9,7 +9,21 @@ from hypothesis import strategies as st
 
 import hxarray as xp
 
-from .oracle import BOOL, DTYPES, NUMERIC, VIEWS, assert_matches, ids, np_dtype, sample, xps
+from .oracle import (
+    BOOL,
+    DTYPES,
+    NUMERIC,
+    ON_EACH_DEVICE,
+    VIEWS,
+    assert_matches,
+    here,
+    ids,
+    np_dtype,
+    sample,
+    xps,
+)
+
+pytestmark = ON_EACH_DEVICE
 
 AXES = [None, 0, 1, -1, (0, 1), (1, 0), ()]
 
@@ -144,6 +158,7 @@ def test_diff_promotes_prepend_and_append_of_the_same_kind():
 ], ids=["0-D", "negative-n", "float-n", "bool-n", "axis", "float-axis", "prepend-shape",
         "append-0-D", "append-list", "bool", "list"])
 def test_diff_errors(kwargs, error):
+    kwargs = {name: here(value) for name, value in kwargs.items()}
     x = kwargs.pop("x", xp.asarray([1.0, 2.0, 4.0]))
     with pytest.raises(error):
         xp.diff(x, **kwargs)

@@ -6,11 +6,12 @@ from .buffer import MemoryBuffer
 from .device import Device, DeviceType, DeviceUnavailableError, default_device, device_scope
 from .kernel_cache import KernelCache
 from .registry import ENTRY_POINT_GROUP, BackendRegistry, registry
-from .stream import Event, Stream, current_stream
+from .stream import Event, HostEvent, HostStream, Stream, current_stream
 
 __all__ = [
     "Allocator", "Backend", "BackendRegistry", "Block", "CachingAllocator", "Device", "DeviceType",
-    "DeviceUnavailableError", "ENTRY_POINT_GROUP", "Event", "KernelCache", "MemoryBuffer", "Stream",
+    "DeviceUnavailableError", "ENTRY_POINT_GROUP", "Event", "HostEvent", "HostStream",
+    "KernelCache", "MemoryBuffer", "Stream",
     "StreamOrderedAllocator", "current_stream", "default_device", "device_scope", "registry",
     "size_class",
 ]

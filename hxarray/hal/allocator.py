@@ -105,6 +105,37 @@ size_class: Callable[[int], int] = lru_cache(maxsize=8192)(_size_class) if speed
     else speedups.size_class
 
 
+class _Guard:
+    """The lock of an allocator's bookkeeping. A block freed on the thread that holds it (by a
+    buffer's finalizer, which the garbage collector may run while the bookkeeping allocates) is
+    not waited for, which would deadlock: it is handed to `free` once the holder is done."""
+
+    __slots__ = ("_lock", "_owner", "_deferred", "_free")
+
+    def __init__(self, free: Callable[[Block], None]) -> None:
+        self._lock = threading.Lock()
+        self._owner: int | None = None
+        self._deferred: list[Block] = []
+        self._free = free
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        self._owner = threading.get_ident()
+
+    def __exit__(self, *exc: object) -> None:
+        self._owner = None
+        self._lock.release()
+        while self._deferred:
+            self._free(self._deferred.pop())
+
+    def defer(self, block: Block) -> bool:
+        """True if the calling thread holds the lock: then `block` is freed when it lets go."""
+        if self._owner == threading.get_ident():
+            self._deferred.append(block)
+            return True
+        return False
+
+
 class _CachingAllocatorBase:
     """The pure-Python twin of `_speedups.CachingAllocatorBase`: size-class free lists and
     statistics over `raw`, under a lock. A miss calls the subclass's `_raw_malloc(size)`."""
@@ -115,8 +146,8 @@ class _CachingAllocatorBase:
         self.raw = raw
         self.device = raw.device
         self.max_cached_bytes = max_cached_bytes
-        self._free_lists: dict[int, list[Block]] = {}
-        self._lock = threading.Lock()
+        self._free_lists: dict[Any, list[Block]] = {}
+        self._lock = _Guard(self.free)
         self._allocated = self._cached = self._peak_allocated = self._peak_reserved = 0
         self._num_allocs = self._num_frees = self._cache_hits = 0
         self._num_raw_allocs = self._num_raw_frees = self._num_ooms = 0
@@ -146,6 +177,8 @@ class _CachingAllocatorBase:
 
     def free(self, block: Block) -> None:
         size = block.nbytes
+        if self._lock.defer(block):
+            return
         with self._lock:
             self._num_frees += 1
             self._allocated -= size
@@ -314,6 +347,8 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
 
     def free(self, block: Block) -> None:
         size = block.nbytes
+        if self._lock.defer(block):
+            return
         with self._lock:
             home = self._home.pop(block.address, None)
             if home is None:

@@ -6,7 +6,9 @@ A backend is two things (after tinygrad's device/runtime split and c10's device 
   device, streams and events, copies between host and device memory, DLPack;
 - **compute primitives**: a small set of operations with precise contracts (below), each running
   on the *current stream* of its device (`current_stream(device)`: the innermost `with stream:`,
-  else the device's default stream).
+  else the device's default stream): `assign`, `elementwise`, `reduce`, `arg_reduce`, `scan`,
+  `matmul`, `sort`, `argsort`, `searchsorted`, `nonzero`, `gather`, `scatter`, `unique`; and
+  optionally `linalg` and `fft`.
 
 The namespace has already checked every argument, promoted dtypes, normalised axes, computed
 result shapes and applied the standard's special cases (NaN mean of nothing, var/std with no
@@ -122,7 +124,7 @@ class Backend(ABC):
 
         from .._dtypes import FROM_NUMPY
 
-        contiguous = np.ascontiguousarray(data)
+        contiguous = data if data.flags.c_contiguous else np.array(data, order="C")
         out = self.empty(contiguous.shape, FROM_NUMPY[contiguous.dtype], device)
         if out._buffer.nbytes:
             out._buffer.allocator.copy_from_host(out._buffer.block, out._offset, contiguous,
@@ -308,7 +310,7 @@ class Backend(ABC):
         start = 0
         for a in arrays:
             n = a._shape[axis]
-            if n:
+            if a.size:
                 self.assign(_views.slice_axis(out, axis, start, start + n), a)
             start += n
 
@@ -324,23 +326,28 @@ class Backend(ABC):
 
     def isin(self, x1: Array, x2: Array, invert: bool, out: Array) -> None:
         """out (bool, x1's shape) = whether each element of x1 (of x2's dtype) equals one of
-        x2 (NaN equals nothing): x2 sorted, then each x1 looked up with `searchsorted`."""
+        x2 (NaN equals nothing): x2 sorted, then each x1 looked up with `searchsorted`; complex
+        values, which do not sort, are compared with every element of x2."""
+        from .._dtypes import COMPLEX_FLOATING, int64
         from .._dtypes import bool as bool_
-        from .._dtypes import int64
 
         device = x1._buffer.device
-        flat = _views.flatten(x2) if _views.is_contiguous(x2) else \
-            _views.flatten(self.copy(x2))
-        if flat._shape[0] == 0:
-            self.assign(out, invert)
-            return
-        ordered = self.empty(flat._shape, flat._dtype, device)
-        self.sort(flat, 0, False, ordered)
-        where = self.empty(x1._shape, int64, device)
-        self.searchsorted(ordered, x1, "left", where)
-        last = flat._shape[0] - 1
-        self.elementwise("minimum", (where, last), int64, x1._shape, out=where)
-        found = self.empty(x1._shape, x1._dtype, device)
-        self.gather(ordered, 0, (where,), found)
-        self.elementwise("not_equal" if invert else "equal", (found, x1), bool_, x1._shape,
-                         out=out)
+        flat = x2 if _views.is_contiguous(x2) else self.copy(x2)
+        flat = _views.flatten(flat)
+        n = flat._shape[0]
+        if n == 0 or x1._dtype in COMPLEX_FLOATING:
+            pairs = (*x1._shape, n)
+            equal = self.elementwise("equal", (_views.expand(x1, (x1.ndim,)), flat), bool_,
+                                     pairs)
+            self.reduce("any", equal, (x1.ndim,), out)
+        else:
+            ordered = self.empty(flat._shape, flat._dtype, device)
+            self.sort(flat, 0, False, ordered)
+            where = self.empty(x1._shape, int64, device)
+            self.searchsorted(ordered, x1, "left", where)
+            self.elementwise("minimum", (where, n - 1), int64, x1._shape, out=where)
+            found = self.empty(x1._shape, x1._dtype, device)
+            self.gather(ordered, 0, (where,), found)
+            self.elementwise("equal", (found, x1), bool_, x1._shape, out=out)
+        if invert:
+            self.elementwise("logical_not", (out,), bool_, out._shape, out=out)

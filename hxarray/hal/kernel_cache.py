@@ -1,18 +1,33 @@
 """A cache of compiled kernels: in memory per process, and on disk across processes.
 
-Keys are built from everything that changes the binary (source, compiler options, target
-architecture, compiler version); a backend supplies the compile function.
+Keys are built (`KernelCache.key`) from everything that changes the binary: source, compiler
+options, target architecture, compiler identity and version, and for the CUDA simulator the version
+of its header. A backend supplies the compile function.
+
+On disk each entry is one file named by a digest of its key (so no key can name a path outside the
+directory), holding a header, the key itself, a SHA-256 of the payload and the payload. It is
+written to a temporary file and renamed into place, so concurrent processes only ever see whole
+entries. An entry that is truncated, garbage, empty or written for another key is discarded and
+rebuilt, with one warning per cache. The directory is bounded (`max_bytes`): after a write the least
+recently used entries (by modification time, refreshed on every read) are removed. A directory
+that cannot be written makes the cache memory-only, with one warning.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["KernelCache", "default_cache_dir"]
+
+_MAGIC = b"HXKC1\n"
+_SUFFIX = ".hxk"
+DEFAULT_MAX_BYTES = 1 << 30
 
 
 def default_cache_dir() -> Path:
@@ -24,21 +39,42 @@ def default_cache_dir() -> Path:
     return Path(base) / "hxarray" / "kernels"
 
 
-class KernelCache:
-    """Compiled binaries by key; `directory=None` keeps them in memory only."""
+def _sha256(data: bytes) -> bytes:
+    import hashlib  # OpenSSL costs 3.5 MB of memory; only compiling backends need it
 
-    def __init__(self, directory: Path | str | None = None) -> None:
+    return hashlib.sha256(data).digest()
+
+
+class KernelCache:
+    """Compiled binaries by key; `directory=None` keeps them in memory only.
+
+    `max_bytes` bounds the disk entries (default `HXARRAY_KERNEL_CACHE_SIZE` or 1 GiB)."""
+
+    def __init__(self, directory: Path | str | None = None, max_bytes: int | None = None) -> None:
         self.directory = Path(directory) if directory is not None else None
+        if max_bytes is None:
+            raw = os.environ.get("HXARRAY_KERNEL_CACHE_SIZE", "")
+            try:
+                max_bytes = int(raw) if raw.strip() else DEFAULT_MAX_BYTES
+            except ValueError:
+                raise ValueError(f"HXARRAY_KERNEL_CACHE_SIZE={raw!r} is not a byte count") from None
+        if not isinstance(max_bytes, int) or max_bytes < 0:
+            raise ValueError(f"max_bytes must be an int >= 0, got {max_bytes!r}")
+        self.max_bytes = max_bytes
         self._memory: dict[str, bytes] = {}
         self._lock = threading.Lock()
         self._compiling: dict[str, threading.Lock] = {}  # one per key being built
+        self._warned_corrupt = False
+        self._warned_unwritable = False
         self.hits = 0
         self.disk_hits = 0
         self.compiles = 0
+        self.corrupt = 0
+        self.evictions = 0
 
     @staticmethod
     def key(*parts: str) -> str:
-        import hashlib  # OpenSSL costs 3.5 MB of memory; only compiling backends need it
+        import hashlib
 
         digest = hashlib.sha256()
         for part in parts:
@@ -46,9 +82,18 @@ class KernelCache:
             digest.update(b"\0")
         return digest.hexdigest()
 
+    def path_for(self, key: str) -> Path | None:
+        """The file of `key`'s disk entry (a digest of the key, inside the directory)."""
+        if self.directory is None:
+            return None
+        return self.directory / (_sha256(key.encode()).hex()[:40] + _SUFFIX)
+
     def get_or_compile(self, key: str, compile: Callable[[], bytes]) -> bytes:
         """The binary for `key`, compiling (and storing) it on a miss. Threads asking for the same
-        missing key wait for one compilation; different keys compile in parallel."""
+        missing key wait for one compilation; different keys compile in parallel. A compile
+        function that returns something other than bytes raises TypeError and stores nothing."""
+        if not isinstance(key, str):
+            raise TypeError(f"a kernel cache key is a str, got {type(key).__name__}")
         with self._lock:
             binary = self._memory.get(key)
             if binary is not None:
@@ -66,6 +111,11 @@ class KernelCache:
                 compiled = binary is None
                 if compiled:
                     binary = compile()
+                    if isinstance(binary, (bytearray, memoryview)):
+                        binary = bytes(binary)
+                    if not isinstance(binary, bytes):
+                        raise TypeError(f"the compile function returned {type(binary).__name__}, "
+                                        "expected bytes")
                     self._write_disk(key, binary)
                 with self._lock:
                     self._memory[key] = binary
@@ -81,23 +131,112 @@ class KernelCache:
         with self._lock:
             self._memory.clear()
 
+    # -- disk -------------------------------------------------------------------------------------
+    @staticmethod
+    def _encode(key: str, binary: bytes) -> bytes:
+        k = key.encode()
+        return b"".join([_MAGIC, len(k).to_bytes(4, "little"), k, len(binary).to_bytes(8, "little"),
+                         _sha256(binary), binary])
+
+    @staticmethod
+    def _decode(key: str, data: bytes) -> bytes | None:
+        """The payload if `data` is a whole, intact entry for `key`, else None."""
+        k = key.encode()
+        head = len(_MAGIC)
+        if data[:head] != _MAGIC or len(data) < head + 4:
+            return None
+        klen = int.from_bytes(data[head:head + 4], "little")
+        at = head + 4
+        if data[at:at + klen] != k or klen != len(k):
+            return None
+        at += klen
+        size = int.from_bytes(data[at:at + 8], "little")
+        digest = data[at + 8:at + 40]
+        payload = data[at + 40:]
+        if len(payload) != size or len(digest) != 32 or _sha256(payload) != digest:
+            return None
+        return payload
+
     def _read_disk(self, key: str) -> bytes | None:
-        if self.directory is None:
+        path = self.path_for(key)
+        if path is None:
             return None
         try:
-            return (self.directory / key).read_bytes()
+            data = path.read_bytes()
         except OSError:
             return None
+        payload = self._decode(key, data)
+        if payload is None:
+            with self._lock:
+                self.corrupt += 1
+                warn = not self._warned_corrupt
+                self._warned_corrupt = True
+            if warn:
+                warnings.warn(f"kernel cache entry {path} is corrupt or belongs to another key "
+                              f"({len(data)} bytes); it is discarded and rebuilt (further corrupt "
+                              "entries of this cache are rebuilt silently)", RuntimeWarning,
+                              stacklevel=3)
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # most recently used
+        return payload
 
     def _write_disk(self, key: str, binary: bytes) -> None:
+        path = self.path_for(key)
+        if path is None:
+            return
+        tmp = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # write-then-rename so concurrent processes never read a partial file
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=_SUFFIX)
+            with os.fdopen(fd, "wb") as f:
+                f.write(self._encode(key, binary))
+            os.replace(tmp, path)
+            tmp = None
+        except OSError as exc:
+            self._unwritable(exc)
+            return
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        self._evict(keep=path)
+
+    def _unwritable(self, exc: OSError) -> None:
+        with self._lock:
+            warn = not self._warned_unwritable
+            self._warned_unwritable = True
+            directory, self.directory = self.directory, None
+        if warn:
+            warnings.warn(f"kernel cache directory {directory} cannot be written ({exc}); "
+                          "compiled kernels are kept in memory only", RuntimeWarning,
+                          stacklevel=4)
+
+    def _evict(self, keep: Path) -> None:
+        """Remove least recently used entries until the directory fits in max_bytes."""
         if self.directory is None:
             return
+        entries = []
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            # write-then-rename so concurrent processes never read a partial file
-            fd, tmp = tempfile.mkstemp(dir=self.directory)
-            with os.fdopen(fd, "wb") as f:
-                f.write(binary)
-            os.replace(tmp, self.directory / key)
+            with os.scandir(self.directory) as it:
+                for entry in it:
+                    if entry.name.endswith(_SUFFIX) and not entry.name.startswith(".tmp-"):
+                        with contextlib.suppress(OSError):
+                            st = entry.stat()
+                            entries.append((st.st_mtime_ns, st.st_size, entry.path))
         except OSError:
-            pass  # a read-only or full disk only costs recompilation
+            return
+        total = sum(size for _, size, _ in entries)
+        for _, size, path in sorted(entries):
+            if total <= self.max_bytes:
+                break
+            if path == str(keep):
+                continue
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                total -= size
+                with self._lock:
+                    self.evictions += 1

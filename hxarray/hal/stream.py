@@ -1,18 +1,30 @@
 """Streams (in-order work queues) and events (markers in them), after c10's Stream/Event.
 
 `Stream(device)` and `Event(device)` build the device backend's own kind. A stream used as a
-context manager becomes the current stream of its device for the calling thread or task.
+context manager becomes the current stream of its device, and that device the default device, for
+the calling thread or task (as `torch.cuda.stream` does).
+
+`HostStream` and `HostEvent` are a complete implementation for devices whose work is host
+callables: a worker thread per stream runs them in order. An exception in queued work is sticky,
+as on a GPU: later work is skipped (events still complete, so nothing waits forever) until
+`synchronize()` raises it.
 """
 
 from __future__ import annotations
 
 import contextvars
+import functools
+import queue
+import threading
+import time
+import weakref
 from abc import ABC, ABCMeta, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
-from .device import Device, default_device
+from .device import Device, _scoped_device, default_device
 
-__all__ = ["Stream", "Event", "current_stream"]
+__all__ = ["Stream", "Event", "HostStream", "HostEvent", "current_stream"]
 
 # (device -> current stream, the enclosing value): one link per `with stream:`, per thread and task
 _current: contextvars.ContextVar[tuple[dict[Device, Stream], Any]] = contextvars.ContextVar(
@@ -71,12 +83,16 @@ class Stream(ABC, metaclass=_BackendFactory):
         self.wait_event(event)
 
     def __enter__(self) -> Stream:
+        """Make this the current stream of its device, and its device the default device, for
+        the calling thread or task until the block ends."""
         outer = _current.get()
-        _current.set(({**outer[0], self.device: self}, outer))
+        _current.set(({**outer[0], self.device: self}, (outer, _scoped_device.set(self.device))))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _current.set(_current.get()[1])
+        outer, token = _current.get()[1]
+        _scoped_device.reset(token)
+        _current.set(outer)
 
 
 class Event(ABC, metaclass=_BackendFactory):
@@ -108,3 +124,123 @@ class Event(ABC, metaclass=_BackendFactory):
     @abstractmethod
     def elapsed_time(self, end: Event) -> float:
         """Milliseconds between this event and `end`, both recorded and completed."""
+
+
+class HostEvent(Event):
+    """An event of a `HostStream`: completes when the work queued before it has run, and
+    records the time it did."""
+
+    def __init__(self, device: Device | str, *, enable_timing: bool = True) -> None:
+        self.device = Device(device)
+        self.enable_timing = enable_timing
+        self._done = threading.Event()
+        self._done.set()  # an unrecorded event counts as completed
+        self._recorded = False
+        self._time: float | None = None
+
+    def _arm(self) -> None:
+        self._done.clear()
+        self._recorded = True
+        self._time = None
+
+    def _fire(self) -> None:
+        self._time = time.perf_counter()
+        self._done.set()
+
+    def synchronize(self) -> None:
+        self._done.wait()
+
+    def query(self) -> bool:
+        return self._done.is_set()
+
+    def elapsed_time(self, end: Event) -> float:
+        if not isinstance(end, HostEvent):
+            raise TypeError(f"elapsed_time needs another event of {self.device}'s kind, got "
+                            f"{type(end).__name__}")
+        for event in (self, end):
+            if not event.enable_timing:
+                raise ValueError("elapsed_time needs events created with enable_timing=True")
+            if not event._recorded:
+                raise ValueError("elapsed_time needs both events to have been recorded")
+            if not event.query():
+                raise ValueError("elapsed_time needs both events to have completed; "
+                                 "call synchronize() first")
+        return (end._time - self._time) * 1000.0
+
+
+# A queued item: the callable, and whether it runs even after earlier work failed (event markers).
+_Item = tuple[Callable[[], Any], bool]
+
+
+def _work(q: queue.Queue[_Item | None], errors: list[BaseException]) -> None:
+    """A stream's worker thread: run items in order until the stream's finalizer sends `None`."""
+    while True:
+        item = q.get()
+        try:
+            if item is None:
+                return
+            fn, marker = item
+            if marker or not errors:
+                fn()
+        except BaseException as exc:  # reported by the next synchronize()
+            errors.append(exc)
+        finally:
+            q.task_done()
+
+
+class HostStream(Stream):
+    """An in-order queue of host callables run by a worker thread of its own (started on first
+    use, ended when the stream is collected); with `inline`, callables run at once on the
+    calling thread instead."""
+
+    def __init__(self, device: Device | str, *, inline: bool = False) -> None:
+        self.device = Device(device)
+        self.inline = inline
+        self._queue: queue.Queue[_Item | None] | None = None
+        self._lock = threading.Lock()
+        self._errors: list[BaseException] = []  # shared with the worker, which must not hold self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.device})"
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Queue `fn(*args)` after all work queued so far."""
+        self._put(functools.partial(fn, *args), marker=False)
+
+    def _put(self, fn: Callable[[], Any], marker: bool) -> None:
+        if self.inline:
+            fn()
+            return
+        with self._lock:
+            if self._queue is None:
+                self._queue = queue.Queue()
+                threading.Thread(target=_work, args=(self._queue, self._errors), daemon=True,
+                                 name=f"hxarray-{self.device}-stream").start()
+                weakref.finalize(self, self._queue.put, None)  # the worker ends with the stream
+        self._queue.put((fn, marker))
+
+    def synchronize(self) -> None:
+        if self._queue is not None:
+            self._queue.join()
+        if self._errors:
+            error = self._errors[0]
+            self._errors.clear()
+            raise RuntimeError(f"work queued on {self!r} failed") from error
+
+    def query(self) -> bool:
+        return self._queue is None or self._queue.unfinished_tasks == 0
+
+    def record_event(self, event: Event | None = None) -> Event:
+        event = HostEvent(self.device) if event is None else event
+        if not isinstance(event, HostEvent):
+            raise TypeError(f"{self!r} records events of its own kind, got "
+                            f"{type(event).__name__}")
+        event._arm()
+        self._put(event._fire, marker=True)
+        return event
+
+    def wait_event(self, event: Event) -> None:
+        if not isinstance(event, HostEvent):
+            raise TypeError(f"{self!r} waits on events of its own kind, got "
+                            f"{type(event).__name__}")
+        self._put(event.synchronize, marker=True)
