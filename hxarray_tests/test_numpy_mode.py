@@ -11,6 +11,9 @@ from itertools import product
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import hxarray as xp
 from hxarray._ops import BINARY, UNARY
@@ -142,6 +145,22 @@ def test_python_scalars_are_weak_as_in_numpy(name, scalar):
         data = _operand(dtype, 0)
         _check(name, data, scalar)
         _check(name, scalar, data)
+
+
+@given(data=st.data(), name=st.sampled_from(sorted(BINARY)),
+       d1=st.sampled_from(DTYPES), d2=st.sampled_from(DTYPES))
+def test_binary_functions_follow_numpy_on_random_broadcast_arrays(data, name, d1, d2):
+    """Random values and broadcast shapes (views too), any pair of dtypes."""
+    if name in _COMPLEX_ORDER and "complex floating" in (d1.kind, d2.kind):
+        return
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+                       label="shapes").input_shapes
+    a1, a2 = (data.draw(hnp.arrays(np_dtype(d), shape), label=f"x{i}")
+              for i, (d, shape) in enumerate(((d1, shapes[0]), (d2, shapes[1])), 1))
+    if name in ("bitwise_left_shift", "bitwise_right_shift", "pow"):  # defined exponents
+        a2 = np.asarray(_small(np.abs(a2.real if a2.dtype.kind == "c" else a2)))  # an array
+        a2 = a2.astype(np_dtype(d2)) if d2 is not xp.bool else a2.astype(bool)
+    _check(name, a1[::-1] if a1.ndim else a1, a2)
 
 
 def test_numpy_scalars_count_as_python_scalars():
