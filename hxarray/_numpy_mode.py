@@ -1,12 +1,12 @@
 """numpy mode: what hxarray does, outside strict mode, where the standard leaves a case open.
 
-Every rule follows numpy 2 (NEP 50 promotion, numpy's ufunc loops), with one deliberate change:
-floating-point functions of integer or boolean arrays give the default floating dtype (float64),
-where numpy gives float16 or float32 for 8- and 16-bit integers (hxarray has no float16). The
-namespace functions reach this module only after the standard's own checks have failed (a
-`NumpyRule` was raised), so nothing here costs anything on the paths both modes share. Each rule
-converts the operands to dtypes the standard does define, then calls the namespace again: a
-backend never sees a case the standard leaves open. docs/modes.md lists every difference.
+Every rule follows numpy 2 (NEP 50 promotion, numpy's ufunc loops, numpy's positional forms),
+with a few deliberate changes listed in docs/modes.md (floating-point functions of small integers
+give float64, not numpy's float16/float32; numpy scalars are weak; complex numbers are not
+ordered). The namespace functions reach this module only after the standard's own checks have
+failed (a `NumpyRule` was raised), so nothing here costs anything on the paths both modes share.
+Each rule converts the operands to dtypes the standard does define, then calls the namespace
+again: a backend never sees a case the standard leaves open.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from ._views import broadcast_shapes
 
 Scalar = builtins.bool | int | float | complex
 F = TypeVar("F", bound=Callable[..., Any])
-_SCALARS = (builtins.bool, int, float, complex)
 _FLOATING_ONLY = frozenset({"floating-point", "real-valued floating-point"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
 _MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
@@ -63,10 +62,6 @@ def describe_dtype(value: Any) -> str:
     except (TypeError, ValueError):
         return f"{value!r} is not a data type"
     return f"numpy dtype {found} has no hxarray equivalent"
-
-
-NUMPY_PROMOTION = {(a, b): dt.FROM_NUMPY[np.promote_types(a.numpy, b.numpy)]
-                   for a in dt.ALL_DTYPES for b in dt.ALL_DTYPES}
 
 
 def result_type(*values: dt.DType | Scalar) -> dt.DType:

@@ -68,56 +68,55 @@ def as_operand(value: Any, device: Any) -> Any:
     return _hx(value, device)
 
 
+def _nested(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """`value` with `leaf` applied to everything but lists, tuples (named too) and dicts, which
+    are rebuilt around the results."""
+    if isinstance(value, list):
+        return [_nested(v, leaf) for v in value]
+    if isinstance(value, tuple):
+        items = [_nested(v, leaf) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, dict):
+        return {k: _nested(v, leaf) for k, v in value.items()}
+    return leaf(value)
+
+
 def _to_numpy(value: Any, name: str) -> Any:
     """`value` with every hxarray array replaced by a zero-copy numpy view (CPU memory only)."""
-    if value.__class__ is Array:
-        host = value._buffer.device.backend.host_view(value)
+    def view(v: Any) -> Any:
+        if v.__class__ is not Array:
+            return v
+        host = v._buffer.device.backend.host_view(v)
         if host is None:
             raise TypeError(f"numpy.{name} has no hxarray equivalent, and an array on "
-                            f"{value.device} is not in host memory; move it with "
+                            f"{v.device} is not in host memory; move it with "
                             "x.to_device('cpu') first (hxarray never copies it silently)")
         return host
-    if isinstance(value, (list, tuple)):
-        converted = [_to_numpy(v, name) for v in value]
-        if isinstance(value, list):
-            return converted
-        return type(value)(*converted) if hasattr(value, "_fields") else tuple(converted)
-    if isinstance(value, dict):
-        return {k: _to_numpy(v, name) for k, v in value.items()}
-    return value
+    return _nested(value, view)
 
 
-def _from_numpy(value: Any, outs: dict[int, Array]) -> Any:
-    """numpy's result with arrays (and numpy scalars) of hxarray dtypes as hxarray CPU arrays;
-    an `out=` argument's view comes back as that hxarray array."""
-    if isinstance(value, np.ndarray):
-        for out in outs.values():
-            if value.base is not None and np.shares_memory(value, np.asarray(out)) and \
-                    value.shape == out.shape:
-                return out
-        if value.dtype not in dt.FROM_NUMPY:
-            return value
-        return hxarray.asarray(value)
-    if isinstance(value, np.generic):
-        if value.dtype not in dt.FROM_NUMPY:
-            return value
-        return hxarray.asarray(np.asarray(value))
-    if isinstance(value, (list, tuple)):
-        converted = [_from_numpy(v, outs) for v in value]
-        if isinstance(value, list):
-            return converted
-        return type(value)(*converted) if hasattr(value, "_fields") else tuple(converted)
-    return value
+def _from_numpy(value: Any, outs: list[Any]) -> Any:
+    """numpy's result with arrays (and numpy scalars) of hxarray dtypes as hxarray CPU arrays; an
+    `out=` argument comes back as itself (an hxarray array for the view numpy wrote into)."""
+    def wrap(v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            for out in outs:
+                if v is out:
+                    return out
+                if out.__class__ is Array and v.base is not None and v.shape == out.shape and \
+                        np.shares_memory(v, np.asarray(out)):
+                    return out
+        if isinstance(v, (np.ndarray, np.generic)) and v.dtype in dt.FROM_NUMPY:
+            return hxarray.asarray(np.asarray(v))
+        return v
+    return _nested(value, wrap)
 
 
 def _fallback(function: Callable[..., Any], name: str, args: tuple[Any, ...],
               kwargs: dict[str, Any]) -> Any:
     """numpy's own `function` on views of the (CPU) arrays, results wrapped back."""
-    outs = {}
     out = kwargs.get("out")
-    for o in out if isinstance(out, tuple) else (out,):
-        if o.__class__ is Array:
-            outs[id(o)] = o
+    outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o is not None]
     return _from_numpy(function(*_to_numpy(args, name), **_to_numpy(kwargs, name)), outs)
 
 

@@ -83,6 +83,9 @@ def test_ufunc_methods_and_arguments():
     _same(out, np.add(A, 1, where=A > 0, out=want))
     _same(np.add.outer(x[0], x[1]), np.add.outer(A[0], A[1]))
     _same(np.exp2(x), np.exp2(A))  # no namespace equivalent
+    numpy_out = np.empty((3, 4))
+    assert np.exp2(x, out=numpy_out) is numpy_out  # numpy's out= comes back as itself
+    np.testing.assert_array_equal(numpy_out, np.exp2(A))
 
 
 FUNCTIONS = [
