@@ -262,13 +262,13 @@ def clip(x: Array, /, min: Array | Scalar | None = None,
             elif bound is not None:
                 if bound._buffer.device is not x._buffer.device:
                     raise ValueError(f"clip(): {label} is on {bound.device}, x on {x.device}")
+                mismatch = f"clip(): {label} of dtype {bound._dtype.name} does not match x of " \
+                    f"dtype {x._dtype.name}"
                 if bound._dtype in dt.COMPLEX_FLOATING:
-                    raise TypeError(f"clip(): {label} must be real-valued, got "
-                                    f"{bound._dtype.name}")
+                    raise TypeError(mismatch)
                 if bound._dtype is dt.bool or \
                         (bound._dtype in dt.FLOATING) != (x._dtype in dt.FLOATING):
-                    raise unspecified(f"clip(): {label} of dtype {bound._dtype.name} does not "
-                                      f"match x of dtype {x._dtype.name}")
+                    raise unspecified(mismatch)
                 shapes.append(bound._shape)
             bounds.append(bound)
     except NumpyRule:  # numpy promotes x and the bounds together (NEP 50)
