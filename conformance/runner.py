@@ -131,6 +131,10 @@ def pytest_command(args: argparse.Namespace, extra: list[str], report: Path) -> 
         f"--json-report-file={report}",
         "--tb=short",
     ]  # fmt: skip
+    if args.device and args.device.split(":")[0] == "cuda":
+        # CUDA kernels compile on first use (seconds on the simulator): hypothesis's 800 ms
+        # deadline would time the compiler, not hxarray.
+        cmd.append("--disable-deadline")
     if args.keyword:
         cmd += ["-k", args.keyword]
     if not any(a.startswith("array_api_tests") for a in extra):

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from . import fft, hal, linalg
+from . import cuda, fft, hal, linalg
 from ._array import Array, _install_operators
 from ._constants import e, inf, nan, newaxis, pi
 from ._creation import *  # noqa: F403

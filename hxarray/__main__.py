@@ -55,12 +55,25 @@ def info() -> None:
     print("devices:")
     for device in registry.devices():
         print("  " + _describe(device))
-    unavailable = [t for t in ("cuda",) if t not in registry.available_types()]
-    for name in unavailable:
+        caps = device.capabilities()
+        if "compute_capability" in caps:
+            stats = device.backend.stats(device)
+            print(f"           compute capability {caps['compute_capability']}, "
+                  f"{caps['max_threads_per_block']} threads per block, warp {caps['warp_size']}, "
+                  f"{_human(caps['shared_memory_per_block'])} shared memory per block"
+                  + (", simulated on the CPU" if caps.get("simulated") else ""))
+            print(f"           {stats['kernel_launches']} kernel launches, "
+                  f"{stats['compilations']} compilations, host fallbacks: "
+                  f"{stats['host_fallbacks'] or 'none'}")
+    available = registry.available_types()
+    for device_type in xp.DeviceType.members():
+        if device_type.name in available:
+            continue
         try:
-            registry.get(name)
+            reason = registry.get(device_type).unavailable_reason()
         except ValueError as exc:
-            print(f"  {name:8s} not available: {exc}")
+            reason = str(exc)
+        print(f"  {device_type.name:8s} not available: {reason}")
 
 
 def demo(device: Device | None = None) -> None:

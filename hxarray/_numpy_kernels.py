@@ -123,7 +123,19 @@ def floor_divide(x1: Any, x2: Any, *, out: np.ndarray) -> None:
 def pow(x1: Any, x2: Any, *, out: np.ndarray) -> None:  # noqa: A001 - the spec's name
     """numpy raises for integers to negative powers, which the standard leaves unspecified; here
     they are 1 / x1**-x2 truncated (1 for 1, ±1 for -1, else 0), so that no value makes the
-    kernel fail part-way through an in-place or chunked operation."""
+    kernel fail part-way through an in-place or chunked operation. numpy takes the square root
+    for an exponent of 0.5 given once (a scalar, or a stride-0 array), which gives -0 for -0 and
+    NaN for -inf where the standard wants +0 and +inf: those are corrected. (The fix is
+    computed first: `out` may alias `x1`.)"""
+    if out.dtype.kind == "f":
+        half = np.equal(x2, 0.5)
+        if half is True or (half is not False and half.any()):
+            edge = half & ((np.equal(x1, 0) & np.signbit(x1)) | np.equal(x1, -np.inf))
+            fix = (edge, np.where(np.equal(x1, 0), 0.0, np.inf)) if np.any(edge) else None
+            np.power(x1, x2, out=out)
+            if fix is not None:
+                np.copyto(out, fix[1], where=fix[0], casting="unsafe")
+            return
     if out.dtype.kind == "i":
         negative = x2 < 0
         if negative is True or (negative is not False and negative.any()):

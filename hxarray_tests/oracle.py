@@ -76,6 +76,33 @@ def assert_matches(actual: xp.Array, expected: np.ndarray | object) -> None:
                                           err_msg="signs of zeros differ")
 
 
+# Devices that compute with numpy's own kernels, which the oracle can hold to numpy's bits.
+NUMPY_DEVICES = frozenset({"cpu", "toy", "ref"})
+
+
+def assert_close(got: np.ndarray, expected: np.ndarray, ulps: int, err_msg: str = "") -> None:
+    """`got` equals `expected` up to `ulps` units in the last place (of the dtype's precision,
+    relative to the larger magnitude) in each finite value; NaNs, infinities and the signs of
+    zeros (among values both call zero) exactly alike, part by part for complex numbers."""
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, got.shape)
+    for part in (np.real, np.imag) if got.dtype.kind == "c" else (np.asarray,):
+        g, e = part(got), part(expected)
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(e), err_msg=f"{err_msg}: NaNs")
+        finite = np.isfinite(e) & np.isfinite(g)
+        np.testing.assert_array_equal(g[~finite & ~np.isnan(e)], e[~finite & ~np.isnan(e)],
+                                      err_msg=f"{err_msg}: infinities")
+        zeros = finite & (g == 0) & (e == 0)
+        np.testing.assert_array_equal(np.signbit(g[zeros]), np.signbit(e[zeros]),
+                                      err_msg=f"{err_msg}: signs of zeros")
+        eps = np.finfo(g.dtype).eps
+        scale = np.maximum(np.abs(g[finite]), np.abs(e[finite])).astype(np.float64)
+        tiny = np.finfo(g.dtype).tiny
+        error = np.abs(g[finite].astype(np.float64) - e[finite])
+        bad = error > ulps * eps * np.maximum(scale, tiny)
+        assert not bad.any(), (f"{err_msg}: {bad.sum()} values differ by more than {ulps} ulp, "
+                               f"e.g. {g[finite][bad][:3]} against {e[finite][bad][:3]}")
+
+
 def sample(shape: tuple[int, ...], dtype: xp.DType, seed: int = 0) -> np.ndarray:
     """A numpy array of `shape` whose values cycle through the dtype's extremes, zeros of both
     signs, NaN and infinities (floats), mixed with random values."""

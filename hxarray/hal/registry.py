@@ -20,7 +20,9 @@ __all__ = ["Backend", "BackendRegistry", "registry", "ENTRY_POINT_GROUP"]
 ENTRY_POINT_GROUP = "hxarray.backends"
 BUILTIN_BACKENDS = {
     "cpu": "hxarray.backends.cpu:CpuBackend",
+    "cuda": "hxarray.backends.cuda.backend:CudaBackend",
 }
+
 
 def entry_points(group: str) -> Any:
     """The installed entry points of `group`; importlib.metadata is imported on first use (its
@@ -37,8 +39,7 @@ class BackendRegistry:
         self._lock = threading.RLock()
         self._sources: dict[str, Any] = dict(BUILTIN_BACKENDS)
         self._backends: dict[DeviceType, Backend] = {}
-        self._failures: dict[str, str] = {
-            "cuda": "hxarray has no CUDA backend in this build yet (it is planned)"}
+        self._failures: dict[str, str] = {}
         self._discovered = False
 
     def register(self, backend: type[Backend] | Backend, *, replace: bool = False) -> Backend:

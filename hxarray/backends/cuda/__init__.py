@@ -1,2 +1,4 @@
-"""CUDA runtime layer: the driver interface (`driver`), the CuPy driver, the CPU simulator (`sim`),
-NVRTC verification (`nvrtc`) and the typed launch helper (`raw`). No backend is registered here."""
+"""CUDA: the backend (`backend.py`, registered as `hxarray.backends.cuda.backend:CudaBackend`) and
+its code generation (`codegen/`) over the runtime layer: the driver interface (`driver`), the CuPy
+driver, the CPU simulator (`sim`), NVRTC verification (`nvrtc`) and the typed launch helper
+(`raw`). Importing this package loads none of them."""

@@ -155,6 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ImportError, RuntimeError, OSError) as exc:
         print(f"NVRTC is not available ({exc}); install hxarray[cuda-check]", file=sys.stderr)
         return 2
+    from .codegen import all_sources
+
+    register_source_provider(all_sources)  # every kernel the CUDA backend can generate
     sources = list(iter_sources())
     for directory in ns.directories:
         sources += sources_in(directory)

@@ -1,0 +1,91 @@
+"""CUDA C generation: kernel templates (`kernels/*.cuh`) instantiated per operation and dtypes.
+
+Each kernel family (element-wise, reduction, scan, GEMM, indexing) is a template in `kernels/`;
+a family's generator names the instantiation a call needs and the source that holds it. The
+`Library` of a device compiles sources through the driver (which caches binaries in memory and on
+disk through the HAL's kernel cache) and keeps the functions; `make cuda-check` compiles every
+source a generator can produce with NVRTC (`all_sources`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .... import _dtypes as dt
+
+if TYPE_CHECKING:
+    from ..driver import Driver, Function
+
+__all__ = ["C_TYPES", "KERNEL_DIR", "Library", "OPTIONS", "PREAMBLE", "all_sources"]
+
+KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
+OPTIONS = (f"-I{KERNEL_DIR}",)
+
+# The C++ type of each dtype (hxarray.cuh's typedefs).
+C_TYPES: dict[dt.DType, str] = {
+    dt.bool: "bool", dt.int8: "hx::i8", dt.int16: "hx::i16", dt.int32: "hx::i32",
+    dt.int64: "hx::i64", dt.uint8: "hx::u8", dt.uint16: "hx::u16", dt.uint32: "hx::u32",
+    dt.uint64: "hx::u64", dt.float32: "hx::f32", dt.float64: "hx::f64",
+    dt.complex64: "hx::c64", dt.complex128: "hx::c128",
+}
+
+
+def _headers_digest() -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(KERNEL_DIR.glob("*.cuh")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+# The first line of every generated source: compiled binaries are cached by source text, so the
+# headers' contents must be part of it.
+PREAMBLE = f"// hxarray CUDA kernels, headers {_headers_digest()}\n"
+
+
+class Library:
+    """The compiled kernels of one device. `function(source, name, batch)` compiles `source` once
+    (exporting every instantiation in `batch`, which names `name` too) and returns the kernel."""
+
+    def __init__(self, driver: Driver, index: int) -> None:
+        self.driver = driver
+        self.index = index
+        self._functions: dict[tuple[str, str], Function] = {}
+        self._lock = threading.Lock()
+        self.compilations = 0
+        self.hits = 0
+
+    def function(self, source: str, name: str, batch: Sequence[str] = ()) -> Function:
+        key = (source, name)
+        found = self._functions.get(key)
+        if found is not None:
+            self.hits += 1
+            return found
+        names = tuple(batch) if name in batch else (*batch, name)
+        module = self.driver.compile(self.index, source, OPTIONS, names)
+        with self._lock:
+            self.compilations += 1
+            for exported in names:
+                self._functions.setdefault((source, exported), module.get_function(exported))
+            return self._functions[key]
+
+
+def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
+    """(name, source, options, name expressions) of every kernel the generators can produce, for
+    `make cuda-check`."""
+    from . import elementwise
+
+    yield from elementwise.all_sources()
+
+
+def struct(fields: Sequence[tuple[str, Any, int]], itemsize: int) -> Any:
+    """A numpy structured dtype laid out as a C struct: (name, format, byte offset) fields."""
+    import numpy as np
+
+    return np.dtype({"names": [f[0] for f in fields], "formats": [f[1] for f in fields],
+                     "offsets": [f[2] for f in fields], "itemsize": itemsize})

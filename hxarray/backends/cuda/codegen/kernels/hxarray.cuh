@@ -1,0 +1,654 @@
+// hxarray's CUDA device library: the element types, numpy's conversions, strided layouts, and
+// every element-wise operation's semantics (hxarray/_ops.py names each by its `hx::` function).
+// The same source compiles with NVRTC for a GPU and with the host compiler on the simulator.
+#pragma once
+#include <cupy/complex.cuh>
+
+namespace hx {
+
+typedef signed char i8;
+typedef short i16;
+typedef int i32;
+typedef long long i64;
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef float f32;
+typedef double f64;
+typedef complex<float> c64;
+typedef complex<double> c128;
+
+template <typename R> __device__ __forceinline__ R quiet_nan();
+template <> __device__ __forceinline__ f32 quiet_nan<f32>() { return __int_as_float(0x7fc00000); }
+template <> __device__ __forceinline__ f64 quiet_nan<f64>() {
+    return __longlong_as_double(0x7ff8000000000000LL);
+}
+template <typename R> __device__ __forceinline__ R infinity();
+template <> __device__ __forceinline__ f32 infinity<f32>() { return __int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ f64 infinity<f64>() {
+    return __longlong_as_double(0x7ff0000000000000LL);
+}
+
+// ---- type traits ------------------------------------------------------------------------------
+template <typename T> struct is_complex { static const bool value = false; };
+template <typename T> struct is_complex<complex<T> > { static const bool value = true; };
+template <typename T> struct is_float { static const bool value = false; };
+template <> struct is_float<f32> { static const bool value = true; };
+template <> struct is_float<f64> { static const bool value = true; };
+template <typename T> struct is_int { static const bool value = false; };
+template <> struct is_int<i8> { static const bool value = true; };
+template <> struct is_int<i16> { static const bool value = true; };
+template <> struct is_int<i32> { static const bool value = true; };
+template <> struct is_int<i64> { static const bool value = true; };
+template <> struct is_int<u8> { static const bool value = true; };
+template <> struct is_int<u16> { static const bool value = true; };
+template <> struct is_int<u32> { static const bool value = true; };
+template <> struct is_int<u64> { static const bool value = true; };
+template <typename T> struct is_signed { static const bool value = T(-1) < T(0); };
+template <typename T> struct unsigned_of;
+template <> struct unsigned_of<i8> { typedef u8 type; };
+template <> struct unsigned_of<i16> { typedef u16 type; };
+template <> struct unsigned_of<i32> { typedef u32 type; };
+template <> struct unsigned_of<i64> { typedef u64 type; };
+template <> struct unsigned_of<u8> { typedef u8 type; };
+template <> struct unsigned_of<u16> { typedef u16 type; };
+template <> struct unsigned_of<u32> { typedef u32 type; };
+template <> struct unsigned_of<u64> { typedef u64 type; };
+template <typename T> struct real_of { typedef T type; };
+template <typename T> struct real_of<complex<T> > { typedef T type; };
+
+// ---- conversions: numpy's (C's where defined; x86's where C leaves it open) ------------------
+// A floating value outside an integer type's range converts as numpy does on x86-64: to the
+// minimum of (u)int32/(u)int64's signed twin, and narrower types through int32; every device
+// therefore gives the same bits.
+template <typename To, typename From> struct converter {
+    __device__ static To run(From v) { return To(v); }
+};
+template <typename To, typename R> struct converter<To, complex<R> > {
+    __device__ static To run(complex<R> v) { return converter<To, R>::run(v.real()); }
+};
+template <typename R> struct converter<bool, complex<R> > {
+    __device__ static bool run(complex<R> v) { return v.real() != R(0) || v.imag() != R(0); }
+};
+template <typename To, typename R> struct converter<complex<To>, complex<R> > {
+    __device__ static complex<To> run(complex<R> v) {
+        return complex<To>(To(v.real()), To(v.imag()));
+    }
+};
+template <typename F> __device__ i64 float_to_i64(F v) {
+    return (v != v || !(v >= F(-9223372036854775808.0) && v < F(9223372036854775808.0)))
+        ? i64(-9223372036854775807LL - 1) : i64(v);
+}
+template <typename F> __device__ i32 float_to_i32(F v) {
+    return (v != v || !(v >= F(-2147483648.0) && v < F(2147483648.0)))
+        ? i32(-2147483647 - 1) : i32(v);
+}
+template <typename F> __device__ u64 float_to_u64(F v) {
+    if (v != v || v < F(-9223372036854775808.0)) return 9223372036854775808ULL;
+    if (v >= F(18446744073709551616.0)) return 0;
+    if (v >= F(9223372036854775808.0)) return u64(v);
+    return u64(i64(v));
+}
+template <typename F> __device__ u32 float_to_u32(F v) {
+    if (v != v || v < F(-2147483648.0)) return 2147483648U;
+    if (v >= F(4294967296.0)) return 0;
+    if (v >= F(2147483648.0)) return u32(v);
+    return u32(i32(v));
+}
+#define HX_FLOAT_TO_INT(F)                                                                    \
+    template <> struct converter<i64, F> { __device__ static i64 run(F v) { return float_to_i64(v); } }; \
+    template <> struct converter<i32, F> { __device__ static i32 run(F v) { return float_to_i32(v); } }; \
+    template <> struct converter<i16, F> { __device__ static i16 run(F v) { return i16(float_to_i32(v)); } }; \
+    template <> struct converter<i8, F> { __device__ static i8 run(F v) { return i8(float_to_i32(v)); } }; \
+    template <> struct converter<u64, F> { __device__ static u64 run(F v) { return float_to_u64(v); } }; \
+    template <> struct converter<u32, F> { __device__ static u32 run(F v) { return float_to_u32(v); } }; \
+    template <> struct converter<u16, F> { __device__ static u16 run(F v) { return u16(float_to_i32(v)); } }; \
+    template <> struct converter<u8, F> { __device__ static u8 run(F v) { return u8(float_to_i32(v)); } };
+HX_FLOAT_TO_INT(f32)
+HX_FLOAT_TO_INT(f64)
+#undef HX_FLOAT_TO_INT
+template <typename From> struct converter<bool, From> {
+    __device__ static bool run(From v) { return v != From(0); }
+};
+template <> struct converter<bool, bool> { __device__ static bool run(bool v) { return v; } };
+template <typename To, typename From> __device__ __forceinline__ To cast(From v) {
+    return converter<To, From>::run(v);
+}
+
+// ---- strided layouts --------------------------------------------------------------------------
+// Shapes and byte strides of up to MAX_DIMS axes; the host collapses contiguous axes first.
+#define HX_MAX_DIMS 8
+struct Shape {
+    i64 size;         // elements
+    int ndim;
+    int contiguous;   // every operand is C-contiguous in this shape: index = element number
+    i64 extent[HX_MAX_DIMS];
+};
+struct Strides {
+    i64 step[HX_MAX_DIMS];  // bytes
+};
+// The byte offset of element `i` (C order) of `shape` under `strides`.
+template <typename Index>
+__device__ __forceinline__ i64 offset_of(Index i, const Shape& shape, const Strides& strides) {
+    i64 offset = 0;
+    for (int d = shape.ndim - 1; d >= 0; --d) {
+        Index n = Index(shape.extent[d]);
+        offset += i64(i % n) * strides.step[d];
+        i /= n;
+    }
+    return offset;
+}
+
+// numpy's complex product and quotient (no C99 Annex G recovery of infinities; Smith's method).
+template <typename R> __device__ __forceinline__ complex<R> cmul(complex<R> a, complex<R> b) {
+    return complex<R>(a.real() * b.real() - a.imag() * b.imag(),
+                      a.real() * b.imag() + a.imag() * b.real());
+}
+template <typename R> __device__ __forceinline__ complex<R> cdiv(complex<R> a, complex<R> b) {
+    R ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+    R abs_br = ::fabs(br), abs_bi = ::fabs(bi);
+    if (abs_br >= abs_bi) {
+        if (abs_br == R(0) && abs_bi == R(0)) return complex<R>(ar / abs_br, ai / abs_br);
+        R rat = bi / br, scl = R(1) / (br + bi * rat);
+        return complex<R>((ar + ai * rat) * scl, (ai - ar * rat) * scl);
+    }
+    R rat = br / bi, scl = R(1) / (bi + br * rat);
+    return complex<R>((ar * rat + ai) * scl, (ai * rat - ar) * scl);
+}
+
+// ---- arithmetic without C's undefined behaviour -----------------------------------------------
+template <typename T> __device__ __forceinline__ T wrap_add(T a, T b) {
+    if constexpr (is_int<T>::value) {
+        typedef typename unsigned_of<T>::type U;
+        return T(U(a) + U(b));
+    } else {
+        return a + b;
+    }
+}
+template <typename T> __device__ __forceinline__ T wrap_sub(T a, T b) {
+    if constexpr (is_int<T>::value) {
+        typedef typename unsigned_of<T>::type U;
+        return T(U(a) - U(b));
+    } else {
+        return a - b;
+    }
+}
+template <typename T> __device__ __forceinline__ T wrap_mul(T a, T b) {
+    if constexpr (is_int<T>::value) {
+        typedef typename unsigned_of<T>::type U;
+        return T(U(a) * U(b));
+    } else if constexpr (is_complex<T>::value) {
+        return cmul(a, b);
+    } else {
+        return a * b;
+    }
+}
+
+// numpy's divmod of floating-point numbers (npy_divmod).
+template <typename T> __device__ __forceinline__ void float_divmod(T a, T b, T* floordiv, T* mod) {
+    T m = ::fmod(a, b);
+    if (b == T(0)) {
+        *mod = m;
+        *floordiv = a / b;
+        return;
+    }
+    T div = (a - m) / b;
+    if (m != T(0)) {
+        if ((b < T(0)) != (m < T(0))) {
+            m += b;
+            div -= T(1);
+        }
+    } else {
+        m = ::copysign(T(0), b);
+    }
+    T fd;
+    if (div != T(0)) {
+        fd = ::floor(div);
+        if (div - fd > T(0.5)) fd += T(1);
+    } else {
+        fd = ::copysign(T(0), a / b);
+    }
+    *floordiv = fd;
+    *mod = m;
+}
+
+// ---- the element-wise operations, by their names in the standard ------------------------------
+// Each takes its operands in the compute type (the promoted input dtype) and returns a value the
+// kernel converts to the result dtype. Real functions are C's (`::sin`), complex ones thrust's
+// (C99 Annex G special values), with the standard's special cases where the two differ.
+namespace ops {
+// (Calls between these functions are qualified: an unqualified call of a complex argument would
+// find thrust's function of the same name by argument-dependent lookup.)
+
+template <typename T> __device__ __forceinline__ T add(T a, T b) {
+    if constexpr (is_int<T>::value || is_float<T>::value || is_complex<T>::value) {
+        return wrap_add(a, b);
+    } else {
+        return a || b;  // bool
+    }
+}
+template <typename T> __device__ __forceinline__ T subtract(T a, T b) { return wrap_sub(a, b); }
+template <typename T> __device__ __forceinline__ T multiply(T a, T b) {
+    if constexpr (is_int<T>::value || is_float<T>::value || is_complex<T>::value) {
+        return wrap_mul(a, b);
+    } else {
+        return a && b;  // bool
+    }
+}
+template <typename T> __device__ __forceinline__ T negative(T a) {
+    if constexpr (is_int<T>::value) {
+        return wrap_sub(T(0), a);
+    } else {
+        return -a;
+    }
+}
+template <typename T> __device__ __forceinline__ T positive(T a) { return a; }
+// numpy squares a complex number as (a + b)(a - b) + 2abj.
+template <typename T> __device__ __forceinline__ T square(T a) {
+    if constexpr (is_complex<T>::value) {
+        return T((a.real() + a.imag()) * (a.real() - a.imag()),
+                 a.real() * a.imag() + a.imag() * a.real());
+    } else {
+        return ops::multiply(a, a);
+    }
+}
+template <typename T> __device__ __forceinline__ T divide(T a, T b) {
+    if constexpr (is_complex<T>::value) {
+        return cdiv(a, b);
+    } else {
+        return a / b;
+    }
+}
+
+template <typename T> __device__ __forceinline__ bool isnan(T a) {
+    if constexpr (is_float<T>::value) {
+        return a != a;
+    } else if constexpr (is_complex<T>::value) {
+        return a.real() != a.real() || a.imag() != a.imag();
+    } else {
+        return false;
+    }
+}
+template <typename T> __device__ __forceinline__ bool isinf(T a) {
+    if constexpr (is_float<T>::value) {
+        return ::isinf(a);
+    } else if constexpr (is_complex<T>::value) {
+        return ::isinf(a.real()) || ::isinf(a.imag());
+    } else {
+        return false;
+    }
+}
+template <typename T> __device__ __forceinline__ bool isfinite(T a) {
+    if constexpr (is_float<T>::value) {
+        return ::isfinite(a);
+    } else if constexpr (is_complex<T>::value) {
+        return ::isfinite(a.real()) && ::isfinite(a.imag());
+    } else {
+        return true;
+    }
+}
+template <typename T> __device__ __forceinline__ bool signbit(T a) { return ::signbit(a); }
+
+template <typename T> __device__ __forceinline__ typename real_of<T>::type abs(T a) {
+    if constexpr (is_complex<T>::value) {
+        return ::hypot(a.real(), a.imag());
+    } else if constexpr (is_float<T>::value) {
+        return ::fabs(a);
+    } else if constexpr (is_int<T>::value && is_signed<T>::value) {
+        return a < 0 ? ops::negative(a) : a;
+    } else {
+        return a;
+    }
+}
+
+// Rounding an integer is the identity; a complex number, part by part.
+#define HX_ROUNDING(NAME, FN)                                                                 \
+    template <typename T> __device__ __forceinline__ T NAME(T a) {                          \
+        if constexpr (is_float<T>::value) {                                                  \
+            return ::FN(a);                                                                  \
+        } else if constexpr (is_complex<T>::value) {                                         \
+            return T(::FN(a.real()), ::FN(a.imag()));                                        \
+        } else {                                                                             \
+            return a;                                                                        \
+        }                                                                                    \
+    }
+HX_ROUNDING(ceil, ceil)
+HX_ROUNDING(floor, floor)
+HX_ROUNDING(trunc, trunc)
+HX_ROUNDING(round, rint)
+#undef HX_ROUNDING
+
+template <typename T> __device__ __forceinline__ T conj(T a) {
+    if constexpr (is_complex<T>::value) {
+        return T(a.real(), -a.imag());
+    } else {
+        return a;
+    }
+}
+template <typename T> __device__ __forceinline__ typename real_of<T>::type real(T a) {
+    if constexpr (is_complex<T>::value) {
+        return a.real();
+    } else {
+        return a;
+    }
+}
+template <typename T> __device__ __forceinline__ typename real_of<T>::type imag(T a) {
+    if constexpr (is_complex<T>::value) {
+        return a.imag();
+    } else {
+        return typename real_of<T>::type(0);
+    }
+}
+
+// sign: -1, 0 or 1 (NaN for NaN) for real numbers; z / |z| for complex ones (0 for 0, NaN + NaN j
+// where either part is NaN).
+template <typename T> __device__ __forceinline__ T sign(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        if (ops::isnan(a)) return T(quiet_nan<R>(), quiet_nan<R>());
+        R m = ops::abs(a);
+        if (m == R(0)) return T(R(0), R(0));
+        return T(a.real() / m, a.imag() / m);
+    } else if constexpr (is_float<T>::value) {
+        return a > T(0) ? T(1) : (a < T(0) ? T(-1) : (a == T(0) ? T(0) : a));
+    } else if constexpr (is_signed<T>::value) {
+        return T(T(a > 0) - T(a < 0));
+    } else {
+        return T(a > 0);
+    }
+}
+
+template <typename T> __device__ __forceinline__ T reciprocal(T a) { return ops::divide(T(1), a); }
+
+template <typename T> __device__ __forceinline__ T bitwise_invert(T a) {
+    if constexpr (is_int<T>::value) {
+        return T(~a);
+    } else {
+        return !a;
+    }
+}
+template <typename T> __device__ __forceinline__ bool logical_not(T a) { return !a; }
+
+#define HX_MATH(NAME)                                                                        \
+    template <typename T> __device__ __forceinline__ T NAME(T a) {                          \
+        if constexpr (is_complex<T>::value) {                                                \
+            return thrust::NAME(a);                                                          \
+        } else {                                                                             \
+            return ::NAME(a);                                                                \
+        }                                                                                    \
+    }
+HX_MATH(acos)
+HX_MATH(asin)
+HX_MATH(asinh)
+HX_MATH(atan)
+HX_MATH(atanh)
+HX_MATH(cos)
+HX_MATH(cosh)
+HX_MATH(exp)
+HX_MATH(sin)
+HX_MATH(sinh)
+HX_MATH(sqrt)
+#undef HX_MATH
+
+// acosh(±0 + NaN j) is NaN + πj/2 (C99's cacosh, which thrust's misses).
+template <typename T> __device__ __forceinline__ T acosh(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        if (a.real() == R(0) && a.imag() != a.imag())
+            return T(quiet_nan<R>(), R(1.57079632679489661923132169163975144));
+        return thrust::acosh(a);
+    } else {
+        return ::acosh(a);
+    }
+}
+
+// log(±inf + NaN j) and log(NaN ± inf j) are +inf + NaN j (C99's clog, which thrust's misses);
+// log2 and log10 are log's parts divided by log(2) and log(10).
+template <typename T> __device__ __forceinline__ T log(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        if ((::isinf(a.real()) && a.imag() != a.imag()) ||
+            (::isinf(a.imag()) && a.real() != a.real()))
+            return T(infinity<R>(), quiet_nan<R>());
+        return thrust::log(a);
+    } else {
+        return ::log(a);
+    }
+}
+template <typename T> __device__ __forceinline__ T log2(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        T y = ops::log(a);
+        return T(y.real() / ::log(R(2)), y.imag() / ::log(R(2)));
+    } else {
+        return ::log2(a);
+    }
+}
+template <typename T> __device__ __forceinline__ T log10(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        T y = ops::log(a);
+        return T(y.real() / ::log(R(10)), y.imag() / ::log(R(10)));
+    } else {
+        return ::log10(a);
+    }
+}
+
+// tanh(±inf + iy), y finite, is ±1 + copysign(0, y)j; tanh(±0 + iy), y infinite or NaN, is
+// ±0 + NaN j (C99's ctanh, which thrust's misses).
+template <typename T> __device__ __forceinline__ T tanh(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        if (::isinf(a.real()) && ::isfinite(a.imag()))
+            return T(::copysign(R(1), a.real()), ::copysign(R(0), a.imag()));
+        if (a.real() == R(0) && !::isfinite(a.imag())) return T(a.real(), quiet_nan<R>());
+        return thrust::tanh(a);
+    } else {
+        return ::tanh(a);
+    }
+}
+// tan(x) = -i tanh(ix): tan(a ± inf j), a finite, is copysign(0, a) ± 1j.
+template <typename T> __device__ __forceinline__ T tan(T a) {
+    if constexpr (is_complex<T>::value) {
+        T t = ops::tanh(T(-a.imag(), a.real()));
+        return T(t.imag(), -t.real());
+    } else {
+        return ::tan(a);
+    }
+}
+
+// Complex expm1 as exp(x)cis(y) - 1 without cancellation, with cexp's special values.
+template <typename T> __device__ __forceinline__ T expm1(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        R x = a.real(), y = a.imag();
+        if (x == -infinity<R>()) {
+            return T(R(-1), ::isfinite(y) ? ::copysign(R(0), ::sin(y)) : R(0));
+        }
+        if (x == infinity<R>() && !::isfinite(y)) return T(infinity<R>(), quiet_nan<R>());
+        if (::isfinite(x) && x > R(1)) {
+            T g = thrust::exp(a);
+            return T(g.real() - R(1), g.imag());
+        }
+        R s = ::sin(y / R(2));
+        R re = ::expm1(x) * ::cos(y) - R(2) * s * s + R(0);
+        R im = y == R(0) ? y : ::exp(x) * ::sin(y);
+        return T(re, im);
+    } else {
+        return ::expm1(a);
+    }
+}
+// Complex log1p near 0: log|1 + z| = log1p(2a + a² + b²) / 2, arg(1 + z) = atan2(b, 1 + a).
+template <typename T> __device__ __forceinline__ T log1p(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        R x = a.real(), y = a.imag();
+        if (ops::abs(a) < R(0.5) && !(x == R(0) && y == R(0))) {
+            return T(R(0.5) * ::log1p(x * (R(2) + x) + y * y), ::atan2(y, R(1) + x));
+        }
+        return ops::log(T(R(1) + x, y));
+    } else {
+        return ::log1p(a);
+    }
+}
+
+template <typename T> __device__ __forceinline__ T atan2(T a, T b) { return ::atan2(a, b); }
+template <typename T> __device__ __forceinline__ T hypot(T a, T b) { return ::hypot(a, b); }
+template <typename T> __device__ __forceinline__ T copysign(T a, T b) { return ::copysign(a, b); }
+template <typename T> __device__ __forceinline__ T nextafter(T a, T b) { return ::nextafter(a, b); }
+
+// floor(a / b): numpy's for finite floating-point operands, the standard's at infinities;
+// integers divided by 0 give 0 (numpy's value, with its warning left out).
+template <typename T> __device__ __forceinline__ T floor_divide(T a, T b) {
+    if constexpr (is_float<T>::value) {
+        if (::isinf(a) || ::isinf(b)) return ::floor(a / b);
+        T fd, m;
+        float_divmod(a, b, &fd, &m);
+        return fd;
+    } else if constexpr (is_signed<T>::value) {
+        if (b == 0) return T(0);
+        if (b == T(-1)) return ops::negative(a);  // (the minimum // -1 wraps to itself)
+        T q = T(a / b);
+        return ((a % b != 0) && ((a < 0) != (b < 0))) ? T(q - 1) : q;
+    } else {
+        return b == 0 ? T(0) : T(a / b);
+    }
+}
+// a - b * floor(a / b), the sign of b's (numpy's); 0 for integers divided by 0.
+template <typename T> __device__ __forceinline__ T remainder(T a, T b) {
+    if constexpr (is_float<T>::value) {
+        T fd, m;
+        float_divmod(a, b, &fd, &m);
+        return m;
+    } else if constexpr (is_signed<T>::value) {
+        if (b == 0 || b == T(-1)) return T(0);
+        T r = T(a % b);
+        return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+    } else {
+        return b == 0 ? T(0) : T(a % b);
+    }
+}
+
+// Integer powers by repeated squaring (wrapping); a negative exponent gives 1 / a**-b truncated.
+// Complex powers: numpy's exact products for small integer exponents, else thrust's pow.
+template <typename T> __device__ __forceinline__ T pow(T a, T b) {
+    if constexpr (is_int<T>::value) {
+        if constexpr (is_signed<T>::value) {
+            if (b < 0) {
+                if (a == 1) return T(1);
+                if (a == T(-1)) return (b & 1) ? T(-1) : T(1);
+                return T(0);
+            }
+        }
+        typedef typename unsigned_of<T>::type U;
+        T result = 1, base = a;
+        for (U e = U(b); e; e >>= 1) {
+            if (e & 1) result = wrap_mul(result, base);
+            base = wrap_mul(base, base);
+        }
+        return result;
+    } else if constexpr (is_complex<T>::value) {  // numpy's npy_cpow
+        typedef typename real_of<T>::type R;
+        if (b.real() == R(0) && b.imag() == R(0)) return T(R(1), R(0));
+        if (a.real() == R(0) && a.imag() == R(0)) {
+            if (b.real() > R(0) && b.imag() == R(0)) return T(R(0), R(0));
+            return T(quiet_nan<R>(), quiet_nan<R>());
+        }
+        if (b.imag() == R(0) && b.real() == ::trunc(b.real()) && b.real() > R(-100) &&
+            b.real() < R(100)) {
+            long long n = (long long)b.real();
+            if (n == 1) return a;
+            if (n == 2) return cmul(a, a);
+            if (n == 3) return cmul(a, cmul(a, a));
+            unsigned long long m = n < 0 ? (unsigned long long)(-n) : (unsigned long long)n;
+            T acc(R(1), R(0)), base = a;
+            for (; m; m >>= 1) {
+                if (m & 1) acc = cmul(acc, base);
+                base = cmul(base, base);
+            }
+            return n < 0 ? cdiv(T(R(1), R(0)), acc) : acc;
+        }
+        return thrust::pow(a, b);
+    } else {
+        return ::pow(a, b);
+    }
+}
+
+// NaN wins; between equal values (-0 and +0) the second operand (x86's maxsd, as numpy).
+template <typename T> __device__ __forceinline__ T maximum(T a, T b) {
+    if constexpr (is_float<T>::value) {
+        return a != a ? a : (b != b ? b : (a > b ? a : b));
+    } else {
+        return a > b ? a : b;
+    }
+}
+template <typename T> __device__ __forceinline__ T minimum(T a, T b) {
+    if constexpr (is_float<T>::value) {
+        return a != a ? a : (b != b ? b : (a < b ? a : b));
+    } else {
+        return a < b ? a : b;
+    }
+}
+
+// numpy's logaddexp: exact at equal arguments (infinities included), NaN for NaN.
+template <typename T> __device__ __forceinline__ T logaddexp(T a, T b) {
+    if (a == b) return a + T(0.693147180559945309417232121458176568);  // log(2)
+    T d = a - b;
+    if (d > T(0)) return a + ::log1p(::exp(-d));
+    if (d <= T(0)) return b + ::log1p(::exp(d));
+    return d;
+}
+
+// Shifts by a negative count or by the type's width or more: 0 (or -1 shifting a negative
+// number right), as numpy.
+template <typename T> __device__ __forceinline__ T bitwise_left_shift(T a, T b) {
+    typedef typename unsigned_of<T>::type U;
+    if constexpr (is_signed<T>::value) {
+        if (b < 0) return T(0);
+    }
+    return U(b) < U(sizeof(T) * 8) ? T(U(a) << U(b)) : T(0);
+}
+template <typename T> __device__ __forceinline__ T bitwise_right_shift(T a, T b) {
+    typedef typename unsigned_of<T>::type U;
+    if constexpr (is_signed<T>::value) {
+        if (b < 0 || U(b) >= U(sizeof(T) * 8)) return a < 0 ? T(-1) : T(0);
+    } else {
+        if (b >= T(sizeof(T) * 8)) return T(0);
+    }
+    return T(a >> b);
+}
+template <typename T> __device__ __forceinline__ T bitwise_and(T a, T b) {
+    if constexpr (is_int<T>::value) {
+        return T(a & b);
+    } else {
+        return a && b;
+    }
+}
+template <typename T> __device__ __forceinline__ T bitwise_or(T a, T b) {
+    if constexpr (is_int<T>::value) {
+        return T(a | b);
+    } else {
+        return a || b;
+    }
+}
+template <typename T> __device__ __forceinline__ T bitwise_xor(T a, T b) {
+    if constexpr (is_int<T>::value) {
+        return T(a ^ b);
+    } else {
+        return a != b;
+    }
+}
+
+template <typename T> __device__ __forceinline__ bool equal(T a, T b) { return a == b; }
+template <typename T> __device__ __forceinline__ bool not_equal(T a, T b) { return a != b; }
+template <typename T> __device__ __forceinline__ bool greater(T a, T b) { return a > b; }
+template <typename T> __device__ __forceinline__ bool greater_equal(T a, T b) { return a >= b; }
+template <typename T> __device__ __forceinline__ bool less(T a, T b) { return a < b; }
+template <typename T> __device__ __forceinline__ bool less_equal(T a, T b) { return a <= b; }
+template <typename T> __device__ __forceinline__ bool logical_and(T a, T b) { return a && b; }
+template <typename T> __device__ __forceinline__ bool logical_or(T a, T b) { return a || b; }
+template <typename T> __device__ __forceinline__ bool logical_xor(T a, T b) { return a != b; }
+
+}  // namespace ops
+}  // namespace hx

@@ -1,0 +1,88 @@
+"""hxarray device memory as CuPy arrays, without copies, for the work a GPU hands to CuPy's
+libraries (sorting, linear algebra, FFT, cuBLAS products) and for DLPack export. GPU only: a
+simulated device's memory is host memory, which CuPy cannot use. Thin on purpose; the names it
+uses are checked against the installed CuPy by hxarray_tests/cuda/test_driver_cupy.py."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import cupy
+
+if TYPE_CHECKING:
+    from ..._array import Array
+    from .backend import CudaBackend
+
+
+def cupy_view(backend: CudaBackend, x: Array) -> Any:
+    """A cupy.ndarray over x's memory (same strides), keeping x's buffer alive."""
+    memory = cupy.cuda.UnownedMemory(x._buffer.address, x._buffer.nbytes, x._buffer,
+                                     x._buffer.device.index)
+    pointer = cupy.cuda.MemoryPointer(memory, x._offset)
+    return cupy.ndarray(x._shape, x._dtype.numpy, pointer, x._strides)
+
+
+@contextlib.contextmanager
+def on_stream(backend: CudaBackend, device: Any) -> Iterator[None]:
+    """CuPy's work inside the block goes to the device's current hxarray stream."""
+    stream = backend.stream(device)
+    with cupy.cuda.Device(device.index), cupy.cuda.ExternalStream(
+            backend.driver.stream_ptr(stream.handle), device.index):
+        yield
+
+
+def run_into(backend: CudaBackend, out: Array, compute: Any, *inputs: Array) -> None:
+    """out[...] = compute(*CuPy views of the inputs), on the current stream."""
+    with on_stream(backend, out._buffer.device):
+        cupy_view(backend, out)[...] = compute(*(cupy_view(backend, a) for a in inputs))
+
+
+def run(backend: CudaBackend, compute: Any, *inputs: Array) -> Any:
+    """compute(*CuPy views of the inputs), its CuPy array results copied into new hxarray
+    arrays on the inputs' device (a tuple where compute returns one)."""
+    device = inputs[0]._buffer.device
+    with on_stream(backend, device):
+        result = compute(*(cupy_view(backend, a) for a in inputs))
+        results = result if isinstance(result, tuple) else (result,)
+        moved = []
+        for r in results:
+            from ..._dtypes import FROM_NUMPY
+
+            out = backend.empty(r.shape, FROM_NUMPY[r.dtype], device)
+            cupy_view(backend, out)[...] = r
+            moved.append(out)
+    return tuple(moved) if isinstance(result, tuple) else moved[0]
+
+
+# -- CuPy's library functions with the contracts of hxarray's primitives ---------------------------
+def sort(v: Any, axis: int, stable: bool) -> Any:
+    return cupy.sort(v, axis=axis)  # NaNs last, as numpy
+
+
+def argsort(v: Any, axis: int, stable: bool) -> Any:
+    return cupy.argsort(v, axis=axis)  # a stable radix or merge sort on the device
+
+
+def searchsorted(values: Any, keys: Any, side: str) -> Any:
+    return cupy.searchsorted(values, keys, side=side)
+
+
+def unique(v: Any) -> tuple[Any, Any, Any, Any]:
+    values, index, inverse, counts = cupy.unique(
+        v.ravel(), return_index=True, return_inverse=True, return_counts=True, equal_nan=False)
+    return (values, index.astype(cupy.int64), inverse.reshape(v.shape).astype(cupy.int64),
+            counts.astype(cupy.int64))
+
+
+# The linalg functions CuPy provides with numpy's signatures; the rest run on the host.
+LINALG = {"cholesky", "det", "eigh", "eigvalsh", "inv", "qr", "slogdet", "solve", "svd"}
+
+
+def linalg(name: str, *arrays: Any, **params: Any) -> Any:
+    return getattr(cupy.linalg, name)(*arrays, **params)
+
+
+def fft(name: str, v: Any, **params: Any) -> Any:
+    return getattr(cupy.fft, name)(v, **params)

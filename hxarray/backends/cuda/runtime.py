@@ -1,0 +1,101 @@
+"""The CUDA device runtime over a driver: raw device memory, streams and events."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...hal.allocator import Allocator, Block
+from ...hal.device import Device
+from ...hal.stream import Event, Stream
+
+if TYPE_CHECKING:
+    from .driver import Driver
+
+
+class CudaMemory(Allocator):
+    """Raw device memory from the driver; the copies queue on the given stream."""
+
+    def __init__(self, driver: Driver, device: Device, default: CudaStream) -> None:
+        self.driver = driver
+        self.device = device
+        self._default = default
+
+    def malloc(self, nbytes: int) -> Block:
+        return Block(self.driver.malloc(self.device.index, max(nbytes, 1)), nbytes, None)
+
+    def free(self, block: Block) -> None:
+        self.driver.free(self.device.index, block.address)
+
+    def copy_to_host(self, block: Block, offset: int, out: np.ndarray,
+                     stream: Stream | None = None) -> None:
+        queue = stream or self._default
+        self.driver.copy_device_to_host(out, block.address + offset, out.nbytes, queue.handle)
+        if stream is None:
+            queue.synchronize()
+
+    def copy_from_host(self, block: Block, offset: int, data: np.ndarray,
+                       stream: Stream | None = None) -> None:
+        # The driver reads `data` when the stream gets there; the caller may change it at once.
+        snapshot = np.array(data, copy=True, order="C")
+        queue = stream or self._default
+        self.driver.copy_host_to_device(block.address + offset, snapshot, snapshot.nbytes,
+                                        queue.handle)
+        if stream is None:
+            queue.synchronize()
+
+
+class CudaStream(Stream):
+    """A driver stream of one device (`handle`)."""
+
+    def __init__(self, driver: Driver, device: Device, handle: Any = None) -> None:
+        self.driver = driver
+        self.device = device
+        self.handle = driver.create_stream(device.index) if handle is None else handle
+
+    def __repr__(self) -> str:
+        return f"CudaStream({self.device}, {self.handle!r})"
+
+    def synchronize(self) -> None:
+        self.driver.stream_synchronize(self.handle)
+
+    def query(self) -> bool:
+        return self.driver.stream_query(self.handle)
+
+    def record_event(self, event: Event | None = None) -> Event:
+        event = CudaEvent(self.driver, self.device) if event is None else event
+        if not isinstance(event, CudaEvent):
+            raise TypeError(f"{self!r} records CUDA events, got {type(event).__name__}")
+        self.driver.event_record(event.handle, self.handle)
+        event.recorded = True
+        return event
+
+    def wait_event(self, event: Event) -> None:
+        if not isinstance(event, CudaEvent):
+            raise TypeError(f"{self!r} waits on CUDA events, got {type(event).__name__}")
+        self.driver.stream_wait_event(self.handle, event.handle)
+
+
+class CudaEvent(Event):
+    """A driver event of one device."""
+
+    def __init__(self, driver: Driver, device: Device, *, enable_timing: bool = True) -> None:
+        self.driver = driver
+        self.device = device
+        self.handle = driver.create_event(device.index, timing=enable_timing)
+        self.recorded = False
+
+    def synchronize(self) -> None:
+        if self.recorded:
+            self.driver.event_synchronize(self.handle)
+
+    def query(self) -> bool:
+        return not self.recorded or self.driver.event_query(self.handle)
+
+    def elapsed_time(self, end: Event) -> float:
+        if not isinstance(end, CudaEvent):
+            raise TypeError(f"elapsed_time needs another CUDA event, got {type(end).__name__}")
+        if not (self.recorded and end.recorded):
+            raise ValueError("elapsed_time needs both events to have been recorded")
+        return self.driver.event_elapsed_ms(self.handle, end.handle)
