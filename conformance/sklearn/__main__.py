@@ -36,14 +36,19 @@ def command(namespace: str, workers: int, report: Path, extra: list[str]) -> lis
     return cmd + extra
 
 
-def run(namespace: str, workers: int, extra: list[str]) -> dict[str, Any]:
+def run(namespace: str, workers: int, extra: list[str],
+        devices: list[str] | None = None) -> dict[str, Any]:
     """Run one namespace's selection; its counts, failures, duration and versions."""
     REPORTS_DIR.mkdir(parents=True, exist_ok=True)
-    report = REPORTS_DIR / f"sklearn-{namespace}.json"
+    label = namespace if not devices or namespace != "hxarray" else \
+        f"{namespace} ({', '.join(devices)})"
+    report = REPORTS_DIR / f"sklearn-{label.replace(' ', '').replace(',', '-')}.json"
     report.unlink(missing_ok=True)
     env = {**os.environ, "SCIPY_ARRAY_API": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT),
                                                        os.environ.get("PYTHONPATH")]))}
+    if devices:
+        env["HXARRAY_SKLEARN_DEVICES"] = ",".join(devices)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="sklearn-check-") as scratch:
         code = subprocess.run(command(namespace, workers, report, extra), cwd=scratch,
@@ -59,7 +64,7 @@ def run(namespace: str, workers: int, extra: list[str]) -> dict[str, Any]:
     counts["error"] += len(broken)  # a module skipped as a whole (no numpydoc) counts as one
     counts["skipped"] += sum(c["outcome"] == "skipped" for c in collectors)
     failing += broken
-    return {"namespace": namespace, "counts": dict(counts), "failing": failing,
+    return {"namespace": label, "counts": dict(counts), "failing": failing,
             "seconds": round(seconds), "pytest_exit": code, "versions": versions(namespace)}
 
 
@@ -92,8 +97,11 @@ def main(argv: list[str] | None = None) -> int:
                         choices=["hxarray", "array_api_strict"],
                         help="namespaces to run (default: both)")
     parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers")
+    parser.add_argument("--devices", nargs="+", metavar="D",
+                        help="hxarray devices to test (default: the CPU and every other usable "
+                             "device; the simulated CUDA device needs HXARRAY_CUDA_DRIVER=sim)")
     args = parser.parse_args(argv)
-    results = [run(ns, args.workers, extra) for ns in args.namespace]
+    results = [run(ns, args.workers, extra, args.devices) for ns in args.namespace]
     print("\nscikit-learn's array-API tests (" + ", ".join(
         f"{k} {v}" for k, v in results[0]["versions"].items()) + ")\n")
     print(table(results))

@@ -5,7 +5,8 @@ scikit-learn parametrizes its array-API tests with `yield_namespace_device_dtype
 `check_array_api_*` checks built from them. This plug-in, loaded with `-p
 conformance.sklearn.plugin` before scikit-learn's test modules are collected, wraps those
 generators so that they also yield hxarray: on the CPU in float64 and float32, on every other
-device hxarray can use (e.g. `cuda:0`), and mixed with numpy and array-api-strict inputs. Nothing
+device hxarray can use (e.g. `cuda:0`; or the devices HXARRAY_SKLEARN_DEVICES lists), and mixed
+with numpy and array-api-strict inputs. Nothing
 of scikit-learn is changed or skipped; select the hxarray cases with `-k hxarray`.
 """
 
@@ -26,14 +27,17 @@ _mixed = array_api.yield_mixed_namespace_input_permutations
 
 
 def devices() -> list[str]:
-    """The hxarray devices to test: the CPU, then every other device that works here."""
+    """The hxarray devices to test: HXARRAY_SKLEARN_DEVICES (comma-separated) if set, else the
+    CPU and every other device that works here (the test-only toy and ref devices left out)."""
+    chosen = os.environ.get("HXARRAY_SKLEARN_DEVICES", "").strip()
+    if chosen:
+        return [d.strip() for d in chosen.split(",") if d.strip()]
     import hxarray
 
     found = ["cpu"]
     for device in hxarray.__array_namespace_info__().devices():
-        name = str(device)
-        if name != "cpu" and device.type.name not in ("toy", "ref"):  # the test-only backends
-            found.append(name)
+        if str(device) != "cpu" and device.type.name not in ("toy", "ref"):
+            found.append(str(device))
     return found
 
 
@@ -55,12 +59,14 @@ def yield_namespace_device_dtype_combinations(
 def yield_mixed_namespace_input_permutations() -> Iterator[tuple[Any, Any, str]]:
     yield from _mixed()
     pair = array_api.NamespaceAndDevice
-    yield pair("numpy", None), pair(NAMESPACE, "cpu"), "numpy to hxarray cpu"
-    yield pair(NAMESPACE, "cpu"), pair("numpy", None), "hxarray cpu to numpy"
-    yield pair("array_api_strict", "device1"), pair(NAMESPACE, "cpu"), \
-        "array_api_strict to hxarray cpu"
-    for device in devices()[1:]:
-        yield pair(NAMESPACE, "cpu"), pair(NAMESPACE, device), f"hxarray cpu to hxarray {device}"
+    for device in devices():
+        yield pair("numpy", None), pair(NAMESPACE, device), f"numpy to hxarray {device}"
+        yield pair(NAMESPACE, device), pair("numpy", None), f"hxarray {device} to numpy"
+        yield pair("array_api_strict", "device1"), pair(NAMESPACE, device), \
+            f"array_api_strict to hxarray {device}"
+        if device != "cpu":
+            yield pair(NAMESPACE, "cpu"), pair(NAMESPACE, device), \
+                f"hxarray cpu to hxarray {device}"
 
 
 array_api.yield_namespaces = yield_namespaces
