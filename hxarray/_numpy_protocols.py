@@ -759,12 +759,60 @@ def _isrealobj(dev: Any, x: Any) -> builtins.bool:
     return not _iscomplexobj(dev, x)
 
 
+def _byte_span(x: Array) -> tuple[int, int]:
+    """The bytes of x's buffer its elements occupy, [low, high)."""
+    low = high = x._offset
+    for n, s in zip(x._shape, x._strides):
+        if n == 0:
+            return x._offset, x._offset
+        low, high = (low + (n - 1) * s, high) if s < 0 else (low, high + (n - 1) * s)
+    return low, high + x._dtype.itemsize
+
+
 @_implements(np.may_share_memory, np.shares_memory)
 def _shares_memory(dev: Any, a: Any, b: Any, max_work: Any = None) -> builtins.bool:
-    if a.__class__ is Array and b.__class__ is Array and \
-            a._buffer.device.backend.host_view(a) is None:
-        return a._buffer is b._buffer
-    raise _Fallback
+    """On the host numpy's own answer; an array without host memory shares memory only with an
+    array of the same buffer whose bytes overlap (never with a numpy array)."""
+    host = [v for v in (a, b) if v.__class__ is Array and
+            v._buffer.device.backend.host_view(v) is not None]
+    if len(host) + sum(v.__class__ is not Array for v in (a, b)) == 2:
+        raise _Fallback  # all in host memory: numpy decides, exactly
+    if a.__class__ is not Array or b.__class__ is not Array or a._buffer is not b._buffer:
+        return False
+    (low1, high1), (low2, high2) = _byte_span(a), _byte_span(b)
+    return low1 < high2 and low2 < high1  # may share; the same bound answers shares_memory
+
+
+@_implements(np.average)
+def _average(dev: Any, a: Any, axis: Any = None, weights: Any = None,
+             returned: builtins.bool = False, *, keepdims: Any = _NoValue) -> Any:
+    """numpy's average: the mean, or sum(a * w) / sum(w) in numpy's result dtype (float64 at
+    least for integer and bool input); ZeroDivisionError where the weights sum to 0."""
+    xp = _xp()
+    x = _hx(a, dev)
+    keep = _keepdims(keepdims)
+    axis = _axis(axis)
+    if weights is None:
+        result = xp.mean(x, axis=axis, keepdims=keep)
+        count = xp.full(result.shape, x.size // max(result.size, 1), dtype=result.dtype,
+                        device=x.device)
+        return (result, count) if returned else result
+    w = _hx(weights, dev)
+    dtype = xp.result_type(x.dtype, w.dtype, *((dt.float64,) if x.dtype in dt.INTEGER or
+                                               x.dtype is dt.bool else ()))
+    if w.shape != x.shape:
+        if axis is None or w.ndim != 1 or isinstance(axis, tuple) or w.shape[0] != x.shape[axis]:
+            raise TypeError("np.average(): weights of another shape than a need axis= and one "
+                            "dimension of a's length along it")
+        shape = [1] * x.ndim
+        shape[axis] = w.shape[0]
+        w = xp.broadcast_to(xp.reshape(w, tuple(shape)), x.shape)
+    x, w = xp.astype(x, dtype), xp.astype(w, dtype)
+    scale = xp.sum(w, axis=axis, keepdims=keep)
+    if xp.any(scale == 0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    result = xp.sum(x * w, axis=axis, keepdims=keep) / scale
+    return (result, xp.broadcast_to(scale, result.shape)) if returned else result
 
 
 # -- linear algebra and fft ------------------------------------------------------------------------

@@ -191,6 +191,10 @@ FUNCTIONS = [
     lambda m, a, b: m.histogram(a, bins=3),
     lambda m, a, b: m.cov(a),
     lambda m, a, b: m.nanmean(a, axis=1),
+    lambda m, a, b: m.average(a),
+    lambda m, a, b: m.average(a, axis=0, weights=b),
+    lambda m, a, b: m.average(a, axis=1, weights=b[0], returned=True),
+    lambda m, a, b: m.average(m.round(a * 4), axis=1, keepdims=True),
     lambda m, a, b: m.linalg.lstsq(a.T, b[0], rcond=None)[0],
 ]
 
@@ -267,6 +271,21 @@ def test_device_arrays_stay_on_their_device(nohost):
                    np.where(x > 0, x, 0.0), np.linalg.norm(x)):
         assert type(result) is xp.Array and result.device is nohost
     np.testing.assert_allclose(np.asarray(np.add(x, B)), A + B)
+
+
+def test_metadata_and_averages_of_device_arrays_stay_on_the_device(nohost):
+    x = xp.asarray(A, device=nohost)
+    assert np.may_share_memory(x, x[1:]) and np.shares_memory(x[:, ::-1], x)
+    assert not np.may_share_memory(x[:1], x[1:]) and not np.may_share_memory(x, A)
+    assert not np.may_share_memory(x, xp.asarray(A, device=nohost))
+    for args in ({}, {"axis": 0, "weights": B}, {"axis": 1, "weights": B[0], "returned": True}):
+        got, want = np.average(x, **args), np.average(A, **args)
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            assert g.device is nohost
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12)
+    with pytest.raises(ZeroDivisionError):
+        np.average(x, axis=0, weights=np.zeros((3, 4)))
 
 
 def test_device_arrays_are_never_copied_to_the_host_silently(nohost):
