@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: run test test-slow conformance sklearn-check bench bench-quick cuda-check clean
+.PHONY: run test test-slow conformance sklearn-check bench bench-quick bench-cuda cuda-check clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,9 +29,10 @@ $(VENV)/.installed-cuda: $(VENV)/.installed-test
 run: $(VENV)/.installed
 	$(PY) -m hxarray demo
 
-# Twice: on the compiled speedups, then on their pure-Python twins.
+# Twice: on the compiled speedups, with the CUDA simulator's cuda:0 among the devices the chapter
+# tests run on; then on their pure-Python twins (CPU-side types: the CUDA device is left out).
 test: $(VENV)/.installed-cuda
-	$(PY) -m pytest -n 2 -q
+	HXARRAY_CUDA_DRIVER=sim $(PY) -m pytest -n 2 -q
 	HXARRAY_PURE_PYTHON=1 $(PY) -m pytest -n 2 -q
 
 # Everything, slow tests included, with 500 hypothesis examples per property.
@@ -57,6 +58,11 @@ sklearn-check: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[bench]'
 	$(PY) -m benchmarks $(BENCH_ARGS)
+
+# The CUDA figures: the simulator always, hxarray against CuPy where there is a GPU.
+bench-cuda: $(VENV)/.installed-cuda
+	$(PIP) install --quiet -e '.[bench]'
+	$(PY) -m benchmarks.cuda $(BENCH_ARGS)
 
 bench-quick: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[bench]'

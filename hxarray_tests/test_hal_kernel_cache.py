@@ -282,3 +282,18 @@ def test_concurrent_processes_share_entries(tmp_path: Path) -> None:
                                   cwd=Path(__file__).resolve().parents[1]) for _ in range(3)]
         assert [p.wait(60) for p in procs] == [0, 0, 0]
     assert len(list(tmp_path.iterdir())) == 5  # whole entries only, no temp files
+
+
+def test_processes_sharing_the_directory_compile_a_kernel_once(tmp_path: Path) -> None:
+    log = tmp_path / "compilations.log"
+    code = ("import sys, time; from hxarray.hal import KernelCache\n"
+            "def build():\n"
+            "    with open(sys.argv[2], 'a') as f: f.write('compiled\\n')\n"
+            "    time.sleep(0.5)\n"
+            "    return b'binary'\n"
+            "assert KernelCache(sys.argv[1]).get_or_compile('kernel', build) == b'binary'\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "cache"), str(log)],
+                              cwd=Path(__file__).resolve().parents[1]) for _ in range(3)]
+    assert [p.wait(60) for p in procs] == [0, 0, 0]
+    assert log.read_text() == "compiled\n"
+    assert [p.suffix for p in (tmp_path / "cache").iterdir()] == [".hxk"]  # no lock left

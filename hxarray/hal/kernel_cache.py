@@ -8,7 +8,8 @@ On disk each entry is one file named by a digest of its key (so no key can name 
 directory), holding a header, the key itself, a SHA-256 of the payload and the payload. It is
 written to a temporary file and renamed into place, so concurrent processes only ever see whole
 entries. An entry that is truncated, garbage, empty or written for another key is discarded and
-rebuilt, with one warning per cache. The directory is bounded (`max_bytes`): after a write the least
+rebuilt, with one warning per cache. Processes sharing the directory take an advisory lock per entry
+while compiling, so each kernel is compiled once. The directory is bounded (`max_bytes`): after a write the least
 recently used entries (by modification time, refreshed on every read) are removed. A directory
 that cannot be written makes the cache memory-only, with one warning.
 """
@@ -20,7 +21,7 @@ import os
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 __all__ = ["KernelCache", "default_cache_dir"]
@@ -110,13 +111,12 @@ class KernelCache:
                 binary = self._read_disk(key)
                 compiled = binary is None
                 if compiled:
-                    binary = compile()
-                    if isinstance(binary, (bytearray, memoryview)):
-                        binary = bytes(binary)
-                    if not isinstance(binary, bytes):
-                        raise TypeError(f"the compile function returned {type(binary).__name__}, "
-                                        "expected bytes")
-                    self._write_disk(key, binary)
+                    with self._across_processes(key):
+                        binary = self._read_disk(key)  # another process may have built it
+                        compiled = binary is None
+                        if compiled:
+                            binary = self._compiled(compile)
+                            self._write_disk(key, binary)
                 with self._lock:
                     self._memory[key] = binary
                     self.compiles += compiled
@@ -125,6 +125,45 @@ class KernelCache:
                 with self._lock:
                     self._compiling.pop(key, None)
         return binary
+
+    @staticmethod
+    def _compiled(compile: Callable[[], bytes]) -> bytes:
+        binary = compile()
+        if isinstance(binary, (bytearray, memoryview)):
+            binary = bytes(binary)
+        if not isinstance(binary, bytes):
+            raise TypeError(f"the compile function returned {type(binary).__name__}, "
+                            "expected bytes")
+        return binary
+
+    @contextlib.contextmanager
+    def _across_processes(self, key: str) -> Iterator[None]:
+        """Hold an advisory lock on `key`'s entry, so that processes sharing the directory (test
+        workers, a cluster's workers) compile a kernel once; nothing where locks are not
+        available (memory-only caches, an unwritable directory, no fcntl)."""
+        path = self.path_for(key)
+        lock = path.with_suffix(".lock") if path is not None else None
+        try:
+            import fcntl
+
+            handle = None
+            if lock is not None:
+                lock.parent.mkdir(parents=True, exist_ok=True)
+                handle = open(lock, "a+b")
+        except (ImportError, OSError):
+            handle = None
+        if handle is None:
+            yield
+            return
+        with handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                # Removed while held: whoever locks it (or a new file) next reads the entry first.
+                with contextlib.suppress(OSError):
+                    lock.unlink()
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def clear(self) -> None:
         """Forget the in-memory entries (the disk cache stays)."""

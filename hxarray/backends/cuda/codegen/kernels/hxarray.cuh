@@ -140,10 +140,17 @@ __device__ __forceinline__ i64 offset_of(Index i, const Shape& shape, const Stri
     return offset;
 }
 
-// numpy's complex product and quotient (no C99 Annex G recovery of infinities; Smith's method).
+// Products rounded on their own: a compiler may not fuse them into an addition (NVRTC would, by
+// default), so a GPU gives the simulator's bits.
+__device__ __forceinline__ f32 mul_rn(f32 a, f32 b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ f64 mul_rn(f64 a, f64 b) { return __dmul_rn(a, b); }
+
+// The complex product by the textbook formula, each real operation with its own special values
+// (the standard's rule; no C99 Annex G recovery of infinities), and numpy's quotient (Smith's
+// method).
 template <typename R> __device__ __forceinline__ complex<R> cmul(complex<R> a, complex<R> b) {
-    return complex<R>(a.real() * b.real() - a.imag() * b.imag(),
-                      a.real() * b.imag() + a.imag() * b.real());
+    return complex<R>(mul_rn(a.real(), b.real()) - mul_rn(a.imag(), b.imag()),
+                      mul_rn(a.real(), b.imag()) + mul_rn(a.imag(), b.real()));
 }
 template <typename R> __device__ __forceinline__ complex<R> cdiv(complex<R> a, complex<R> b) {
     R ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
@@ -244,15 +251,7 @@ template <typename T> __device__ __forceinline__ T negative(T a) {
     }
 }
 template <typename T> __device__ __forceinline__ T positive(T a) { return a; }
-// numpy squares a complex number as (a + b)(a - b) + 2abj.
-template <typename T> __device__ __forceinline__ T square(T a) {
-    if constexpr (is_complex<T>::value) {
-        return T((a.real() + a.imag()) * (a.real() - a.imag()),
-                 a.real() * a.imag() + a.imag() * a.real());
-    } else {
-        return ops::multiply(a, a);
-    }
-}
+template <typename T> __device__ __forceinline__ T square(T a) { return ops::multiply(a, a); }
 template <typename T> __device__ __forceinline__ T divide(T a, T b) {
     if constexpr (is_complex<T>::value) {
         return cdiv(a, b);
