@@ -8,10 +8,13 @@ import subprocess
 import sys
 import threading
 
+import numpy as np
 import pytest
 
 import hxarray as xp
 from hxarray._modes import is_strict
+
+from .oracle import ON_EACH_DEVICE, assert_matches
 
 
 def test_default_is_numpy_mode():
@@ -102,3 +105,21 @@ def test_environment_variable_sets_the_default(value, strict):
 def test_strict_mode_keeps_the_standard_refusals(expression, error, message):
     with pytest.raises(error, match=message):
         eval(expression)
+
+
+@ON_EACH_DEVICE
+def test_numpy_mode_runs_on_every_device(device):
+    """numpy mode's conversions only hand standard-defined cases to a backend, so every device
+    (the simulated CUDA device included) gives numpy's answers."""
+    a, f, b = np.arange(6), np.linspace(0.5, 3.0, 6).astype(np.float32), np.arange(6) % 2 == 0
+    x, y, z = (xp.asarray(v, device=device) for v in (a, f, b))
+    assert_matches(x / 2, a / 2)
+    assert_matches(x + y, a + f)
+    assert_matches(x * 0.5, a * 0.5)
+    assert_matches(xp.sum(z), np.sum(b))
+    assert_matches(xp.mean(x), np.mean(a))
+    assert_matches(xp.where(x, 1, 0.5), np.where(a, 1, 0.5))
+    assert_matches(xp.concat([x, y]), np.concatenate([a, f]))
+    result = xp.reshape(z, (2, 3)) @ xp.reshape(z, (3, 2))
+    assert result.device is device
+    assert_matches(result, b.reshape(2, 3) @ b.reshape(3, 2))
