@@ -38,7 +38,7 @@ from ._sorting import *  # noqa: F403
 from ._statistical import *  # noqa: F403
 from ._utility import *  # noqa: F403
 from ._version import API_VERSION as __array_api_version__
-from .backends.cpu.parallel import get_num_threads, threads
+from .backends.cpu.parallel import get_num_threads, set_num_threads, threads
 from .hal import Device, DeviceType, Event, Stream, device_scope
 
 _install_operators()
@@ -50,3 +50,8 @@ from ._numpy_protocols import array_ufunc as _array_ufunc  # noqa: E402
 Array.__array_ufunc__ = _array_ufunc  # numpy's protocols (hxarray/_numpy_protocols.py)
 Array.__array_function__ = _array_function
 del _array_function, _array_ufunc
+
+from ._ndarray_methods import install as _install_ndarray_methods  # noqa: E402
+
+_install_ndarray_methods(Array)  # numpy's ndarray methods, numpy mode only (x.sum(), x.reshape())
+del _install_ndarray_methods

@@ -36,11 +36,31 @@ class DType:
     def __reduce__(self) -> str:
         return self.name
 
+    def __eq__(self, other: object) -> _builtin_bool:
+        """Identity among hxarray dtypes; against a numpy dtype or a scalar or Python type,
+        numpy's comparison, so `x.dtype == bool` reads as numpy's does (dask compares its arrays'
+        dtypes so); never equal to a name."""
+        if other.__class__ is DType:
+            return self is other
+        if isinstance(other, (np.dtype, type)):
+            try:
+                return _builtin_bool(self.numpy == other)
+            except TypeError:
+                return False
+        return NotImplemented
+
+    __hash__ = object.__hash__
+
     @property
     def dtype(self) -> np.dtype:
         """The numpy dtype: `np.dtype(hxarray.float64)` reads it (numpy's protocol for objects
         with a dtype)."""
         return self.numpy
+
+    @property
+    def type(self) -> type:
+        """numpy's scalar type of this dtype (`np.float64`), as `np.dtype(...).type`."""
+        return self.numpy.type
 
 
 bool = DType("bool", "bool")

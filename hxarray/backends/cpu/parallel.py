@@ -48,9 +48,8 @@ def _default_threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-_DEFAULT_THREADS = _default_threads()
-_threads: contextvars.ContextVar[int] = contextvars.ContextVar("hxarray_threads",
-                                                              default=_DEFAULT_THREADS)
+_process_threads = _default_threads()  # set_num_threads; a threads() block overrides it
+_threads: contextvars.ContextVar[int] = contextvars.ContextVar("hxarray_threads")
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _pool_lock = threading.Lock()
@@ -58,7 +57,19 @@ _pool_lock = threading.Lock()
 
 def get_num_threads() -> int:
     """How many threads a large CPU operation uses here."""
-    return _threads.get()
+    return _threads.get(_process_threads)
+
+
+def set_num_threads(count: int) -> None:
+    """Use `count` threads for CPU operations (and at most `count` BLAS threads) from now on, in
+    every thread of the process outside a `threads()` block (hxarray.dask sets it on workers)."""
+    global _process_threads
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"set_num_threads(): count must be a positive integer, got {count!r}")
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=count, user_api="blas")
+    _process_threads = count
 
 
 @contextlib.contextmanager
@@ -122,7 +133,7 @@ def _independent(handles: Sequence[Any], out: np.ndarray) -> bool:
 def elementwise(kernel: Callable[..., None], handles: Sequence[Any], out: np.ndarray) -> None:
     """`kernel(*handles, out=out)`, split along the output's first long-enough axis (the caller
     has checked that the output is large enough for the kernel's cost)."""
-    count = _threads.get()
+    count = _threads.get(_process_threads)
     if count < 2 or not _independent(handles, out):
         kernel(*handles, out=out)
         return
@@ -147,7 +158,7 @@ def reduction_partials(reduce: Callable[[np.ndarray, np.ndarray], None], x: np.n
     into its element (a 0-D view) of the returned array of partial results; None where that does
     not apply (the caller then reduces on one thread). The caller has checked that `x` is large
     enough."""
-    count = _threads.get()
+    count = _threads.get(_process_threads)
     if count < 2 or not x.flags.c_contiguous:
         return None
     flat, size = x.reshape(-1), x.size
@@ -163,7 +174,7 @@ def split_reduction(reduce: Callable[[np.ndarray, np.ndarray], None], x: np.ndar
     `axis`) long enough to split, each writing its slice of `out`; False if there is none (the
     caller then reduces on one thread). Each output element is reduced exactly as without the
     split. The caller has checked that `x` is large enough."""
-    count = _threads.get()
+    count = _threads.get(_process_threads)
     kept = next((i for i, n in enumerate(x.shape) if n >= count and i not in axis), None)
     if count < 2 or kept is None:
         return False
@@ -185,7 +196,7 @@ def sort(x: np.ndarray, out: np.ndarray, axis: int) -> bool:
     (out untouched) where that does not apply. Many rows: each thread sorts whole rows, as one
     thread would. One row: a sample sort, exact as well, since a value sort's result does not
     depend on the order it is reached in. The caller has checked that `x` is large enough."""
-    count = _threads.get()
+    count = _threads.get(_process_threads)
     if count < 2:
         return False
     other = next((i for i, n in enumerate(x.shape) if i != axis and n >= count), None)
