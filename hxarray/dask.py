@@ -279,12 +279,10 @@ class HxarrayBackendEntrypoint(ArrayBackendEntrypoint):
 
     @staticmethod
     def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
-               meta: Any = None, **kwargs: Any) -> da.Array:
-        array = da.arange(start, stop, step, dtype=dtype, like=np.empty(0), **kwargs) \
-            if stop is not None else da.arange(start, step=step, dtype=dtype, like=np.empty(0),
-                                               **kwargs)
-        device = meta.device if isinstance(meta, Array) else _device()
-        return to_device(array, device)
+               like: Any = None, **kwargs: Any) -> da.Array:
+        with dask.config.set({"array.backend": "numpy"}):
+            array = da.arange(start, stop, step, dtype=dtype, **kwargs)
+        return to_device(array, like.device if isinstance(like, Array) else _device())
 
 
 def backend_entrypoint() -> HxarrayBackendEntrypoint:
