@@ -4,7 +4,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: run test test-slow conformance sklearn-check bench bench-quick bench-cuda cuda-check clean
+.PHONY: run test test-slow conformance sklearn-check bench bench-quick bench-cuda bench-dask cuda-check \
+	clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +64,12 @@ bench: $(VENV)/.installed
 bench-cuda: $(VENV)/.installed-cuda
 	$(PIP) install --quiet -e '.[bench]'
 	$(PY) -m benchmarks.cuda $(BENCH_ARGS)
+
+# dask.array workloads over hxarray chunks against numpy chunks (threads and a 2-worker cluster);
+# BENCH_ARGS="--gb 4" for a larger X (peak memory stays a few chunks per worker)
+bench-dask: $(VENV)/.installed
+	$(PIP) install --quiet -e '.[dask]'
+	$(PY) -m benchmarks.dask $(BENCH_ARGS)
 
 bench-quick: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[bench]'
