@@ -3,6 +3,7 @@ workloads (an element-wise chain, reductions, X.T @ X) over hxarray chunks again
 on the threaded scheduler and on a 2-worker LocalCluster, in the same run. Each (library,
 scheduler) pair runs in its own process so its peak RSS is its own; the data is generated chunk by
 chunk inside the graph (never whole), so the peak stays near a few chunks per thread at any size.
+The pairs run interleaved, `--rounds` times (the machine's load drifts; the best time counts).
 Prints a markdown table: best wall time per workload, hxarray/numpy ratio, peak RSS."""
 
 from __future__ import annotations
@@ -88,30 +89,40 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--gb", type=float, default=1.5, help="size of X in GB (default 1.5)")
     parser.add_argument("--cols", type=int, default=64, help="columns of X (default 64)")
     parser.add_argument("--chunk-mb", type=int, default=64, help="chunk size in MB (default 64)")
-    parser.add_argument("--repeat", type=int, default=2, help="runs per workload; the best counts")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per workload and process")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved processes per (library, scheduler); the best counts")
     parser.add_argument("--schedulers", nargs="+", default=["threads", "cluster"],
                         choices=["threads", "cluster"])
     parser.add_argument("--one", nargs=2, metavar=("LIBRARY", "SCHEDULER"),
                         help=argparse.SUPPRESS)  # internal: one pair, JSON on stdout
     args = parser.parse_args(argv)
-    if args.gb <= 0 or args.cols < 1 or args.chunk_mb < 1 or args.repeat < 1:
-        raise SystemExit("--gb, --cols, --chunk-mb and --repeat must be positive")
+    if args.gb <= 0 or min(args.cols, args.chunk_mb, args.repeat, args.rounds) < 1:
+        raise SystemExit("--gb, --cols, --chunk-mb, --repeat and --rounds must be positive")
     if args.one:
         library, scheduler = args.one
         print(json.dumps(_run(library, scheduler, args.gb, args.cols, args.chunk_mb,
                               args.repeat)))
         return
     results: dict[tuple[str, str], dict[str, Any]] = {}
-    for scheduler in args.schedulers:
-        for library in ("numpy", "hxarray"):
-            command = [sys.executable, "-m", "benchmarks.dask", "--gb", str(args.gb), "--cols",
-                       str(args.cols), "--chunk-mb", str(args.chunk_mb), "--repeat",
-                       str(args.repeat), "--one", library, scheduler]
-            out = subprocess.run(command, capture_output=True, text=True, check=True)
-            results[library, scheduler] = json.loads(out.stdout.strip().splitlines()[-1])
+    for _ in range(args.rounds):
+        for scheduler in args.schedulers:
+            for library in ("numpy", "hxarray"):
+                command = [sys.executable, "-m", "benchmarks.dask", "--gb", str(args.gb),
+                           "--cols", str(args.cols), "--chunk-mb", str(args.chunk_mb),
+                           "--repeat", str(args.repeat), "--one", library, scheduler]
+                out = subprocess.run(command, capture_output=True, text=True, check=True)
+                run = json.loads(out.stdout.strip().splitlines()[-1])
+                best = results.setdefault((library, scheduler), run)
+                for name, t in run["times"].items():
+                    best["times"][name] = min(best["times"][name], t)
+                best["client_rss"] = max(best["client_rss"], run["client_rss"])
+                best["workers_rss"] = [max(a, b) for a, b in zip(best["workers_rss"],
+                                                                 run["workers_rss"])]
     mb = 1 << 20
     print(f"X: {args.gb} GB float64, {args.cols} columns, {args.chunk_mb} MB chunks; "
-          f"{len(os.sched_getaffinity(0))} cores; best of {args.repeat}\n")
+          f"{len(os.sched_getaffinity(0))} cores; best of {args.rounds} interleaved rounds x "
+          f"{args.repeat}; load average at the end {os.getloadavg()[0]:.1f}\n")
     print("| scheduler | workload | numpy chunks (s) | hxarray chunks (s) | hxarray/numpy |")
     print("|---|---|--:|--:|--:|")
     for scheduler in args.schedulers:
