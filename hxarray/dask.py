@@ -51,9 +51,7 @@ def _device() -> Any:
     """The device of the backend's chunks: dask config's array.hxarray.device, else hxarray's
     default device."""
     name = dask.config.get(DEVICE_KEY, None)
-    if name is None:
-        return xp.empty(0).device
-    return xp.empty(0, device=name).device
+    return xp.__array_namespace_info__().default_device() if name is None else xp.Device(name)
 
 
 def _on_device_of(like: Array, value: Any) -> Any:
