@@ -3,27 +3,30 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
+# -qq: errors only. pip's -q still relays the build backend's notices (setuptools' "Editable
+# installation" banner, a page long) and warnings about this machine's pip configuration.
+INSTALL := $(PIP) install -qq
 
 .PHONY: run test test-slow conformance bench bench-quick bench-cuda cuda-check clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
+	$(INSTALL) --upgrade pip
 
 # setup.py compiles hxarray/_speedups.c; an edit to it needs a rebuild.
 $(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c | $(VENV)/bin/python
-	$(PIP) install --quiet -e .
+	$(INSTALL) -e .
 	touch $@
 
 # The tests also need the in-repo plug-in backends (device types "toy" and "ref").
 $(VENV)/.installed-test: $(VENV)/.installed hxarray_tests/plugin_pkg/pyproject.toml \
 		hxarray_tests/ref_pkg/pyproject.toml
-	$(PIP) install --quiet -e '.[test]' -e hxarray_tests/plugin_pkg -e hxarray_tests/ref_pkg
+	$(INSTALL) -e '.[test]' -e hxarray_tests/plugin_pkg -e hxarray_tests/ref_pkg
 	touch $@
 
 # The CUDA tests and `make cuda-check` also need NVRTC and CuPy's headers (no GPU).
 $(VENV)/.installed-cuda: $(VENV)/.installed-test
-	$(PIP) install --quiet -e '.[cuda-check]'
+	$(INSTALL) -e '.[cuda-check]'
 	touch $@
 
 run: $(VENV)/.installed
@@ -46,11 +49,11 @@ endif
 endif
 
 conformance: $(VENV)/.installed
-	$(PIP) install --quiet -e '.[conformance]'
+	$(INSTALL) -e '.[conformance]'
 	$(PY) -m conformance --suite $(SUITE) $(CONFORMANCE_ARGS)
 
 bench: $(VENV)/.installed
-	$(PIP) install --quiet -e '.[bench]'
+	$(INSTALL) -e '.[bench]'
 	$(PY) -m benchmarks $(BENCH_ARGS)
 
 # The CUDA figures: the simulator always, hxarray against CuPy where there is a GPU.
@@ -59,7 +62,7 @@ bench-cuda: $(VENV)/.installed-cuda
 	$(PY) -m benchmarks.cuda $(BENCH_ARGS)
 
 bench-quick: $(VENV)/.installed
-	$(PIP) install --quiet -e '.[bench]'
+	$(INSTALL) -e '.[bench]'
 	$(PY) -m benchmarks --quick $(BENCH_ARGS)
 
 # Every CUDA source of the project through the real NVRTC for sm_80 and sm_90 (no GPU needed);
