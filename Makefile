@@ -9,14 +9,15 @@ INSTALL := $(PIP) install -qq
 
 .PHONY: run test test-slow conformance bench bench-quick bench-cuda cuda-check clean
 
+# Installs are silent (@, pip -qq), so that `make run` on a fresh clone prints only the demo.
 $(VENV)/bin/python:
-	$(PYTHON) -m venv $(VENV)
-	$(INSTALL) --upgrade pip
+	@$(PYTHON) -m venv $(VENV)
+	@$(INSTALL) --upgrade pip
 
 # setup.py compiles hxarray/_speedups.c; an edit to it needs a rebuild.
 $(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c | $(VENV)/bin/python
-	$(INSTALL) -e .
-	touch $@
+	@$(INSTALL) -e .
+	@touch $@
 
 # The tests also need the in-repo plug-in backends (device types "toy" and "ref").
 $(VENV)/.installed-test: $(VENV)/.installed hxarray_tests/plugin_pkg/pyproject.toml \
@@ -30,7 +31,7 @@ $(VENV)/.installed-cuda: $(VENV)/.installed-test
 	touch $@
 
 run: $(VENV)/.installed
-	$(PY) -m hxarray demo
+	@$(PY) -m hxarray demo
 
 # Twice: on the compiled speedups, with the CUDA simulator's cuda:0 among the devices the chapter
 # tests run on; then on their pure-Python twins (CPU-side types: the CUDA device is left out).

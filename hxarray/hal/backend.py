@@ -55,7 +55,9 @@ class Backend(ABC):
     abstract methods; see the module docstring for the conventions every primitive follows."""
 
     device_type: DeviceType
-    priority: int = 0  # higher wins when hxarray picks a device by itself
+    #: Higher wins when hxarray picks a device by itself (`best_device`, `select_device`):
+    #: the CPU is 0, CUDA 10; a plug-in declares its own (the reference backend: -10).
+    priority: int = 0
 
     def __init__(self) -> None:
         self._fallback_lock = threading.Lock()
@@ -73,6 +75,12 @@ class Backend(ABC):
     @abstractmethod
     def capabilities(self, device: Device) -> dict[str, Any]:
         """At least: name, vendor, total_memory, free_memory, compute_units."""
+
+    def performance(self, device: Device) -> dict[str, Any] | None:
+        """`{"peak_flops": {dtype name: FLOP/s}, "memory_bandwidth": bytes/s}` read from the
+        device's properties, or None where they cannot be read: then hxarray measures them once
+        through the primitives and caches them (`hxarray.hal.performance`)."""
+        return None
 
     @abstractmethod
     def allocator(self, device: Device) -> Allocator:

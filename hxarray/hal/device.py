@@ -135,8 +135,12 @@ class Device:
         return backend
 
     def capabilities(self) -> dict[str, Any]:
-        """Name, vendor, total/free memory, compute units and type-specific features."""
-        return self.backend.capabilities(self)
+        """Name, vendor, total/free memory, compute units and type-specific features, with the
+        estimated `peak_flops` per dtype and `memory_bandwidth` (`hal.performance`: read from
+        the device's properties, or measured once and cached)."""
+        from .performance import estimate
+
+        return {**self.backend.capabilities(self), **estimate(self)}
 
     def __repr__(self) -> str:
         return f"Device('{self}')"
@@ -155,15 +159,20 @@ _env_default: list[Device] = []
 
 
 def default_device() -> Device:
-    """The device new arrays go to: the innermost `device_scope`, else `HXARRAY_DEFAULT_DEVICE`,
-    else the CPU."""
+    """The device new arrays go to: the innermost `device_scope`, else `HXARRAY_DEFAULT_DEVICE`
+    (a device, or `best` for `best_device()`), else the CPU."""
     device = _scoped_device.get()
     if device is not None:
         return device
     if not _env_default:
         spec = os.environ.get("HXARRAY_DEFAULT_DEVICE", "").strip() or "cpu"
         try:
-            _env_default.append(Device(spec))
+            if spec == "best":
+                from .selection import best_device
+
+                _env_default.append(best_device())
+            else:
+                _env_default.append(Device(spec))
         except (ValueError, TypeError) as exc:
             raise ValueError(f"HXARRAY_DEFAULT_DEVICE={spec!r} is not a valid device: "
                              f"{exc}") from None

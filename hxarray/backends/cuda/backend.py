@@ -22,7 +22,7 @@ from ..._ops import OPS
 from ...hal.allocator import StreamOrderedAllocator
 from ...hal.backend import Backend
 from ...hal.device import Device, DeviceType
-from . import launch
+from . import launch, peaks
 from .codegen import Library
 from .codegen import elementwise as ew
 from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
@@ -91,6 +91,12 @@ class CudaBackend(Backend):
             "shared_memory_per_block": p.shared_memory_per_block,
             "features": ["simulated on the CPU"] if p.simulated else [],
         }
+
+    def performance(self, device: Device) -> dict[str, Any] | None:
+        """Peaks from a GPU's properties (`peaks.from_properties`); None on the simulator,
+        whose speed is the host's and is measured instead."""
+        p = self._state(device).properties
+        return None if p.simulated else peaks.from_properties(p)
 
     def allocator(self, device: Device) -> StreamOrderedAllocator:
         return self._state(device).allocator
