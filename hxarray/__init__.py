@@ -40,6 +40,7 @@ from ._version import API_VERSION as __array_api_version__
 from .backends.cpu.parallel import get_num_threads, threads
 from .hal import Device, DeviceType, Event, Stream, device_scope
 from .hal.device import DeviceUnavailableError
+from .hal.scope import memory_scope
 from .hal.selection import best_device, devices_report, select_device
 
 _install_operators()

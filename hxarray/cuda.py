@@ -118,14 +118,13 @@ class RawKernel:
             stream = current_stream(self.device)
         elif not isinstance(stream, Stream) or stream.device is not self.device:
             raise ValueError(f"stream must be an hxarray Stream of {self.device}, got {stream!r}")
-        allocator = self.device.backend.allocator(self.device)
         values = []
         for i, a in enumerate(args):
             if a.__class__ is Array:
                 if a._buffer.device is not self.device:
                     raise ValueError(f"argument {i} is an array on {a.device}; this kernel runs "
                                      f"on {self.device} (move it with to_device())")
-                allocator.record_stream(a._buffer.block, stream)
+                a._buffer.allocator.record_stream(a._buffer.block, stream)  # (scope pools too)
                 a = a._buffer.address + a._offset
             values.append(a)
         from .backends.cuda.raw import to_kernel_args

@@ -107,13 +107,26 @@ class Backend(ABC):
 
     # -- memory and interchange -------------------------------------------------------------------
     def empty(self, shape: Shape, dtype: DType, device: Device) -> Array:
-        """A new C-contiguous array with uninitialised memory, allocated on the current stream."""
+        """A new C-contiguous array with uninitialised memory, allocated on the current stream.
+        Every array a backend creates comes from here (a memory scope replaces it while open)."""
+        return self.empty_in(self.allocator(device), shape, dtype, device)
+
+    def empty_in(self, allocator: Allocator, shape: Shape, dtype: DType,
+                 device: Device) -> Array:
+        """`empty` with the memory from `allocator`: the device's, or a memory scope's pool."""
         nbytes = dtype.itemsize
         for n in shape:
             nbytes *= n
-        buffer = self.allocator(device).allocate(nbytes)
+        buffer = allocator.allocate(nbytes)
         return array_module.Array._make(buffer, dtype, shape,
                                         _views.contiguous_strides(shape, dtype.itemsize))
+
+    def scope_allocator(self, device: Device) -> Allocator:
+        """A fresh pool for a memory scope on `device`: by default a caching allocator of the
+        device allocator's kind over the same raw allocator (`hal.scope.scope_pool`)."""
+        from .scope import scope_pool
+
+        return scope_pool(self.allocator(device))
 
     def host_view(self, x: Array) -> np.ndarray | None:
         """A numpy view of `x` that keeps its buffer alive, or None if the memory is not

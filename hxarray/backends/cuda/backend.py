@@ -163,8 +163,8 @@ class CudaBackend(Backend):
         state = self._state(device)
         function = self._function(state, source, name, batch)
         stream = self.stream(device)
-        for a in operands:
-            state.allocator.record_stream(a._buffer.block, stream)
+        for a in operands:  # the buffer's own allocator: a memory scope's pool, or the device's
+            a._buffer.allocator.record_stream(a._buffer.block, stream)
         if config is None:
             grid, block = launch.grid_for(state.properties, function, work)
             shared = 0
