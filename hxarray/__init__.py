@@ -41,6 +41,7 @@ from .backends.cpu.parallel import get_num_threads, threads
 from .hal import Device, DeviceType, Event, Stream, device_scope
 from .hal.device import DeviceUnavailableError
 from .hal.scope import memory_scope
+from .pipeline import pipeline, prefetch
 from .profiler import profile
 from .hal.selection import best_device, devices_report, select_device
 
