@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 import hxarray as xp
-from hxarray.hal import Device
+from hxarray._progress import progress
+from hxarray.hal import Device, registry
 from hxarray.hal.performance import PEAK_DTYPES
 
 
@@ -75,6 +76,8 @@ def _timed(fn: Callable[[], Any], device: Device | None = None,
 
 def info(as_json: bool = False) -> None:
     """Print `xp.devices_report()`: for people, or as JSON (`as_json`)."""
+    for device in progress(registry.devices(), "measuring devices", unit="device"):
+        device.capabilities()  # the first time on a machine, peaks are measured (seconds)
     report = xp.devices_report()
     if as_json:
         print(json.dumps({"hxarray": _version(), "array_api": xp.__array_api_version__,
@@ -122,13 +125,15 @@ def demo(device: Device | None = None) -> None:
         ("m @ m.T (512x512)", lambda: m @ m.T, lambda: m_host @ m_host.T),
         ("mean(a[a > 0])", lambda: xp.mean(a[a > 0]), lambda: np.mean(a_host[a_host > 0])),
     ]
-    print(f"  {'operation':28s} {'hxarray':>10s} {'numpy':>10s}   check")
-    for label, ours, theirs in cases:
+    rows = [f"  {'operation':28s} {'hxarray':>10s} {'numpy':>10s}   check"]
+    for label, ours, theirs in progress(cases, "workload", unit="case"):
         result, t_ours = _timed(ours, device)
         expected, t_numpy = _timed(theirs)
         got = np.asarray(result.to_device("cpu"))
         ok = np.allclose(got, expected, rtol=1e-10, atol=1e-8)
-        print(f"  {label:28s} {t_ours:8.2f}ms {t_numpy:8.2f}ms   {'ok' if ok else 'MISMATCH'}")
+        rows.append(f"  {label:28s} {t_ours:8.2f}ms {t_numpy:8.2f}ms   "
+                    f"{'ok' if ok else 'MISMATCH'}")
+    print("\n".join(rows))
     stats = xp.memory_stats(device)
     print(f"\nallocator on {device}: {_human(stats['allocated_bytes'])} in use, "
           f"{_human(stats['reserved_bytes'])} reserved, "
