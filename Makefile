@@ -7,7 +7,8 @@ PIP    := $(PY) -m pip
 # installation" banner, a page long) and warnings about this machine's pip configuration.
 INSTALL := $(PIP) install -qq
 
-.PHONY: run test test-slow conformance bench bench-quick bench-cuda cuda-check clean
+.PHONY: run test test-slow conformance bench bench-quick bench-cuda bench-pipeline cuda-check \
+	docs docs-check lint clean
 
 # Installs are silent (@, pip -qq), so that `make run` on a fresh clone prints only the demo.
 $(VENV)/bin/python:
@@ -66,10 +67,33 @@ bench-quick: $(VENV)/.installed
 	$(INSTALL) -e '.[bench]'
 	$(PY) -m benchmarks --quick $(BENCH_ARGS)
 
+# The overlap of xp.pipeline on the reference device and the simulated CUDA device (a few minutes).
+bench-pipeline: $(VENV)/.installed-cuda
+	$(INSTALL) -e '.[bench]'
+	$(PY) -m benchmarks.pipeline $(BENCH_ARGS)
+
+# The documentation site: docs/_build/html, every Sphinx warning an error. The API reference is
+# generated from the docstrings of the pure-Python twins (the compiled functions carry the same).
+docs: $(VENV)/.installed
+	@$(INSTALL) -e '.[docs]'
+	HXARRAY_PURE_PYTHON=1 $(PY) -m sphinx -c docs -W --keep-going -q -b html . docs/_build/html
+
+# The built site in headless Chromium (Debian's package, installed here if missing): screenshots
+# of the main pages in docs/_build/screenshots, and their rendered text checked.
+docs-check: docs
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	$(PY) docs/check_site.py docs/_build/html docs/_build/screenshots
+
+# Lint and types: ruff over everything, mypy over the package (pyproject.toml: [tool.mypy]).
+lint: $(VENV)/.installed
+	@$(INSTALL) -e '.[lint]'
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+
 # Every CUDA source of the project through the real NVRTC for sm_80 and sm_90 (no GPU needed);
 # any error or warning fails.
 cuda-check: $(VENV)/.installed-cuda
 	$(PY) -m hxarray.backends.cuda.nvrtc hxarray_tests/cuda/kernels
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache hxarray/_speedups*.so
+	rm -rf $(VENV) build *.egg-info .pytest_cache hxarray/_speedups*.so docs/_build docs/_generated
