@@ -73,8 +73,9 @@ def namespace() -> str:
              "Every function of the standard, by chapter (spec sections named in each "
              "docstring), and the array object.\n"]
     parts += [_heading("The array object", "-"),
-              ".. autoclass:: hxarray.Array()\n   :members:\n   :undoc-members:\n   :special-members: __array_namespace__, "
-              "__dlpack__, __dlpack_device__, __getitem__, __setitem__\n"]
+              ".. autoclass:: hxarray.Array()\n   :members:\n   :undoc-members:\n"
+              "   :special-members: __array_namespace__, __dlpack__, __dlpack_device__, "
+              "__getitem__, __setitem__\n"]
     for module, title in CHAPTERS:
         parts.append(_heading(title, "-"))
         parts += [_directive("function", f"hxarray.{name}") for name in _names(module)]

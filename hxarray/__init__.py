@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import cuda, fft, hal, linalg
 from ._array import Array, _install_operators
 from ._constants import e, inf, nan, newaxis, pi
@@ -27,6 +29,9 @@ from ._dtypes import (
     uint64,
 )
 from ._elementwise import *  # noqa: F403
+
+if TYPE_CHECKING:  # the element-wise functions are generated at import; their signatures:
+    from ._elementwise_api import *  # noqa: F403
 from ._indexing import *  # noqa: F403
 from ._info import __array_namespace_info__, empty_cache, memory_stats
 from ._linalg_functions import *  # noqa: F403
@@ -41,9 +46,9 @@ from .backends.cpu.parallel import get_num_threads, threads
 from .hal import Device, DeviceType, Event, Stream, device_scope
 from .hal.device import DeviceUnavailableError
 from .hal.scope import memory_scope
+from .hal.selection import best_device, devices_report, select_device
 from .pipeline import pipeline, prefetch
 from .profiler import profile
-from .hal.selection import best_device, devices_report, select_device
 
 _install_operators()
 del _install_operators

@@ -12,14 +12,15 @@ import numpy as np
 
 import hxarray as xp
 from hxarray._progress import progress
+from hxarray.backends.cuda.backend import CudaBackend
 from hxarray.hal import Device, registry
 from hxarray.hal.performance import PEAK_DTYPES
 
 
-def _human(nbytes: int) -> str:
+def _human(nbytes: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if nbytes < 1024 or unit == "TiB":
-            return f"{nbytes:.1f} {unit}" if unit != "B" else f"{nbytes} B"
+            return f"{nbytes:.1f} {unit}" if unit != "B" else f"{nbytes:.0f} B"
         nbytes /= 1024
     return ""
 
@@ -47,8 +48,9 @@ def _describe(entry: dict[str, Any]) -> list[str]:
                      + f" ({entry['performance_source']})")
     if features:
         lines.append(f"features: {' '.join(features)}")
-    if "compute_capability" in caps:
-        stats = device.backend.stats(device)
+    backend = device.backend
+    if "compute_capability" in caps and isinstance(backend, CudaBackend):
+        stats = backend.stats(device)
         lines.append(f"compute capability {caps['compute_capability']}, "
                      f"{caps['max_threads_per_block']} threads per block, warp "
                      f"{caps['warp_size']}, {_human(caps['shared_memory_per_block'])} shared "

@@ -148,7 +148,8 @@ def pipeline(batches: Iterable[Any], stage: Callable[..., Any], *,
 
 def _run(batches: Iterator[Any], stage: Callable[..., Any], device: Device, depth: int,
          out: Device | None) -> Iterator[Any]:
-    upload, compute, download = (Stream(device) for _ in range(3))
+    backend = device.backend
+    upload, compute, download = (backend.create_stream(device) for _ in range(3))
     buffers: list[list[Array] | None] = [None] * depth
     read: list[Event | None] = [None] * depth  # compute's last read of each buffer
     staged: collections.deque[tuple[int, list[Array], bool, Event]] = collections.deque()
@@ -167,14 +168,15 @@ def _run(batches: Iterator[Any], stage: Callable[..., Any], device: Device, dept
                 return
             leaves, single = _leaves(batch)
             slot = count % depth
-            if read[slot] is not None:
-                upload.wait_event(read[slot])
-            buffers[slot] = _upload(leaves, buffers[slot], device, upload)
+            previous = read[slot]
+            if previous is not None:
+                upload.wait_event(previous)
+            inputs = buffers[slot] = _upload(leaves, buffers[slot], device, upload)
         except Exception as exc:  # raised after the results of the batches before it
             exhausted = True
             failures.append(exc)
             return
-        staged.append((slot, buffers[slot], single, upload.record_event()))
+        staged.append((slot, inputs, single, upload.record_event()))
         count += 1
 
     try:
@@ -228,7 +230,7 @@ def prefetch(batches: Iterable[Any], device: Device | str | None = None,
 
 
 def _prefetch(batches: Iterator[Any], device: Device, depth: int) -> Iterator[Any]:
-    upload = Stream(device)
+    upload = device.backend.create_stream(device)
     ahead: collections.deque[tuple[list[Array], bool, Event]] = collections.deque()
     try:
         while True:

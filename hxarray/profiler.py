@@ -229,7 +229,10 @@ class Profile:
             method = getattr(_array.Array, name, None)
             if method is not None:
                 self._set(_array.Array, name, self._operation(f"Array.{name}", method))
+        from .backends.cpu.backend import CpuBackend
+
         cpu = Device(DeviceType.CPU).backend
+        assert isinstance(cpu, CpuBackend)
         cpu.hold_fast_path(True)
         self._restore.append(lambda: cpu.hold_fast_path(False))
         from .hal import scope
@@ -422,7 +425,10 @@ class Profile:
                 continue
             events.append({"name": e.name, "cat": e.category, "ph": "X", "ts": e.start * 1e6,
                            "dur": e.duration * 1e6, "pid": 0, "tid": e.thread, "args": args})
-            if e.device_start is not None and e.category != "operation":
+            # operations are host calls; their primitives, kernels and copies go on the
+            # device's stream tracks
+            if e.device_start is not None and e.device_duration is not None and \
+                    e.category != "operation":
                 device_pid = pid(e.device)
                 tid = streams.setdefault((device_pid, e.stream), len(streams) + 1)
                 events.append({"name": e.name, "cat": e.category, "ph": "X",
@@ -462,13 +468,13 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e6:.1f} us"
 
 
-def _bytes(n: int) -> str:
+def _bytes(n: float) -> str:
     if not n:
         return ""
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
+        n /= 1024
     return ""
 
 

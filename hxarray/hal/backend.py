@@ -317,7 +317,7 @@ class Backend(ABC):
         self.assign(out, x)
         return out
 
-    def arange(self, start: Scalar, stop: Scalar, step: Scalar, dtype: DType,
+    def arange(self, start: float, stop: float, step: float, dtype: DType,
                device: Device) -> Array:
         """numpy's arange(start, stop, step) in `dtype` (the namespace has checked the
         arguments): computed on the host and copied in, by default."""

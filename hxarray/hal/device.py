@@ -13,7 +13,10 @@ import operator
 import os
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .backend import Backend
 
 __all__ = ["DeviceType", "Device", "DeviceUnavailableError", "default_device", "device_scope"]
 
@@ -26,6 +29,7 @@ class DeviceType:
     """An extensible enumeration of device kinds; plug-ins add members with `register`."""
 
     __slots__ = ("name",)
+    name: str
     _members: dict[str, DeviceType] = {}
     _lock = threading.Lock()
 
@@ -84,6 +88,9 @@ class Device:
     `Device("cuda", 1)` or `Device(DeviceType.CUDA, 1)`; equal devices are the same object."""
 
     __slots__ = ("type", "index", "_backend", "__weakref__")
+    type: DeviceType
+    index: int
+    _backend: Backend | None
     _interned: dict[tuple[DeviceType, int], Device] = {}
 
     def __new__(cls, spec: str | DeviceType | Device, index: int | None = None) -> Device:
@@ -124,7 +131,7 @@ class Device:
         return device
 
     @property
-    def backend(self):  # -> Backend; typed loosely to avoid an import cycle
+    def backend(self) -> Backend:
         """The backend that runs this device (looked up once); `DeviceUnavailableError` if none."""
         backend = self._backend
         if backend is None:

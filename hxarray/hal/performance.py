@@ -124,13 +124,15 @@ def _best_time(run: Any, synchronize: Any, repeat: int) -> float:
     return best
 
 
-def measure(device: Device, backend: Backend | None = None, *, seconds: float = 0.02, max_n: int = 1024) -> dict[str, Any]:
+def measure(device: Device, backend: Backend | None = None, *, seconds: float = 0.02,
+            max_n: int = 1024) -> dict[str, Any]:
     """Measure `device` through its backend's primitives: for float32 and float64 an n x n
     matrix product (n doubled from 64 until the fastest of three products takes `seconds`, at
-    most `max_n`; the peak is the best rate of any size), and a copy of 32 MiB for the bandwidth (bytes
-    read plus bytes written per second). The fastest run is the one least disturbed by other
-    work on the machine; a busy machine still gives low figures (delete the cache file to
-    measure again). Complex dtypes get their real dtype's rate. About a second on a CPU."""
+    most `max_n`; the peak is the best rate of any size), and a copy of 32 MiB for the
+    bandwidth (bytes read plus bytes written per second). The fastest run is the one least
+    disturbed by other work on the machine; a busy machine still gives low figures (delete the
+    cache file to measure again). Complex dtypes get their real dtype's rate. About a second on
+    a CPU."""
     from .. import _dtypes as dt
     from .device import device_scope
 

@@ -154,7 +154,7 @@ class BackendRegistry:
 
     def devices(self) -> list[Device]:
         """Every usable device of every registered backend."""
-        found = []
+        found: list[Device] = []
         for name in self.available_types():
             backend = self._backends[DeviceType(name)]
             found.extend(Device(name, i) for i in range(backend.device_count()))

@@ -27,7 +27,8 @@ from __future__ import annotations
 import contextvars
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .allocator import Allocator, Block, StreamOrderedAllocator, _CachingAllocatorBase, _OverRaw
@@ -41,8 +42,8 @@ __all__ = ["MemoryScope", "ScopePool", "StreamOrderedScopePool", "memory_scope",
            "current_pool"]
 
 # device -> the pool of the innermost memory scope of that device, per thread and task
-_pools: contextvars.ContextVar[dict[Device, Allocator]] = contextvars.ContextVar(
-    "hxarray_memory_scopes", default={})
+_pools: contextvars.ContextVar[Mapping[Device, Allocator]] = contextvars.ContextVar(
+    "hxarray_memory_scopes", default=MappingProxyType({}))
 _lock = threading.Lock()
 _open: dict[int, int] = {}  # id(backend) -> number of open scopes
 # Observers told of every new pool (the profiler records the allocations of pools too).

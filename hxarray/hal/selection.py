@@ -150,8 +150,9 @@ def _entry(registry: BackendRegistry, device: Device) -> dict[str, Any]:
 
 def devices_report(registry: BackendRegistry = registry) -> dict[str, Any]:
     """Every usable device, best first (name, vendor, priority, total and free memory, compute
-    units, peak FLOP/s per dtype, memory bandwidth), grouped by type and by vendor, the default and the best
-    device, and every device type that cannot be used here with the reason. JSON-serialisable."""
+    units, peak FLOP/s per dtype, memory bandwidth), grouped by type and by vendor, the default
+    and the best device, and every device type that cannot be used here with the reason.
+    JSON-serialisable."""
     entries = [_entry(registry, device) for device in registry.devices()]
     entries.sort(key=lambda e: (-e["priority"], -e["free_memory"], e["type"], e["index"]))
     by_type: dict[str, list[str]] = {}

@@ -170,6 +170,7 @@ class HostEvent(Event):
             if not event.query():
                 raise ValueError("elapsed_time needs both events to have completed; "
                                  "call synchronize() first")
+        assert end._time is not None and self._time is not None  # completed, so dated
         return (end._time - self._time) * 1000.0
 
 

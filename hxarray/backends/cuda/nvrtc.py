@@ -57,7 +57,7 @@ def _comment_list(code: str, tag: str) -> list[str]:
 def sources_in(directory: Path | str) -> list[Source]:
     """The `*.cu` files under `directory` with the options and name expressions in their
     comments."""
-    out = []
+    out: list[Source] = []
     for path in sorted(Path(directory).rglob("*.cu")):
         code = path.read_text()
         out.append((str(path), code, _comment_list(code, "nvrtc-options"),

@@ -21,7 +21,7 @@ _FP64_RATIO = {(6, 0): 1 / 2, (7, 0): 1 / 2, (8, 0): 1 / 2, (9, 0): 1 / 2, (7, 5
 def from_properties(p: DeviceProperties) -> dict[str, Any]:
     """`peak_flops` (dtype name -> FLOP/s; complex dtypes in real FLOP/s, at the rate of their
     real part) and `memory_bandwidth` (bytes/s) of the GPU with properties `p`."""
-    cc = tuple(p.compute_capability)
+    cc = (p.compute_capability[0], p.compute_capability[1])
     fp32_units = _FP32_PER_SM.get(cc, 128 if cc >= (8, 6) else 64)
     fp32 = 2.0 * fp32_units * p.multiprocessor_count * p.clock_rate_khz * 1e3
     fp64 = fp32 * _FP64_RATIO.get(cc, 1 / 64)
