@@ -110,11 +110,11 @@ class KernelCache:
             try:
                 binary = self._read_disk(key)
                 compiled = binary is None
-                if compiled:
+                if binary is None:
                     with self._across_processes(key):
                         binary = self._read_disk(key)  # another process may have built it
                         compiled = binary is None
-                        if compiled:
+                        if binary is None:
                             binary = self._compiled(compile)
                             self._write_disk(key, binary)
                 with self._lock:
@@ -155,6 +155,7 @@ class KernelCache:
         if handle is None:
             yield
             return
+        assert lock is not None  # (a handle is opened only on the lock file)
         with handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
