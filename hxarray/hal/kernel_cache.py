@@ -8,10 +8,10 @@ On disk each entry is one file named by a digest of its key (so no key can name 
 directory), holding a header, the key itself, a SHA-256 of the payload and the payload. It is
 written to a temporary file and renamed into place, so concurrent processes only ever see whole
 entries. An entry that is truncated, garbage, empty or written for another key is discarded and
-rebuilt, with one warning per cache. Processes sharing the directory take an advisory lock per entry
-while compiling, so each kernel is compiled once. The directory is bounded (`max_bytes`): after a write the least
-recently used entries (by modification time, refreshed on every read) are removed. A directory
-that cannot be written makes the cache memory-only, with one warning.
+rebuilt, with one warning per cache. Processes sharing the directory take an advisory lock per
+entry while compiling, so each kernel is compiled once. The directory is bounded (`max_bytes`):
+after a write the least recently used entries (by modification time, refreshed on every read)
+are removed. A directory that cannot be written makes the cache memory-only, with one warning.
 """
 
 from __future__ import annotations
