@@ -48,7 +48,9 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_sidebars = {"docs/index": []}
+# The section navigation only where a page has sections of its own (the API reference).
+html_sidebars = {"**": [], "docs/api": ["sidebar-nav-bs"],
+                 "docs/_generated/*": ["sidebar-nav-bs"]}
 
 
 def setup(app):  # noqa: ANN001, ANN201 - Sphinx's hook
