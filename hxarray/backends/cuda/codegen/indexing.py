@@ -26,7 +26,7 @@ from . import elementwise as ew
 MAX_INDICES = 16  # HX_MAX_INDICES
 NO_ERROR = 2**64 - 1  # HX_NO_ERROR
 NONZERO_THREADS = 256  # HX_NZ_THREADS
-NONZERO_CHUNK = NONZERO_THREADS * 8  # HX_NZ_CHUNK: elements per block and chunk
+NONZERO_CHUNK = NONZERO_THREADS * 32  # HX_NZ_CHUNK: elements per block and chunk
 
 GATHER_SOURCE = PREAMBLE + '#define HX_INDEXING_GATHER\n#include "indexing.cuh"\n'
 GATHER, CHECK, SCATTER = "hx::gather", "hx::check_indices", "hx::scatter"

@@ -154,7 +154,7 @@ __global__ void scatter(char* x, const char* values, IndexLayout layout, const u
 // Each block takes chunks of HX_NZ_ITEMS consecutive elements per thread, in thread order, so a
 // block-wide exclusive scan of the threads' counts places every non-zero element in C order.
 #define HX_NZ_THREADS 256
-#define HX_NZ_ITEMS 8
+#define HX_NZ_ITEMS 32
 #define HX_NZ_CHUNK (HX_NZ_THREADS * HX_NZ_ITEMS)
 
 // Whether an element is non-zero, by kind (codegen/indexing.py VALUE_KINDS): 0-3 compare the
@@ -244,7 +244,8 @@ __global__ void __launch_bounds__(HX_NZ_THREADS) nonzero_count(Values x, Shape s
     }
 }
 
-// One block: the chunks' counts become their first output positions; *total the count.
+// One block: the chunks' counts become their first output positions; *total (just past them,
+// counts[chunks]) the count.
 __global__ void __launch_bounds__(HX_NZ_THREADS) nonzero_scan(i64* counts, i64 chunks,
                                                                i64* total) {
     i64 carry = 0;
@@ -269,6 +270,7 @@ __global__ void __launch_bounds__(HX_NZ_THREADS) nonzero_write(
         Values x, Shape shape, const i64* starts, i64 chunks, Shape coords, Coordinates out) {
     i64 at[HX_MAX_DIMS];
     for (i64 chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
+        if (starts[chunk + 1] == starts[chunk]) continue;  // nothing to write (the same for all)
         unsigned flags;
         i64 total;
         i64 position = starts[chunk] +
