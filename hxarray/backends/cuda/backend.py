@@ -9,6 +9,7 @@ kernel launches and compilations.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -27,6 +28,8 @@ from . import launch
 from .codegen import Library, gemm
 from .codegen import elementwise as ew
 from .codegen import indexing as ix
+from .codegen import reduction as rd
+from .codegen import scan as sc
 from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
 from .runtime import CudaEvent, CudaMemory, CudaStream
 
@@ -262,7 +265,125 @@ class CudaBackend(Backend):
             return a
         return self.copy(a)
 
-    # -- primitives that run on the host for now (counted) --------------------------------------
+    # -- reductions and scans (codegen/reduction.py, codegen/scan.py) ----------------------------
+    def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array) -> None:
+        if 0 in out._shape:
+            return
+        if any(x._shape[a] == 0 for a in axes):
+            if name not in rd.IDENTITY:
+                raise ValueError(f"{name}() of an empty selection has no value")
+            self.assign(out, rd.IDENTITY[name])
+            return
+        self._reduce(name, x, axes, out, out._dtype)
+
+    def arg_reduce(self, name: str, x: Array, axis: int | None, out: Array) -> None:
+        axes = tuple(range(x.ndim)) if axis is None else (axis,)
+        if 0 in out._shape:
+            return
+        if any(x._shape[a] == 0 for a in axes):
+            raise ValueError(f"{name}() of an empty selection has no value")
+        self._reduce(name, x, axes, out, x._dtype)
+
+    def _reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array,
+                acc: dt.DType) -> None:
+        """out = the reduction `name` of x over the non-empty `axes`, accumulated in `acc`: one
+        launch, or two where rows are split into parts (partial values in a temporary, then
+        reduced in part order)."""
+        device = x._buffer.device
+        layout = rd.split(x._shape, x._strides, axes, out._strides, name in rd.ARG_REDUCTIONS)
+        if not layout.fits:  # more than MAX_DIMS axes left after merging (rare)
+            kept = tuple(i for i in range(x.ndim) if i not in axes)
+            if len(layout.kept) > ew.MAX_DIMS:  # one reduction per index of the first kept axis
+                first = kept[0]
+                for i in range(x._shape[first]):
+                    self._reduce(name, _index(x, first, i),
+                                 tuple(a - (a > first) for a in axes), _index(out, 0, i), acc)
+            else:  # a copy with the reduced axes last and merged
+                moved = self.copy(_views.permute(x, kept + axes))
+                self._reduce(name, moved, tuple(range(len(kept), x.ndim)), out, acc)
+            return
+        kernel = rd.kernel_name(name, x._dtype, acc)
+        batch = lambda: rd.batch(name, x._dtype, acc)  # noqa: E731
+        state = self._state(device)
+        limit = self._function(state, rd.SOURCE, kernel, batch).attributes.max_threads_per_block
+        launch = rd.plan(layout.outputs, layout.length, layout.row_inner, state.properties, limit)
+        source = np.uintp(x._buffer.address + x._offset + layout.base)
+        target = np.uintp(out._buffer.address + out._offset)
+        if launch.parts == 1:
+            self._launch(device, rd.SOURCE, kernel, batch, 0,
+                         [source, target, rd.pack(layout, launch)], [x, out], _config(launch))
+            return
+        size = rd.value_size(name, acc)
+        partials = self.empty((layout.outputs * launch.parts * size,), dt.uint8, device)
+        dense = rd.contiguous(layout.kept, size)
+        self._launch(device, rd.SOURCE, kernel, batch, 0,
+                     [source, np.uintp(partials._buffer.address),
+                      rd.pack(layout, launch, out_kept=dense, part_stride=layout.outputs * size,
+                              to_partials=True)], [x, partials], _config(launch))
+        second = rd.Split(0, layout.kept, dense, layout.out_kept, (launch.parts,),
+                          (layout.outputs * size,))
+        final = rd.plan(second.outputs, second.length, second.row_inner, state.properties, limit,
+                        may_split=False)
+        self._launch(device, rd.SOURCE, kernel, batch, 0,
+                     [np.uintp(partials._buffer.address), target,
+                      rd.pack(second, final, from_partials=True)], [partials, out],
+                     _config(final))
+
+    def scan(self, name: str, x: Array, axis: int, out: Array) -> None:
+        if 0 in x._shape:
+            return
+        device = x._buffer.device
+        x = self._unaliased(x, out)
+        others = tuple(i for i in range(x.ndim) if i != axis)
+        rows, (x_rows, out_rows) = ew.collapse(tuple(x._shape[i] for i in others),
+                                               [tuple(x._strides[i] for i in others),
+                                                tuple(out._strides[i] for i in others)])
+        if len(rows) > ew.MAX_DIMS:  # rare: one scan per index of the first other axis
+            first = others[0]
+            for i in range(x._shape[first]):
+                self.scan(name, _index(x, first, i), axis - (axis > first), _index(out, first, i))
+            return
+        acc, count, length = out._dtype, math.prod(rows), x._shape[axis]
+        state = self._state(device)
+        inner = not x_rows or abs(x._strides[axis]) <= min(abs(s) for s in x_rows)
+        launch = sc.plan(count, length, inner, state.properties)
+        sequential = launch.sequential  # (the kernel's thread limit never changes it)
+        kernel = sc.kernel_name(name, x._dtype, acc, sequential)
+        batch = lambda: sc.batch(name, x._dtype, acc, sequential)  # noqa: E731
+        limit = self._function(state, sc.SOURCE, kernel, batch).attributes.max_threads_per_block
+        if limit < launch.block:
+            launch = sc.plan(count, length, inner, state.properties, limit)
+        operands, totals = [x, out], 0
+        if launch.parts > 1:  # the totals of every part but the last, in a first pass
+            reduction = sc.REDUCTIONS[name]
+            size = acc.itemsize
+            partials = self.empty(((launch.parts - 1) * count * size,), dt.uint8, device)
+            span = (launch.parts - 1) * launch.chunk
+            layout = rd.Split(0, rows, x_rows, rd.contiguous(rows, size), (span,),
+                              (x._strides[axis],))
+            totaller = rd.kernel_name(reduction, x._dtype, acc)
+            reductions = lambda: rd.batch(reduction, x._dtype, acc)  # noqa: E731
+            function = self._function(state, rd.SOURCE, totaller, reductions)
+            first = rd.plan(count * (launch.parts - 1), launch.chunk, layout.row_inner,
+                            state.properties, function.attributes.max_threads_per_block,
+                            may_split=False)
+            first = dataclasses.replace(first, parts=launch.parts - 1, chunk=launch.chunk)
+            self._launch(device, rd.SOURCE, totaller, reductions, 0,
+                         [np.uintp(x._buffer.address + x._offset),
+                          np.uintp(partials._buffer.address),
+                          rd.pack(layout, first, part_stride=count * size, to_partials=True,
+                                  initial=False)],
+                         [x, partials], _config(first))
+            operands.append(partials)
+            totals = partials._buffer.address
+        self._launch(device, sc.SOURCE, kernel, batch, 0,
+                     [np.uintp(x._buffer.address + x._offset),
+                      np.uintp(out._buffer.address + out._offset),
+                      sc.pack(rows, x_rows, out_rows, length, x._strides[axis], out._strides[axis],
+                              launch, totals)], operands,
+                     ((launch.grid, 1, 1), (launch.block, 1, 1), 0))
+
+    # -- the host's results where no kernel applies (counted) ------------------------------------
     def _host_into(self, label: str, out: Array, run: Callable[..., None],
                    *inputs: Any) -> None:
         """`run(cpu_backend, *inputs, host_out)` with the array inputs copied to the CPU, then
@@ -277,15 +398,6 @@ class CudaBackend(Backend):
         host_out = cpu.empty(out._shape, out._dtype, cpu_device)
         run(cpu, *moved, host_out)
         self.assign(out, self.from_host(cpu.to_host(host_out), out._buffer.device))
-
-    def reduce(self, name, x, axes, out) -> None:
-        self._host_into(name, out, lambda cpu, h, o: cpu.reduce(name, h, axes, o), x)
-
-    def arg_reduce(self, name, x, axis, out) -> None:
-        self._host_into(name, out, lambda cpu, h, o: cpu.arg_reduce(name, h, axis, o), x)
-
-    def scan(self, name, x, axis, out) -> None:
-        self._host_into(name, out, lambda cpu, h, o: cpu.scan(name, h, axis, o), x)
 
     # -- matrix products -----------------------------------------------------------------------
     def matmul(self, a: Array, b: Array, out: Array) -> None:
@@ -547,6 +659,15 @@ class CudaBackend(Backend):
 def _address(x: Array) -> int:
     """The device address of x's first element."""
     return x._buffer.address + x._offset
+
+
+def _index(x: Array, axis: int, i: int) -> Array:
+    """x[..., i, ...] at `axis`: a view without that axis."""
+    return _views.squeeze(_views.slice_axis(x, axis, i, i + 1), (axis,))
+
+
+def _config(launch: rd.Launch) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
+    return (launch.grid, 1, 1), (launch.block, 1, 1), 0
 
 
 def _host_memory(x: Array) -> np.ndarray:
