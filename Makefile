@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: run test test-slow conformance bench bench-quick bench-cuda cuda-check clean
+.PHONY: run test test-slow conformance sklearn-check bench bench-quick bench-cuda cuda-check clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,12 @@ endif
 conformance: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[conformance]'
 	$(PY) -m conformance --suite $(SUITE) $(CONFORMANCE_ARGS)
+
+# scikit-learn's own array-API tests with hxarray added to the namespaces they test, next to the
+# same run for array-api-strict (conformance/sklearn/README.md); a few minutes on two cores.
+sklearn-check: $(VENV)/.installed
+	$(PIP) install --quiet -e '.[sklearn]'
+	$(PY) -m conformance.sklearn $(SKLEARN_ARGS)
 
 bench: $(VENV)/.installed
 	$(PIP) install --quiet -e '.[bench]'

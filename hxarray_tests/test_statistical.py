@@ -267,6 +267,7 @@ def test_max_and_min_of_an_empty_selection_raise(name):
     assert getattr(xp, name)(empty, axis=()).shape == (0, 3)
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("name", ["max", "min", "mean", "var", "std"])
 @pytest.mark.parametrize("dtype", BOOL + COMPLEX_FLOATING + INTEGER[:1],
                          ids=ids(BOOL + COMPLEX_FLOATING + INTEGER[:1]))
@@ -399,6 +400,7 @@ def test_cumulative_of_1d_empty_and_explicit_dtypes(name):
                    np.zeros((4, 0), np.float32))
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
 def test_cumulative_errors(name):
     function = getattr(xp, name)
