@@ -7,8 +7,8 @@ PIP    := $(PY) -m pip
 # installation" banner, a page long) and warnings about this machine's pip configuration.
 INSTALL := $(PIP) install -qq
 
-.PHONY: run test test-slow conformance bench bench-quick bench-cuda bench-pipeline cuda-check \
-	docs docs-check lint clean
+.PHONY: run test test-slow conformance sklearn-check bench bench-quick bench-cuda bench-pipeline \
+	cuda-check docs docs-check lint clean
 
 # Installs are silent (@, pip -qq), so that `make run` on a fresh clone prints only the demo.
 $(VENV)/bin/python:
@@ -54,13 +54,19 @@ conformance: $(VENV)/.installed
 	$(INSTALL) -e '.[conformance]'
 	$(PY) -m conformance --suite $(SUITE) $(CONFORMANCE_ARGS)
 
+# scikit-learn's own array-API tests with hxarray added to the namespaces they test, next to the
+# same run for array-api-strict (conformance/sklearn/README.md); a few minutes on two cores.
+sklearn-check: $(VENV)/.installed
+	$(INSTALL) -e '.[sklearn]'
+	$(PY) -m conformance.sklearn $(SKLEARN_ARGS)
+
 bench: $(VENV)/.installed
 	$(INSTALL) -e '.[bench]'
 	$(PY) -m benchmarks $(BENCH_ARGS)
 
 # The CUDA figures: the simulator always, hxarray against CuPy where there is a GPU.
 bench-cuda: $(VENV)/.installed-cuda
-	$(PIP) install --quiet -e '.[bench]'
+	$(INSTALL) -e '.[bench]'
 	$(PY) -m benchmarks.cuda $(BENCH_ARGS)
 
 bench-quick: $(VENV)/.installed

@@ -50,6 +50,12 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         help="sets HXARRAY_DEFAULT_DEVICE, e.g. cpu or cuda:0 (default: unset)",
     )
     parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="run hxarray in strict mode (HXARRAY_STRICT=1: every case the standard leaves open "
+             "raises); by default it runs in its numpy mode",
+    )
+    parser.add_argument(
         "--max-examples",
         type=int,
         default=100,
@@ -102,9 +108,11 @@ def check_suite(suite: Path, version: str) -> str | None:
     return None
 
 
-def default_report(module: str, version: str, device: str | None) -> Path:
-    """``conformance/reports/<version>-<device>.json``, prefixed by the module if not hxarray."""
-    name = f"{version}-{device or 'default'}.json".replace(":", "_")
+def default_report(module: str, version: str, device: str | None,
+                   strict: bool = False) -> Path:
+    """``conformance/reports/<version>-<device>[-strict].json``, prefixed by the module if not
+    hxarray."""
+    name = f"{version}-{device or 'default'}{'-strict' if strict else ''}.json".replace(":", "_")
     return REPORTS_DIR / (name if module == "hxarray" else f"{module}-{name}")
 
 
@@ -143,6 +151,7 @@ def pytest_env(args: argparse.Namespace, hypothesis_dir: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARRAY_API_TESTS_")}
     env["ARRAY_API_TESTS_MODULE"] = args.module
     env["ARRAY_API_TESTS_VERSION"] = args.version
+    env["HXARRAY_STRICT"] = "1" if args.strict else "0"
     if args.device:
         env["HXARRAY_DEFAULT_DEVICE"] = args.device
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
@@ -175,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     if problem := check_suite(suite, args.version):
         print(f"conformance: {problem}", file=sys.stderr)
         return 2
-    report = (args.report or default_report(args.module, args.version, args.device)).resolve()
+    report = (args.report or default_report(args.module, args.version, args.device,
+                                            args.strict)).resolve()
     report.parent.mkdir(parents=True, exist_ok=True)
     report.unlink(missing_ok=True)
 
@@ -184,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         "module": args.module,
         "version": args.version,
         "device": args.device,
+        "strict": args.strict,
         "seed": args.seed,
         "max_examples": args.max_examples,
         "suite": str(suite),

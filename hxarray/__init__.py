@@ -36,6 +36,7 @@ from ._indexing import *  # noqa: F403
 from ._info import __array_namespace_info__, empty_cache, memory_stats
 from ._linalg_functions import *  # noqa: F403
 from ._manipulation import *  # noqa: F403
+from ._modes import set_strict
 from ._searching import *  # noqa: F403
 from ._sets import *  # noqa: F403
 from ._sorting import *  # noqa: F403
@@ -52,3 +53,10 @@ from .profiler import profile
 
 _install_operators()
 del _install_operators
+
+from ._numpy_protocols import array_function as _array_function  # noqa: E402
+from ._numpy_protocols import array_ufunc as _array_ufunc  # noqa: E402
+
+Array.__array_ufunc__ = _array_ufunc  # numpy's protocols (hxarray/_numpy_protocols.py)
+Array.__array_function__ = _array_function
+del _array_function, _array_ufunc

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import pickle
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,7 +59,8 @@ class Array(_Base):
     (`asarray`, `zeros`, ...), not with this class."""
 
     __slots__ = ()
-    __array_ufunc__ = None  # numpy operators defer to ours instead of converting silently
+    # numpy's __array_ufunc__ and __array_function__ are attached by the package
+    # (hxarray/_numpy_protocols.py)
     __hash__ = None  # `==` is element-wise, so arrays cannot be dict keys or set members
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Array:
@@ -189,6 +191,27 @@ class Array(_Base):
             host = host.copy()
         return host if dtype is None else host.astype(dtype, copy=False)
 
+    # -- pickle and copy ---------------------------------------------------------------------------
+    def __reduce_ex__(self, protocol: int) -> tuple[Any, ...]:
+        """dtype, shape, device and the values in C order: a CPU array's memory goes out-of-band
+        under protocol 5 (no copy when it is contiguous); a device array goes through a host
+        copy and comes back on its device (which must exist where it is unpickled)."""
+        backend = self._buffer.device.backend
+        host = backend.host_view(self)
+        if host is None:
+            host = backend.to_host(self)
+        elif not host.flags.c_contiguous:
+            host = np.ascontiguousarray(host)
+        data = pickle.PickleBuffer(host) if protocol >= 5 else host.tobytes()
+        return _rebuild, (data, self._dtype, self._shape, self._buffer.device)
+
+    def __copy__(self) -> Array:
+        """A copy on the same device, as numpy's copy.copy makes."""
+        return self._buffer.device.backend.copy(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Array:
+        return self._buffer.device.backend.copy(self)
+
     def _host(self) -> np.ndarray:
         """The values as a numpy array (a view on the CPU, a copy elsewhere)."""
         backend = self._buffer.device.backend
@@ -253,6 +276,14 @@ class Array(_Base):
         from ._indexing import setitem
 
         setitem(self, key, value)
+
+
+def _rebuild(data: Any, dtype: dt.DType, shape: tuple[int, ...], device: Device) -> Array:
+    """Unpickle an array: share the pickled memory where it is writable host memory (an
+    out-of-band buffer, or protocol 5's in-band bytearray), else copy it."""
+    from ._creation import asarray
+
+    return asarray(np.frombuffer(data, dtype=dtype.numpy).reshape(shape), device=device)
 
 
 def _transfer(x: Array, source: Device, target: Device) -> Array:

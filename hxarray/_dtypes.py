@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._modes import unspecified
+
 __all__ = [
     "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float32", "float64", "complex64", "complex128", "result_type_of", "promote",
@@ -31,9 +33,14 @@ class DType:
     def __repr__(self) -> str:
         return f"hxarray.{self.name}"
 
-
     def __reduce__(self) -> str:
         return self.name
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype: `np.dtype(hxarray.float64)` reads it (numpy's protocol for objects
+        with a dtype)."""
+        return self.numpy
 
 
 bool = DType("bool", "bool")
@@ -121,13 +128,14 @@ PROMOTION_TABLE = _build_promotion_table()
 
 
 def promote(a: DType, b: DType) -> DType:
-    """The common dtype of two array dtypes; TypeError where the standard defines none."""
+    """The common dtype of two array dtypes; where the standard defines none, TypeError in strict
+    mode, a NumpyRule (numpy mode's cue) otherwise."""
     try:
         return PROMOTION_TABLE[a, b]
     except KeyError:
-        raise TypeError(
-            f"no type promotion between {a.name} and {b.name}: the Array API standard does not "
-            "promote across kinds (bool, integer, floating-point); cast one operand with astype()"
+        raise unspecified(
+            "no type promotion between {} and {}: the Array API standard does not promote across "
+            "kinds (bool, integer, floating-point); cast one operand with astype()", a.name, b.name
         ) from None
 
 

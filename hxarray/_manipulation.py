@@ -14,9 +14,12 @@ from functools import lru_cache
 from typing import Any
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import check_array, normalize_axes, normalize_axis, same_device
+from ._modes import NumpyRule
+from ._numpy_mode import numpy_positional
 from ._version import sequence_result
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
@@ -67,18 +70,23 @@ def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
     return _views.broadcast_to(x, as_shape(shape, "broadcast_to"))
 
 
-def _common_dtype(arrays: tuple[Array, ...] | list[Array], function: str) -> dt.DType:
+def _common_dtype(arrays: tuple[Array, ...], function: str
+                  ) -> tuple[dt.DType, tuple[Array, ...]]:
+    """The promoted dtype and the arrays (in numpy mode, cast to it where kinds differ)."""
     if not arrays:
         raise ValueError(f"{function}() needs at least one array")
     for a in arrays:
         check_array(a, function, "each input")
     same_device(arrays, function)
-    return dt.result_type_of(*(a._dtype for a in arrays))
+    try:
+        return dt.result_type_of(*(a._dtype for a in arrays)), arrays
+    except NumpyRule:
+        return numpy_mode.common(arrays)
 
 
+@numpy_positional("axis", "out")
 def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
-    arrays = tuple(arrays)
-    dtype = _common_dtype(arrays, "concat")
+    dtype, arrays = _common_dtype(tuple(arrays), "concat")
     if axis is None:
         arrays = tuple(reshape(a, (-1,)) for a in arrays)
         axis = 0
@@ -106,9 +114,9 @@ def _joined(arrays: tuple[Array, ...], axis: int, dtype: dt.DType) -> Array:
     return out
 
 
+@numpy_positional("axis", "out")
 def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
-    arrays = tuple(arrays)
-    dtype = _common_dtype(arrays, "stack")
+    dtype, arrays = _common_dtype(tuple(arrays), "stack")
     shape = arrays[0]._shape
     if any(a._shape != shape for a in arrays):
         raise ValueError(f"stack(): all arrays must have the same shape, got "
@@ -142,6 +150,7 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     return _views.expand(x, normalized)
 
 
+@numpy_positional("axis")
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     check_array(x, "flip")
     return _views.flip(x, normalize_axes(axis, x.ndim, "flip"))
@@ -220,6 +229,7 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     return _views.squeeze(x, axes)
 
 
+@numpy_positional("axis")
 def roll(x: Array, /, shift: int | tuple[int, ...], *,
          axis: int | tuple[int, ...] | None = None) -> Array:
     """Elements shifted along the axes (cyclically); over all axes of the flattened array when
@@ -259,6 +269,7 @@ def _rolled(x: Array, shifts: dict[int, int]) -> Array:
     return backend.copy(x) if result is x else result
 
 
+@numpy_positional("axis")
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
     """Each element repeated along `axis` (the flattened array for None): an int repeats all
     alike (one broadcast copy); an array gives each element's count (read on the host, as the

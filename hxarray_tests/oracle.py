@@ -181,7 +181,7 @@ def _complex(real: np.ndarray, imag: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def pair(data: np.ndarray) -> tuple[xp.Array, np.ndarray]:
     """An hxarray copy of `data` next to `data` itself."""
-    return xp.asarray(data), data
+    return xp.asarray(data, copy=True), data
 
 
 # Views that are not C-contiguous, as keys applying to both libraries (ndim >= 2).
@@ -196,7 +196,7 @@ VIEWS: dict[str, Callable[[object], object]] = {
 
 def view_pairs(data: np.ndarray) -> list[tuple[xp.Array, np.ndarray]]:
     """Every view kind of an hxarray copy of 2-D `data`, next to the same view of `data`."""
-    base = xp.asarray(data)
+    base = xp.asarray(data, copy=True)
     return [(view(base), view(data)) for view in VIEWS.values()]
 
 
@@ -205,7 +205,7 @@ def view_pair(kind: str, shape: tuple[int, ...], dtype: xp.DType, seed: int = 0
     """The view `kind` of a fresh hxarray array and of its numpy twin; the hxarray one shares its
     base's buffer."""
     data = sample(shape, dtype, seed)
-    base = xp.asarray(data)
+    base = xp.asarray(data, copy=True)
     view = VIEWS[kind](base)
     assert view.buffer is base.buffer
     return view, VIEWS[kind](data)

@@ -143,14 +143,25 @@ class CpuBackend(Backend):
         return _ndarray(x._shape, x._dtype.numpy, buffer=np.asarray(x._buffer),
                         offset=x._offset, strides=x._strides)
 
-    def adopt(self, data: np.ndarray) -> Array:
-        """Wrap a host numpy array without copying (for DLPack and `asarray(copy=False)`); the array
-        keeps `data` alive. Its memory is not from the allocator, so it is not in the stats."""
-        block = _ForeignBlock(data)
-        buffer = MemoryBuffer(self.device, block.nbytes, block, _FOREIGN)
-        base = data.__array_interface__["data"][0]
-        return _make(buffer, _FROM_NUMPY[data.dtype], data.shape, data.strides,
-                     base - block.address, data)
+    def adopt(self, data: np.ndarray) -> Array | None:
+        """Wrap a host numpy array without copying (for DLPack and `asarray`); the array keeps
+        `data` alive. Its memory is not from the allocator, so it is not in the stats. None for
+        read-only memory (hxarray arrays are writable) and dtypes or byte orders hxarray lacks.
+        About a microsecond: the block's address and byte view are made only if asked for."""
+        dtype = _FROM_NUMPY.get(data.dtype)
+        flags = data.flags
+        if dtype is None or not flags.writeable:
+            return None
+        block = _new_block(_ForeignBlock)
+        block.data = data
+        if flags.c_contiguous:
+            block.low = 0
+            block.nbytes = nbytes = data.nbytes
+        else:
+            block.low, nbytes = _extent(data)
+            block.nbytes = nbytes
+        return _make(MemoryBuffer(self.device, nbytes, block, _FOREIGN), dtype, data.shape,
+                     data.strides, -block.low, data)
 
     # -- creation and data movement ----------------------------------------------------------------
     def empty(self, shape: tuple[int, ...], dtype: dt.DType, device: Device = None) -> Array:
@@ -371,23 +382,42 @@ class CpuBackend(Backend):
             return self._result(FFT[name](self.native(x), **params))
 
 
+def _extent(data: np.ndarray) -> tuple[int, int]:
+    """The byte span of a strided array's elements: where it starts relative to the first
+    element (<= 0 with negative strides) and its length."""
+    if not data.size:
+        return 0, 0
+    low = high = 0
+    for n, s in zip(data.shape, data.strides):
+        if s < 0:
+            low += (n - 1) * s
+        else:
+            high += (n - 1) * s
+    return low, high - low + data.itemsize
+
+
 class _ForeignBlock:
-    """Host memory owned by another library's array, kept alive by reference."""
+    """Host memory owned by another library's array (`data`), kept alive by reference: `low`,
+    the start of its bytes relative to the first element (<= 0 with negative strides), and
+    `nbytes`. Its address and byte view (`handle`) are computed on first use."""
 
-    __slots__ = ("address", "nbytes", "handle", "cache")
+    __slots__ = ("data", "low", "nbytes", "_handle")
+    cache = None  # no typed view is kept for a next user: the block is never reused
 
-    def __init__(self, data: np.ndarray) -> None:
-        low = high = 0  # byte extent of the elements around the first one
-        if data.size:
-            for n, s in zip(data.shape, data.strides):
-                if s < 0:
-                    low += (n - 1) * s
-                else:
-                    high += (n - 1) * s
-        self.address = data.__array_interface__["data"][0] + low
-        self.nbytes = high - low + data.itemsize if data.size else 0
-        self.handle = np.asarray(_HostBytes(data, self.address, self.nbytes))
-        self.cache = None
+    @property
+    def address(self) -> int:
+        return self.data.__array_interface__["data"][0] + self.low
+
+    @property
+    def handle(self) -> np.ndarray:
+        try:
+            return self._handle
+        except AttributeError:
+            self._handle = np.asarray(_HostBytes(self.data, self.address, self.nbytes))
+            return self._handle
+
+
+_new_block = object.__new__  # filled in by `adopt`, cheaper than an __init__ call
 
 
 class _HostBytes:
@@ -409,6 +439,10 @@ class _ForeignMemory(CpuAllocator):
 
     def malloc(self, nbytes: int):
         raise TypeError("foreign memory is adopted, never allocated")
+
+    # Nothing to give back: the block, and the memory it keeps alive, dies with its buffer. A C
+    # builtin is the cheapest callable that takes the block and does nothing with it.
+    free = staticmethod(id)
 
 
 _FOREIGN = _ForeignMemory()
