@@ -57,6 +57,6 @@ del _install_operators
 from ._numpy_protocols import array_function as _array_function  # noqa: E402
 from ._numpy_protocols import array_ufunc as _array_ufunc  # noqa: E402
 
-Array.__array_ufunc__ = _array_ufunc  # numpy's protocols (hxarray/_numpy_protocols.py)
-Array.__array_function__ = _array_function
+Array.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]  # numpy's protocols
+Array.__array_function__ = _array_function  # type: ignore[attr-defined]
 del _array_function, _array_ufunc
