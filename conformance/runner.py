@@ -135,6 +135,8 @@ def pytest_command(args: argparse.Namespace, extra: list[str], report: Path) -> 
         # CUDA kernels compile on first use (seconds on the simulator): hypothesis's 800 ms
         # deadline would time the compiler, not hxarray.
         cmd.append("--disable-deadline")
+    if sys.stderr.isatty():  # a progress bar instead of a line of dots (conformance/progress.py)
+        cmd += ["-p", "conformance.progress"]
     if args.keyword:
         cmd += ["-k", args.keyword]
     if not any(a.startswith("array_api_tests") for a in extra):

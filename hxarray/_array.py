@@ -28,14 +28,29 @@ if TYPE_CHECKING:
 __all__ = ["Array"]
 
 
-class _ArrayBase:
+if TYPE_CHECKING:  # the operators are installed at import (`_install_operators`)
+    from ._operators import ArrayOperators
+else:
+    ArrayOperators = object
+
+
+class _ArrayBase(ArrayOperators):
     """The pure-Python twin of `_speedups.ArrayBase`: the fields (the operators are attached to
     Array by `_install_operators`)."""
 
     __slots__ = ("_buffer", "_dtype", "_shape", "_strides", "_offset", "_handle", "__weakref__")
+    _buffer: MemoryBuffer
+    _dtype: dt.DType
+    _shape: tuple[int, ...]
+    _strides: tuple[int, ...]
+    _offset: int
+    _handle: Any  # the backend's native view, or None
 
 
-_Base = _ArrayBase if speedups is None else speedups.ArrayBase
+if TYPE_CHECKING:  # type checkers see the pure-Python twin, whose interface both share
+    _Base = _ArrayBase
+else:
+    _Base = _ArrayBase if speedups is None else speedups.ArrayBase
 _new = _Base.__new__
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -229,6 +229,9 @@ def _function(name: str) -> Callable[..., Array]:
             continue
     return fast("Operation", function, results, general, arity=1 if name in UNARY else 2)
 
+
+if TYPE_CHECKING:  # generated below; their signatures, for type checkers:
+    from ._elementwise_api import *  # noqa: F403
 
 # The namespace's element-wise functions, by name (the operator slots use them too).
 OPERATIONS: dict[str, Callable[..., Array]] = {name: _function(name) for name in (*UNARY, *BINARY)}

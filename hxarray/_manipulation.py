@@ -130,7 +130,7 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     if x.ndim == 0:
         raise ValueError("unstack(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, "unstack")
-    key = [slice(None)] * x.ndim
+    key: list[slice | int] = [slice(None)] * x.ndim
     from ._indexing import basic_view
 
     parts = []
@@ -297,6 +297,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
     axis = normalize_axis(axis, x.ndim, "repeat")
     n = x._shape[axis]
     if counts is None:
+        assert isinstance(repeats, int)  # one count for every element
         widened = _views.broadcast_to(_views.expand(x, (axis + 1,)),
                                       (*x._shape[:axis + 1], repeats, *x._shape[axis + 1:]))
         return reshape(widened, (*x._shape[:axis], n * repeats, *x._shape[axis + 1:]), copy=True)

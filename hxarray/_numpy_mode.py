@@ -140,13 +140,13 @@ _plans: dict[tuple[Any, ...], Plan | str] = {}
 
 
 def _type_name(t: dt.DType | type) -> str:
-    return t.name if t.__class__ is dt.DType else f"Python {t.__name__}"
+    return t.name if isinstance(t, dt.DType) else f"Python {t.__name__}"
 
 
 def _numpy_type(t: dt.DType | type) -> Any:
     """What numpy's type resolution takes for an operand: the dtype of an array, the weak Python
     int, float and complex (a Python bool ranks lowest anyway, as numpy's bool)."""
-    return t.numpy if t.__class__ is dt.DType else np.dtype(t) if t is builtins.bool else t
+    return t.numpy if isinstance(t, dt.DType) else np.dtype(t) if t is builtins.bool else t
 
 
 def _floating(d: dt.DType | None, from_integers: builtins.bool) -> dt.DType:
@@ -168,6 +168,7 @@ def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
     except (TypeError, ValueError):
         return f"{name}() is not defined for {described} (numpy has no such loop either)"
     category = op.category
+    assert category is not None  # where and clip, the operations without one, plan themselves
     if category == "bool":  # numpy's logical functions take any dtype by its truth value
         return Plan((dt.bool,) * len(types), builtins.bool, None)
     arrays = [t for t in types if t.__class__ is dt.DType]
@@ -197,7 +198,7 @@ def _plan(name: str, operands: list[Any]) -> Plan:
     plan = _plans.get(key)
     if plan is None:
         plan = _plans[key] = _make_plan(name, tuple(types))
-    if plan.__class__ is str:
+    if isinstance(plan, str):
         raise TypeError(plan)
     return plan
 

@@ -1008,7 +1008,7 @@ def array_function(self: Array, func: Callable[..., Any], types: tuple[type, ...
     """numpy's `__array_function__`: the namespace's equivalent, or numpy's own function on CPU
     views (strict mode: numpy's implementation, as before)."""
     if is_strict():
-        return func._implementation(*args, **kwargs)
+        return func._implementation(*args, **kwargs)  # type: ignore[attr-defined]
     if not all(issubclass(t, (Array, np.ndarray)) for t in types):
         return NotImplemented  # another library's array takes part
     adapter = _FUNCTIONS.get(func)

@@ -101,13 +101,13 @@ def _transform_n(function: str, x: Array, s: Sequence[int] | None,
             raise ValueError(f"{function}(): repeated axis in {axes}")
     if not axes and function in ("rfftn", "irfftn"):
         raise ValueError(f"{function}(): needs at least one axis to transform")
-    s = (None,) * len(axes) if s is None else _sequence(s, function, "s")
-    if len(s) != len(axes):
-        raise ValueError(f"{function}(): s and axes must have the same length, got {len(s)} "
-                         f"and {len(axes)}")
+    lengths = (None,) * len(axes) if s is None else _sequence(s, function, "s")
+    if len(lengths) != len(axes):
+        raise ValueError(f"{function}(): s and axes must have the same length, got "
+                         f"{len(lengths)} and {len(axes)}")
     last = len(axes) - 1
     s = tuple(_length(function, None if n == -1 else n, "s", x._shape[a],
-                      i == last) for i, (n, a) in enumerate(zip(s, axes)))
+                      i == last) for i, (n, a) in enumerate(zip(lengths, axes)))
     return x._buffer.device.backend.fft(function, x, s=s, axes=axes, norm=norm)
 
 

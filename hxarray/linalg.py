@@ -208,8 +208,9 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
                          f"{x1._shape} and {x2._shape}")
     _broadcast("cross", x1._shape, x2._shape)
     after = (slice(None),) * (-1 - axis)
-    a = [x1[(..., i, *after)] for i in range(3)]
-    b = [x2[(..., i, *after)] for i in range(3)]
+    keys = [(..., i, *after) for i in range(3)]  # (mypy misreads x[(..., *a)] as x[..., *a])
+    a = [x1[key] for key in keys]
+    b = [x2[key] for key in keys]
     return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                   a[0] * b[1] - a[1] * b[0]], axis=axis)
 
@@ -250,7 +251,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
         return asarray(broadcast_to(identity, x._shape), copy=True)
     base = inv(x) if n < 0 else x
     n = builtins.abs(n)
-    result = None
+    result: Array | None = None
     while True:
         if n & 1:
             result = base if result is None else matmul(result, base)
@@ -258,6 +259,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
         if not n:
             break
         base = matmul(base, base)
+    assert result is not None  # n >= 1 here
     return asarray(result, copy=True) if result is x else result
 
 
@@ -306,7 +308,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     if math.isnan(ord):
         raise ValueError("vector_norm(): ord must not be nan")
     a = abs(x)
-    reduce = {"axis": axes, "keepdims": keepdims}
+    reduce: dict[str, Any] = {"axis": axes, "keepdims": keepdims}
     if math.isinf(ord):
         if any(x._shape[i] == 0 for i in axes):
             raise ValueError(f"vector_norm(): ord={ord} is undefined over an empty axis "

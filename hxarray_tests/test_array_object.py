@@ -24,6 +24,7 @@ from .oracle import (
     FLOATING,
     INTEGER,
     NUMERIC,
+    NUMPY_DEVICES,
     ON_EACH_DEVICE,
     REAL,
     REAL_FLOATING,
@@ -289,10 +290,14 @@ def test_unary_operators_on_floats(dtype):
 
 
 @pytest.mark.parametrize("dtype", NUMERIC, ids=ids(NUMERIC))
-def test_matmul_operator(dtype):
+def test_matmul_operator(dtype, device):
     a = sample((2, 3, 4), dtype, seed=3) % 7 if dtype in INTEGER else sample((2, 3, 4), dtype)
     b = sample((4, 5), dtype, seed=4) % 7 if dtype in INTEGER else sample((4, 5), dtype, seed=4)
     a, b = np.nan_to_num(a), np.nan_to_num(b)  # keep inf * 0 out of the sums
+    if str(device) not in NUMPY_DEVICES and dtype in FLOATING:
+        # Sums that overflow give inf or NaN by how the products are rounded and ordered
+        # (numpy's BLAS fuses them): other devices are compared on values that stay finite.
+        a, b = (np.where(np.abs(v) > 1e4, 1, v) for v in (a, b))
     with np.errstate(all="ignore"):
         expected = a @ b
     result = xp.asarray(a) @ xp.asarray(b)

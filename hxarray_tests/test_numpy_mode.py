@@ -25,8 +25,9 @@ from .oracle import DTYPES, INTEGER, assert_matches, ids, np_dtype, sample
 # so it holds on every device: these sweeps over every pair of dtypes run on the CPU, the toy
 # plug-in and the from-scratch reference backend. On the simulated CUDA device each pair would
 # compile its own kernels (minutes); test_modes.py runs numpy mode's conversions there.
-pytestmark = pytest.mark.parametrize("device", [d for d in DEVICES if d.type.name != "cuda"],
-                                     ids=str)
+pytestmark = [pytest.mark.usefixtures("device"),
+              pytest.mark.parametrize("device", [d for d in DEVICES if d.type.name != "cuda"],
+                                      ids=str, indirect=True)]
 
 _NUMPY_NAMES = {
     "acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",

@@ -405,9 +405,14 @@ def _inputs(dtype: xp.DType, arity: int) -> tuple[xp.Array, ...]:
     return tuple(xp.asarray(o) for o in operands)
 
 
-@cache
 def _evaluate(function: str, dtype: xp.DType) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The grid's operands by name and hxarray's results there."""
+    """The grid's operands by name and hxarray's results there, on the default device."""
+    return _evaluate_on(function, dtype, xp.__array_namespace_info__().default_device())
+
+
+@cache
+def _evaluate_on(function: str, dtype: xp.DType,
+                 device: xp.Device) -> tuple[dict[str, np.ndarray], np.ndarray]:
     arity = 2 if function in REAL_BINARY else 1
     operands = _operands(dtype, arity)
     names = ("a", "b") if dtype in COMPLEX_FLOATING else ("x",) if arity == 1 else ("x1", "x2")

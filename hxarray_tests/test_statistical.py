@@ -19,6 +19,7 @@ from .oracle import (
     FLOATING,
     INTEGER,
     NUMERIC,
+    NUMPY_DEVICES,
     ON_EACH_DEVICE,
     REAL,
     REAL_FLOATING,
@@ -78,6 +79,76 @@ def _spec_sum(a: np.ndarray, axis=None, keepdims: bool = False, dtype=None) -> n
     return total
 
 
+def _assert_accumulated(result: xp.Array, expected: np.ndarray, magnitudes: list[np.ndarray],
+                        terms: int, product: bool = False, overflows: np.ndarray | None = None
+                        ) -> None:
+    """`result` of a sum or product (or a cumulative one) is numpy's `expected`: exactly on the
+    devices that run numpy's kernels, and for integers everywhere. Other devices round in their
+    own order (and numpy's SIMD complex products fuse multiply-adds), so there: NaNs and
+    infinities where numpy has them and the signs of zeros alike, part by part; finite values
+    within 2 * terms roundings of their part's magnitude (the same reduction of |x|, or of the
+    part's |x|, which bounds the error of any order). A complex product's NaN or infinite parts
+    depend on the order: it is non-finite where numpy's is, its finite values compared. Where
+    `overflows` (some order of the operations leaves the dtype's range, another may not: 0 * big
+    * big is 0 or NaN), any value is right."""
+    if result.device.type.name in NUMPY_DEVICES or expected.dtype.kind not in "fc":
+        assert_matches(result, expected)
+        return
+    got = np.asarray(result)
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, got.shape)
+    finfo = np.finfo(got.dtype)
+    bounds = [np.broadcast_to(np.nan_to_num(2 * max(terms, 1) * float(finfo.eps) *
+                                            np.asarray(m, np.float64), nan=np.inf), got.shape)
+              + float(finfo.smallest_subnormal) for m in magnitudes]
+    if overflows is not None:
+        keep = ~np.broadcast_to(overflows, got.shape)
+        got, expected, bounds = got[keep], expected[keep], [b[keep] for b in bounds]
+    if product and got.dtype.kind == "c":
+        np.testing.assert_array_equal(np.isfinite(got), np.isfinite(expected),
+                                      err_msg="non-finite products")
+        keep = np.isfinite(expected)
+        got, expected, bounds = got[keep], expected[keep], [b[keep] for b in bounds]
+    parts = (np.real, np.imag) if got.dtype.kind == "c" else (np.asarray,)
+    for part, bound in zip(parts, bounds * len(parts) if len(bounds) == 1 else bounds):
+        g, e = part(got), part(expected)
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(e), err_msg="NaNs")
+        infinite = np.isinf(e) | np.isinf(g)
+        np.testing.assert_array_equal(g[infinite], e[infinite], err_msg="infinities")
+        zeros = (g == 0) & (e == 0)
+        np.testing.assert_array_equal(np.signbit(g[zeros]), np.signbit(e[zeros]),
+                                      err_msg="signs of zeros")
+        finite = np.isfinite(g) & np.isfinite(e)
+        error = np.abs(np.where(finite, g, 0).astype(np.float64) - np.where(finite, e, 0))
+        assert (error[finite] <= bound[finite]).all(), \
+            f"beyond rounding: {g[finite]} against {e[finite]}"
+
+
+def _check_sum_or_prod(name: str, result: xp.Array, a: np.ndarray, **kwargs) -> None:
+    """`result` of xp.sum or xp.prod (or a cumulative one) of `a` with numpy's arguments
+    `kwargs` against the oracle (_assert_accumulated)."""
+    oracle = {"sum": _spec_sum, "prod": np.prod, "cumulative_sum": np.cumsum,
+              "cumulative_prod": np.cumprod}[name]
+    expected = _expected(oracle, a, **kwargs)
+    if result.device.type.name in NUMPY_DEVICES or expected.dtype.kind not in "fc":
+        assert_matches(result, expected)
+        return
+    axis = kwargs.get("axis")
+    axes = range(a.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+    terms = math.prod(a.shape[i] for i in axes)
+    if name.startswith("cumulative"):
+        terms = a.shape[axis]
+    product = name.endswith("prod")
+    parts = (np.real, np.imag) if a.dtype.kind == "c" and not product else (np.asarray,)
+    magnitudes = [_expected(oracle, np.abs(part(a)), **{**kwargs, "dtype": None})
+                  for part in parts]
+    size = np.abs(a).astype(np.float64)  # of the non-zero terms, for a product
+    with np.errstate(over="ignore", invalid="ignore"):
+        largest = _expected(oracle, np.where(size == 0, 1.0, size) if product else size,
+                            **{**kwargs, "dtype": np.float64})
+    overflows = largest > np.finfo(expected.dtype).max
+    _assert_accumulated(result, expected, magnitudes, terms, product, overflows)
+
+
 def _close(result: xp.Array, expected: np.ndarray) -> None:
     """Same dtype and shape, values equal to rounding (NaN where NaN)."""
     assert result.dtype.name == expected.dtype.name and result.shape == expected.shape
@@ -93,12 +164,11 @@ def _close(result: xp.Array, expected: np.ndarray) -> None:
 def test_sum_and_prod(name, dtype):
     """Every axis form and view, keepdims, the spec's accumulator dtype."""
     accumulator = np_dtype(_accumulator(dtype))
-    oracle = _spec_sum if name == "sum" else np.prod
     for x, a in _views(dtype):
         for axis in AXES:
             for keepdims in (False, True):
-                expected = _expected(oracle, a, axis=axis, keepdims=keepdims, dtype=accumulator)
-                assert_matches(getattr(xp, name)(x, axis=axis, keepdims=keepdims), expected)
+                _check_sum_or_prod(name, getattr(xp, name)(x, axis=axis, keepdims=keepdims), a,
+                                   axis=axis, keepdims=keepdims, dtype=accumulator)
 
 
 @pytest.mark.parametrize("name", ["sum", "prod"])
@@ -113,8 +183,7 @@ def test_sum_and_prod_default_dtype(name, dtype, accumulator):
     x = xp.full((50,), big, dtype=dtype)
     result = getattr(xp, name)(x)
     assert result.dtype is accumulator
-    expected = _expected(getattr(np, name), np.asarray(x), dtype=np_dtype(accumulator))
-    assert_matches(result, expected)
+    _check_sum_or_prod(name, result, np.asarray(x), dtype=np_dtype(accumulator))
 
 
 @pytest.mark.parametrize("name", ["sum", "prod"])
@@ -129,8 +198,7 @@ def test_sum_and_prod_with_an_explicit_dtype(name, dtype, requested):
         result = getattr(xp, name)(xp.asarray(a), axis=axis, dtype=requested)
         with np.errstate(all="ignore"):
             cast = a.astype(np_dtype(requested))
-        assert_matches(result, _expected(getattr(np, name), cast, axis=axis,
-                                         dtype=np_dtype(requested)))
+        _check_sum_or_prod(name, result, cast, axis=axis, dtype=np_dtype(requested))
 
 
 @pytest.mark.parametrize("name", ["sum", "prod", "cumulative_sum", "cumulative_prod"])
@@ -299,17 +367,19 @@ def test_mean_of_complex_numbers_propagates_nan_by_part():
 @pytest.mark.parametrize("dtype", NUMERIC, ids=ids(NUMERIC))
 def test_cumulative(name, dtype):
     """Every axis and view, with and without the initial value (0 or 1), the accumulator dtype."""
-    function = np.cumsum if name == "cumulative_sum" else np.cumprod
     initial = 0 if name == "cumulative_sum" else 1
     accumulator = np_dtype(_accumulator(dtype))
     for x, a in _views(dtype):
         for axis in (0, 1, -1, -2):
-            expected = _expected(function, a, axis=axis, dtype=accumulator)
-            assert_matches(getattr(xp, name)(x, axis=axis), expected)
+            _check_sum_or_prod(name, getattr(xp, name)(x, axis=axis), a, axis=axis,
+                               dtype=accumulator)
+            with_initial = getattr(xp, name)(x, axis=axis, include_initial=True)
+            head, tail = [slice(None)] * a.ndim, [slice(None)] * a.ndim
+            head[axis], tail[axis] = slice(0, 1), slice(1, None)
             shape = list(a.shape)
             shape[axis] = 1
-            with_initial = np.concatenate([np.full(shape, initial, accumulator), expected], axis)
-            assert_matches(getattr(xp, name)(x, axis=axis, include_initial=True), with_initial)
+            assert_matches(with_initial[tuple(head)], np.full(shape, initial, accumulator))
+            _check_sum_or_prod(name, with_initial[tuple(tail)], a, axis=axis, dtype=accumulator)
 
 
 @pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
@@ -387,10 +457,9 @@ def test_reductions_on_random_arrays(x, data):
                      | st.lists(st.integers(0, x.ndim - 1), unique=True).map(tuple), label="axis")
     keepdims = data.draw(st.booleans(), label="keepdims")
     a = np.asarray(x)
-    for name, oracle in (("sum", _spec_sum), ("prod", np.prod)):
-        expected = _expected(oracle, a, axis=axis, keepdims=keepdims,
-                             dtype=np_dtype(_accumulator(x.dtype)))
-        assert_matches(getattr(xp, name)(x, axis=axis, keepdims=keepdims), expected)
+    for name in ("sum", "prod"):
+        _check_sum_or_prod(name, getattr(xp, name)(x, axis=axis, keepdims=keepdims), a,
+                           axis=axis, keepdims=keepdims, dtype=np_dtype(_accumulator(x.dtype)))
     for name in ("max", "min"):
         assert_matches(getattr(xp, name)(x, axis=axis, keepdims=keepdims),
                        _expected(getattr(np, name), a, axis=axis, keepdims=keepdims))

@@ -40,7 +40,10 @@ class _Block:
         self.cache: Any = None
 
 
-Block = _Block if speedups is None else speedups.Block
+if TYPE_CHECKING:  # type checkers see the pure-Python twin, whose interface both share
+    Block = _Block
+else:
+    Block = _Block if speedups is None else speedups.Block
 
 
 class Allocator(ABC):
@@ -140,6 +143,12 @@ class _CachingAllocatorBase:
     """The pure-Python twin of `_speedups.CachingAllocatorBase`: size-class free lists and
     statistics over `raw`, under a lock. A miss calls the subclass's `_raw_malloc(size)`."""
 
+    raw: Allocator
+    device: Device
+
+    if TYPE_CHECKING:  # provided by the subclass (`_OverRaw`)
+        def _raw_malloc(self, size: int) -> Block: ...
+
     def __init__(self, raw: Allocator, max_cached_bytes: int | None = None) -> None:
         if max_cached_bytes is not None and max_cached_bytes < 0:
             raise ValueError("max_cached_bytes must be None or >= 0")
@@ -226,7 +235,10 @@ class _CachingAllocatorBase:
             self._num_ooms += 1
 
 
-_Base = _CachingAllocatorBase if speedups is None else speedups.CachingAllocatorBase
+if TYPE_CHECKING:
+    _Base = _CachingAllocatorBase
+else:
+    _Base = _CachingAllocatorBase if speedups is None else speedups.CachingAllocatorBase
 
 
 class _OverRaw:
@@ -235,6 +247,11 @@ class _OverRaw:
 
     raw: Allocator
     device: Device
+
+    if TYPE_CHECKING:  # from the caching base the class is combined with
+        def _note_oom(self) -> None: ...
+        def empty_cache(self) -> None: ...
+        def stats(self) -> dict[str, int]: ...
 
     def _raw_malloc(self, size: int) -> Block:
         """A block from the raw allocator; on `MemoryError`, free the cache and retry once."""

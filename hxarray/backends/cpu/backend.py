@@ -9,6 +9,7 @@ results reuses both the memory and the view.
 from __future__ import annotations
 
 import math
+import threading
 from functools import cache
 from typing import Any
 
@@ -31,6 +32,8 @@ from .parallel import Thresholds
 from .stream import CpuEvent, CpuStream
 
 _make = Array._make
+_NOWHERE = object()  # the fast path's device while it is held off: no array is on it
+_HOLDS_LOCK = threading.Lock()
 _ndarray = np.ndarray
 _FROM_NUMPY = dt.FROM_NUMPY
 
@@ -66,6 +69,16 @@ class CpuBackend(Backend):
         if self.device_type is DeviceType.CPU:
             self._bind_fast_path()
 
+    _fast_path_holds = 0  # see hold_fast_path; one count for every instance
+
+    def hold_fast_path(self, hold: bool) -> None:
+        """Hold the compiled fast path off (`hold`), or release one hold. While any hold lasts
+        (in any thread) every call takes the general Python path through this backend, so that
+        memory scopes and the profiler see every allocation and primitive."""
+        with _HOLDS_LOCK:
+            CpuBackend._fast_path_holds += 1 if hold else -1
+            self._bind_fast_path()
+
     def _bind_fast_path(self) -> None:
         """Bind the compiled namespace functions and operator slots (`_speedups.c`) to this
         backend: its device, allocator, element-wise kernels (the bare ufunc where that is all a
@@ -74,7 +87,8 @@ class CpuBackend(Backend):
         if speedups is None or errstate_var is None:
             return
         t = self.thresholds
-        speedups.bind_cpu(device=self.device, allocator=self._allocator,
+        device = self.device if not CpuBackend._fast_path_holds else _NOWHERE
+        speedups.bind_cpu(device=device, allocator=self._allocator,
                           make_view=self._block_view,
                           kernels={**kernels.ELEMENTWISE, **kernels.PLAIN_UFUNCS},
                           compute_bound=kernels.COMPUTE_BOUND, reduce=kernels.reduce_into,
@@ -160,6 +174,14 @@ class CpuBackend(Backend):
         h = self._block_view(block, dtype, shape)
         buffer = MemoryBuffer(self.device, nbytes, block, allocator)
         return _make(buffer, dtype, shape, strides, 0, h)
+
+    def empty_in(self, allocator: Any, shape: tuple[int, ...], dtype: dt.DType,
+                 device: Device = None) -> Array:
+        """`empty` from another allocator (a memory scope's pool), with the numpy view."""
+        nbytes, strides = self._layouts.get((shape, dtype)) or self._layout(shape, dtype)
+        block = allocator.malloc(nbytes)
+        buffer = MemoryBuffer(self.device, nbytes, block, allocator)
+        return _make(buffer, dtype, shape, strides, 0, self._block_view(block, dtype, shape))
 
     @staticmethod
     def _block_view(block: Block, dtype: dt.DType, shape: tuple[int, ...]) -> np.ndarray:

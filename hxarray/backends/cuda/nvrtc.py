@@ -57,7 +57,7 @@ def _comment_list(code: str, tag: str) -> list[str]:
 def sources_in(directory: Path | str) -> list[Source]:
     """The `*.cu` files under `directory` with the options and name expressions in their
     comments."""
-    out = []
+    out: list[Source] = []
     for path in sorted(Path(directory).rglob("*.cu")):
         code = path.read_text()
         out.append((str(path), code, _comment_list(code, "nvrtc-options"),
@@ -155,10 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ImportError, RuntimeError, OSError) as exc:
         print(f"NVRTC is not available ({exc}); install hxarray[cuda-check]", file=sys.stderr)
         return 2
-    from .codegen import all_sources
+    from . import codegen
 
-    register_source_provider(all_sources)  # every kernel the CUDA backend can generate
-    sources = list(iter_sources())
+    sources = [*codegen.all_sources(), *iter_sources()]  # the backend's kernels, then plug-ins'
     for directory in ns.directories:
         sources += sources_in(directory)
     failures = 0

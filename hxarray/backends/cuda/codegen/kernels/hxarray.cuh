@@ -140,6 +140,24 @@ __device__ __forceinline__ i64 offset_of(Index i, const Shape& shape, const Stri
     return offset;
 }
 
+// ---- warp shuffles of any element type ------------------------------------------------------
+// Every lane of the warp takes part (full mask). Complex numbers move part by part; types
+// narrower than 32 bits travel as int.
+#define HX_SHUFFLE(NAME, INTRINSIC)                                                           \
+    template <typename T>                                                                    \
+    __device__ __forceinline__ T NAME(T v, unsigned delta, int width = 32) {                 \
+        if constexpr (is_complex<T>::value) {                                                \
+            return T(NAME(v.real(), delta, width), NAME(v.imag(), delta, width));            \
+        } else if constexpr (sizeof(T) < 4) {                                                \
+            return T(INTRINSIC(0xffffffffu, int(v), delta, width));                          \
+        } else {                                                                             \
+            return INTRINSIC(0xffffffffu, v, delta, width);                                  \
+        }                                                                                    \
+    }
+HX_SHUFFLE(shfl_down, __shfl_down_sync)
+HX_SHUFFLE(shfl_up, __shfl_up_sync)
+#undef HX_SHUFFLE
+
 // Products rounded on their own: a compiler may not fuse them into an addition (NVRTC would, by
 // default), so a GPU gives the simulator's bits.
 __device__ __forceinline__ f32 mul_rn(f32 a, f32 b) { return __fmul_rn(a, b); }

@@ -1,0 +1,209 @@
+// Reductions over any set of axes (codegen/reduction.py plans the launch): sum, prod, max, min,
+// all, any and argmax/argmin, each an Op below, run by one kernel template.
+//
+// The host moves the reduced axes last and collapses the kept axes (the outputs) and the reduced
+// axes (a row) separately. A task is one output, or one part of its row where the row is split
+// (`parts` > 1: the first of two passes, writing each part's Op::Value to a temporary that the
+// second pass reduces in part order). A group of `group` consecutive threads (a power of two up
+// to the block) runs a task: thread k combines the row elements k, k + group, ... in that order,
+// then the group combines its threads' values in a fixed tree: warp shuffles, and shared memory
+// between the warps of a group. As in numpy, a reduction starts from its operation's identity,
+// combined once, with the row's first element (it matters to complex products: 1 * (inf + 0j) is
+// inf + nan j); max and min, which have none, and a scan's part totals start from the element.
+// Every order is fixed by the launch configuration, which depends on the shapes and the device
+// only: the same input gives the same bits on every run and stream. No atomics.
+#pragma once
+#include "hxarray.cuh"
+
+namespace hx {
+
+struct ReduceLayout {
+    Shape kept;         // the outputs (kept axes, collapsed); `contiguous` unused
+    Strides x_kept;     // x's byte strides along them
+    Strides out_kept;   // out's byte strides along them
+    Shape row;          // the reduced axes (collapsed): row element r is C-order index r
+    Strides x_row;      // x's byte strides along them
+    i64 chunk;          // row elements per task (the whole row unless it is split)
+    i64 parts;          // tasks per output
+    i64 part_stride;    // bytes between the values of one output's parts in out
+    int group;          // threads per task: a power of two dividing blockDim.x
+    int from_partials;  // x holds Op::Value partial results, not input elements
+    int to_partials;    // write Op::Value partial results, not Op::Out
+    int initial;        // combine the identity with row element 0 (Op::start)
+};
+
+// An element with its index along the row (argmax, argmin).
+template <typename T> struct Indexed {
+    T value;
+    i64 index;
+};
+template <typename T>
+__device__ __forceinline__ Indexed<T> shfl_down(Indexed<T> v, unsigned delta, int width = 32) {
+    return Indexed<T>{shfl_down(v.value, delta, width), shfl_down(v.index, delta, width)};
+}
+
+namespace red {
+
+// A reduction: Value is what threads combine, load() reads a row element (cast to the
+// accumulator), start() combines the identity with the first element, combine() is associative
+// up to rounding, result() is what out receives.
+template <typename In, typename Acc, typename Combine> struct Fold {
+    typedef Acc Value;
+    typedef Acc Out;
+    __device__ static Value load(const char* p, i64) {
+        return cast<Acc>(*reinterpret_cast<const In*>(p));
+    }
+    __device__ static Value start(Value first) { return Combine::start(first); }
+    __device__ static Value combine(Value a, Value b) { return Combine::apply(a, b); }
+    __device__ static Out result(Value v) { return v; }
+};
+// start(): where the identity changes nothing (-0 + x is x: a sum of -0 alone is -0, part by
+// part for complex numbers; true && x, false || x), the element itself.
+struct Add {
+    template <typename T> __device__ static T start(T first) { return first; }
+    template <typename T> __device__ static T apply(T a, T b) { return ops::add(a, b); }
+};
+struct Multiply {
+    template <typename T> __device__ static T start(T first) {
+        return ops::multiply(T(1), first);
+    }
+    template <typename T> __device__ static T apply(T a, T b) { return ops::multiply(a, b); }
+};
+struct Maximum {  // NaN propagates; no identity
+    template <typename T> __device__ static T start(T first) { return first; }
+    template <typename T> __device__ static T apply(T a, T b) { return ops::maximum(a, b); }
+};
+struct Minimum {
+    template <typename T> __device__ static T start(T first) { return first; }
+    template <typename T> __device__ static T apply(T a, T b) { return ops::minimum(a, b); }
+};
+struct And {
+    __device__ static bool start(bool first) { return first; }
+    __device__ static bool apply(bool a, bool b) { return a && b; }
+};
+struct Or {
+    __device__ static bool start(bool first) { return first; }
+    __device__ static bool apply(bool a, bool b) { return a || b; }
+};
+template <typename In, typename Acc> struct Sum : Fold<In, Acc, Add> {};
+template <typename In, typename Acc> struct Prod : Fold<In, Acc, Multiply> {};
+template <typename In, typename Acc> struct Max : Fold<In, Acc, Maximum> {};
+template <typename In, typename Acc> struct Min : Fold<In, Acc, Minimum> {};
+template <typename In, typename Acc> struct All : Fold<In, Acc, And> {};
+template <typename In, typename Acc> struct Any : Fold<In, Acc, Or> {};
+
+// The first index of the extremum, a NaN counting as the extremum: an order-independent choice
+// (the smaller index among equals), so any tree gives numpy's answer.
+template <typename In, bool Greatest> struct Arg {
+    typedef Indexed<In> Value;
+    typedef i64 Out;
+    __device__ static Value load(const char* p, i64 r) {
+        return Value{*reinterpret_cast<const In*>(p), r};
+    }
+    __device__ static Value start(Value first) { return first; }
+    __device__ static Value combine(Value a, Value b) {
+        const bool a_nan = ops::isnan(a.value), b_nan = ops::isnan(b.value);
+        if (a_nan || b_nan) {
+            if (a_nan && b_nan) return a.index < b.index ? a : b;
+            return a_nan ? a : b;
+        }
+        if (Greatest ? a.value > b.value : a.value < b.value) return a;
+        if (Greatest ? b.value > a.value : b.value < a.value) return b;
+        return a.index < b.index ? a : b;
+    }
+    __device__ static Out result(Value v) { return v.index; }
+};
+template <typename In> struct ArgMax : Arg<In, true> {};
+template <typename In> struct ArgMin : Arg<In, false> {};
+
+}  // namespace red
+
+// Row element r of a row starting at `row` (its byte offset along the reduced axes).
+__device__ __forceinline__ i64 row_offset(i64 r, const Shape& shape, const Strides& strides) {
+    return shape.ndim <= 1 ? r * strides.step[0] : offset_of(r, shape, strides);
+}
+
+// Combines the values of the first `valid` threads of each group of `group` consecutive threads
+// (shuffles within a warp, then shared memory between the warps of a group); the group's first
+// thread returns the result. Every thread of the block calls it with the same `group`.
+template <typename Op>
+__device__ typename Op::Value group_reduce(typename Op::Value v, int valid, int group,
+                                           typename Op::Value* warp_values) {
+    typedef typename Op::Value Value;
+    const int lane = int(threadIdx.x) & 31;
+    const int width = group < 32 ? group : 32;
+    const int member = int(threadIdx.x) & (width - 1);
+    int have = valid;  // values held by this warp's share of the group
+    if (group > 32) {
+        have -= int(threadIdx.x) & (group - 1) & ~31;
+        have = have < 0 ? 0 : (have > 32 ? 32 : have);
+    }
+    for (int offset = width / 2; offset > 0; offset /= 2) {
+        Value other = hx::shfl_down(v, unsigned(offset), width);
+        if (member + offset < have) v = Op::combine(v, other);
+    }
+    if (group <= 32) return v;
+    const int warp = int(threadIdx.x) >> 5;
+    if (lane == 0 && have > 0) warp_values[warp] = v;
+    __syncthreads();
+    if ((int(threadIdx.x) & (group - 1)) < 32) {  // the group's first warp
+        const int warps = (valid + 31) >> 5;
+        if (lane < warps) v = warp_values[warp + lane];
+        for (int offset = group / 64; offset > 0; offset /= 2) {
+            Value other = hx::shfl_down(v, unsigned(offset));
+            if (lane + offset < warps) v = Op::combine(v, other);
+        }
+    }
+    __syncthreads();  // warp_values is free for the next task
+    return v;
+}
+
+template <typename Op>
+__global__ void reduce(const char* __restrict__ x, char* __restrict__ out, ReduceLayout layout) {
+    typedef typename Op::Value Value;
+    __shared__ __align__(16) unsigned char shared[32 * sizeof(Value)];
+    Value* warp_values = reinterpret_cast<Value*>(shared);
+    const int group = layout.group;
+    const int member = int(threadIdx.x) & (group - 1);
+    const i64 per_block = i64(blockDim.x) / group;
+    const i64 tasks = layout.kept.size * layout.parts;
+    // Uniform trip count: every thread of the block reaches the collectives together.
+    for (i64 first = i64(blockIdx.x) * per_block; first < tasks;
+         first += i64(gridDim.x) * per_block) {
+        const i64 task = first + i64(threadIdx.x) / group;
+        Value v{};
+        int valid = 0;
+        i64 output = 0, part = 0;
+        if (task < tasks) {
+            output = task % layout.kept.size;
+            part = task / layout.kept.size;
+            const i64 begin = part * layout.chunk;
+            const i64 left = layout.row.size - begin;
+            const i64 end = begin + (layout.chunk < left ? layout.chunk : left);
+            valid = int(end - begin < group ? end - begin : i64(group));
+            const char* row = x + offset_of(output, layout.kept, layout.x_kept);
+            for (i64 r = begin + member; r < end; r += group) {
+                const char* p = row + row_offset(r, layout.row, layout.x_row);
+                Value e = layout.from_partials ? *reinterpret_cast<const Value*>(p)
+                                               : Op::load(p, r);
+                if (r != begin + member) {
+                    v = Op::combine(v, e);
+                } else {
+                    v = r == 0 && layout.initial ? Op::start(e) : e;
+                }
+            }
+        }
+        v = group_reduce<Op>(v, valid, group, warp_values);
+        if (task < tasks && member == 0) {
+            char* p = out + offset_of(output, layout.kept, layout.out_kept) +
+                      part * layout.part_stride;
+            if (layout.to_partials) {
+                *reinterpret_cast<Value*>(p) = v;
+            } else {
+                *reinterpret_cast<typename Op::Out*>(p) = Op::result(v);
+            }
+        }
+    }
+}
+
+}  // namespace hx

@@ -1,0 +1,230 @@
+"""Reduction kernels (`kernels/reduction.cuh`): sum, prod, max, min, all, any, argmax and argmin,
+instantiated by (operation, input dtype, accumulator dtype). The first call of an operation
+compiles its instantiations for every input dtype with the namespace's default accumulator at
+once; other accumulators (an explicit `dtype=`) compile one by one. The second pass of a split
+row runs the same instantiation on the partial values, so it costs no compilation.
+
+On the host: `split` moves the reduced axes last and collapses the kept axes (with out's
+strides) and the reduced axes (a row) separately; `plan` picks the threads per output and
+whether rows are split into parts (two passes); `pack` fills the kernel's `ReduceLayout`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .... import _dtypes as dt
+from . import C_TYPES, OPTIONS, PREAMBLE, struct
+from .elementwise import MAX_DIMS, SHAPE, collapse, pack_shape
+
+if TYPE_CHECKING:
+    from ..driver import DeviceProperties
+
+SOURCE = PREAMBLE + '#include "reduction.cuh"\n'
+FUNCTORS = {"sum": "Sum", "prod": "Prod", "max": "Max", "min": "Min", "all": "All", "any": "Any",
+            "argmax": "ArgMax", "argmin": "ArgMin"}
+ARG_REDUCTIONS = frozenset({"argmax", "argmin"})
+IDENTITY = {"sum": 0, "prod": 1, "all": True, "any": False}  # the result over no elements
+INDEXED_SIZE = 16  # sizeof(hx::Indexed<T>): an element of at most 8 bytes, then an int64 index
+
+BLOCK = 256  # threads per block (fewer for tiny launches)
+PER_THREAD = 32  # row elements a thread reads before one more thread is worth its start-up
+MAX_PARTS = 1024  # parts per row: bounds the temporary and the second pass
+
+STRIDES = np.dtype(("<i8", (MAX_DIMS,)))
+
+
+def c_struct(fields: Sequence[tuple[str, Any]]) -> np.dtype:
+    """A numpy structured dtype laid out as the C struct with these (name, format) members in
+    order (each aligned to its size, up to 8 bytes; the end padded to 8)."""
+    offset, placed = 0, []
+    for name, fmt in fields:
+        fmt = np.dtype(fmt)
+        align = min(8, fmt.base.itemsize if fmt.subdtype else fmt.itemsize or 8)
+        offset = -(-offset // align) * align
+        placed.append((name, fmt, offset))
+        offset += fmt.itemsize
+    return struct(placed, -(-offset // 8) * 8)
+
+
+LAYOUT = c_struct([("kept", SHAPE), ("x_kept", STRIDES), ("out_kept", STRIDES), ("row", SHAPE),
+                   ("x_row", STRIDES), ("chunk", "<i8"), ("parts", "<i8"),
+                   ("part_stride", "<i8"), ("group", "<i4"), ("from_partials", "<i4"),
+                   ("to_partials", "<i4"), ("initial", "<i4")])
+
+
+# -- instantiations --------------------------------------------------------------------------------
+def accumulators(name: str) -> list[tuple[dt.DType, dt.DType]]:
+    """(input, accumulator) pairs of `name` with the namespace's default accumulator: integers
+    sum and multiply in the 64-bit integer of their signedness (booleans count in int64)."""
+    if name in ("sum", "prod"):
+        widened = {**{d: dt.int64 for d in dt.SIGNED}, **{d: dt.uint64 for d in dt.UNSIGNED}}
+        inputs = ((dt.bool,) if name == "sum" else ()) + dt.NUMERIC
+        return [(d, widened.get(d, dt.int64 if d is dt.bool else d)) for d in inputs]
+    if name in ("all", "any"):
+        return [(d, dt.bool) for d in dt.ALL_DTYPES]
+    return [(d, d) for d in dt.REAL_NUMERIC]  # max, min, argmax, argmin
+
+
+def functor(name: str, x: dt.DType, acc: dt.DType) -> str:
+    if name in ARG_REDUCTIONS:
+        return f"hx::red::{FUNCTORS[name]}<{C_TYPES[x]}>"
+    return f"hx::red::{FUNCTORS[name]}<{C_TYPES[x]}, {C_TYPES[acc]}>"
+
+
+def kernel_name(name: str, x: dt.DType, acc: dt.DType) -> str:
+    return f"hx::reduce<{functor(name, x, acc)}>"
+
+
+def batch(name: str, x: dt.DType, acc: dt.DType) -> list[str]:
+    """What to compile with the kernel of (x, acc): every default instantiation of `name` if
+    (x, acc) is one."""
+    defaults = accumulators(name)
+    return [kernel_name(name, *pair) for pair in (defaults if (x, acc) in defaults else [(x, acc)])]
+
+
+def value_size(name: str, acc: dt.DType) -> int:
+    """Bytes of the kernel's Op::Value: a partial result in the temporary of a split row."""
+    return INDEXED_SIZE if name in ARG_REDUCTIONS else acc.itemsize
+
+
+def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
+    """Each operation's default instantiations, plus accumulators the defaults never use (a
+    cast on load between every kind), for NVRTC."""
+    extra = {"sum": [(dt.int8, dt.float64), (dt.float32, dt.complex128), (dt.uint8, dt.int16)],
+             "prod": [(dt.int32, dt.float32), (dt.int64, dt.complex64), (dt.float64, dt.float32)]}
+    for name in FUNCTORS:
+        names = [kernel_name(name, x, acc) for x, acc in accumulators(name) + extra.get(name, [])]
+        yield f"reduction/{name}.cu", SOURCE, OPTIONS, names
+
+
+# -- layouts ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Split:
+    """A reduction's iteration: `base` bytes added to x's offset (axes walked backwards where x
+    steps backwards), the kept axes (x's and out's byte strides) and the row's axes."""
+
+    base: int
+    kept: tuple[int, ...]
+    x_kept: tuple[int, ...]
+    out_kept: tuple[int, ...]
+    row: tuple[int, ...]
+    x_row: tuple[int, ...]
+
+    @property
+    def outputs(self) -> int:
+        return math.prod(self.kept)
+
+    @property
+    def length(self) -> int:
+        return math.prod(self.row)
+
+    @property
+    def fits(self) -> bool:
+        """Whether the kernel's layout holds the kept axes and the row's axes."""
+        return len(self.kept) <= MAX_DIMS and len(self.row) <= MAX_DIMS
+
+    @property
+    def row_inner(self) -> bool:
+        """Whether a row's elements lie closer together in memory than neighbouring outputs'
+        (then the threads of a group read neighbouring elements)."""
+        if not self.x_kept:
+            return True
+        return bool(self.x_row) and abs(self.x_row[-1]) <= min(abs(s) for s in self.x_kept)
+
+
+def split(shape: tuple[int, ...], strides: tuple[int, ...], axes: tuple[int, ...],
+          out_strides: tuple[int, ...], in_order: bool) -> Split:
+    """The iteration of a reduction of (shape, strides) over `axes` into an array with
+    `out_strides` (over the kept axes); the kernel takes it if `fits`. Unless `in_order`
+    (argmax/argmin: row element r is the C-order index r), the reduced axes are walked forwards
+    in memory, widest stride first, so that they merge."""
+    kept = [i for i in range(len(shape)) if i not in axes]
+    base = 0
+    reduced = [(shape[a], strides[a]) for a in axes]
+    if not in_order:
+        forwards = []
+        for n, s in reduced:
+            if s < 0 and n > 1:
+                base += (n - 1) * s
+                s = -s
+            forwards.append((n, s))
+        reduced = sorted(forwards, key=lambda pair: -pair[1])
+    kept_dims, (x_kept, out_kept) = collapse(tuple(shape[i] for i in kept),
+                                             [tuple(strides[i] for i in kept), out_strides])
+    row_dims, (x_row,) = collapse(tuple(n for n, _ in reduced), [tuple(s for _, s in reduced)])
+    return Split(base, kept_dims, x_kept, out_kept, row_dims, x_row)
+
+
+def contiguous(dims: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """C-contiguous byte strides of `dims`."""
+    strides, step = [], itemsize
+    for n in reversed(dims):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+# -- launches --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Launch:
+    """A reduction launch: `group` threads per task, rows split into `parts` of `chunk`
+    elements (one task each), blocks of `block` threads, a grid of `grid` blocks."""
+
+    group: int
+    parts: int
+    chunk: int
+    block: int
+    grid: int
+
+
+def resident_threads(props: DeviceProperties) -> int:
+    return props.multiprocessor_count * props.max_threads_per_multiprocessor
+
+
+def plan(outputs: int, length: int, row_inner: bool, props: DeviceProperties,
+         max_block: int = BLOCK, may_split: bool = True) -> Launch:
+    """Enough threads to fill the device (at most one per PER_THREAD elements): a group of
+    threads per output where rows lie inner (the group reads neighbouring elements), else one
+    thread per output (neighbouring threads read neighbouring outputs); where that leaves the
+    device idle (few outputs, long rows) and `may_split`, rows split into parts for two passes."""
+    wanted = max(1, min(resident_threads(props), -(-outputs * length // PER_THREAD)))
+    per_output = -(-wanted // outputs)
+    block = 1 << (min(max_block, props.max_threads_per_block).bit_length() - 1)
+    group = min(block, 1 << (per_output - 1).bit_length()) if row_inner else 1
+    parts = -(-per_output // group) if may_split else 1
+    parts = max(1, min(parts, MAX_PARTS, -(-length // (group * PER_THREAD))))
+    chunk = -(-length // parts)
+    parts = -(-length // chunk)
+    tasks = outputs * parts
+    block = min(block, -(-tasks * group // props.warp_size) * props.warp_size)
+    resident_blocks = props.multiprocessor_count * (props.max_threads_per_multiprocessor // block)
+    grid = max(1, min(-(-tasks * group // block), resident_blocks, props.max_grid_dims[0]))
+    return Launch(group, parts, chunk, block, grid)
+
+
+def pack(split: Split, launch: Launch, *, out_kept: tuple[int, ...] | None = None,
+         part_stride: int = 0, from_partials: bool = False, to_partials: bool = False,
+         initial: bool = True) -> np.void:
+    """The kernel's ReduceLayout (`out_kept` replaces split's, for a temporary); `initial`:
+    start from the identity (a reduction's first pass; not a scan's part totals)."""
+    record = np.zeros((), LAYOUT)
+    record["kept"] = pack_shape(split.kept, False)
+    record["x_kept"][:len(split.x_kept)] = split.x_kept
+    out = split.out_kept if out_kept is None else out_kept
+    record["out_kept"][:len(out)] = out
+    record["row"] = pack_shape(split.row, False)
+    record["x_row"][:len(split.x_row)] = split.x_row
+    record["chunk"] = launch.chunk
+    record["parts"] = launch.parts
+    record["part_stride"] = part_stride
+    record["group"] = launch.group
+    record["from_partials"] = int(from_partials)
+    record["to_partials"] = int(to_partials)
+    record["initial"] = int(initial and not from_partials)
+    return record[()]

@@ -1,0 +1,116 @@
+"""Scan kernels (`kernels/scan.cuh`): cumulative_sum and cumulative_prod along one axis, with the
+reductions' Sum and Prod ops and instantiations (input dtype, accumulator dtype); the first use
+of either kernel of an operation compiles it for every input dtype with its default accumulator.
+
+`plan` picks one thread per row (numpy's exact sequence of operations: short rows, or enough rows
+to fill the device), blocks scanning tiles of a row (rows inner in memory), or threads scanning
+parts of rows (rows outer), a long row split into parts whose totals a first pass (the reduce
+kernel) computes; `pack` fills the kernel's `ScanLayout`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .... import _dtypes as dt
+from . import OPTIONS, PREAMBLE
+from . import reduction as rd
+from .elementwise import SHAPE, pack_shape
+
+if TYPE_CHECKING:
+    from ..driver import DeviceProperties
+
+SOURCE = PREAMBLE + '#include "scan.cuh"\n'
+REDUCTIONS = {"cumulative_sum": "sum", "cumulative_prod": "prod"}  # the op each scan folds with
+ITEMS = 16  # HX_SCAN_ITEMS: consecutive elements per thread of scan_parts
+MAX_BLOCK = 256  # HX_SCAN_BLOCK: the most threads per block of scan_parts
+SHORT_ROW = 64  # rows up to this long are scanned by one thread each
+MAX_PARTS = 256  # a part's carry combines the earlier parts' totals one by one
+
+LAYOUT = rd.c_struct([("rows", SHAPE), ("x_rows", rd.STRIDES), ("out_rows", rd.STRIDES),
+                      ("length", "<i8"), ("x_step", "<i8"), ("out_step", "<i8"),
+                      ("chunk", "<i8"), ("parts", "<i8"), ("totals", "<u8")])
+
+
+def kernel_name(name: str, x: dt.DType, acc: dt.DType, sequential: bool) -> str:
+    """scan_rows (`sequential`: a thread per row or part) or scan_parts (a block per part)."""
+    kernel = "scan_rows" if sequential else "scan_parts"
+    return f"hx::{kernel}<{rd.functor(REDUCTIONS[name], x, acc)}>"
+
+
+def batch(name: str, x: dt.DType, acc: dt.DType, sequential: bool) -> list[str]:
+    """What to compile with a kernel of (x, acc): that kernel of every default instantiation of
+    `name` if (x, acc) is one (booleans, which the namespace refuses, left out). Each kernel
+    compiles on first use: small arrays, as in most calls, never need scan_parts."""
+    defaults = [pair for pair in rd.accumulators(REDUCTIONS[name]) if pair[0] is not dt.bool]
+    return [kernel_name(name, *pair, sequential)
+            for pair in (defaults if (x, acc) in defaults else [(x, acc)])]
+
+
+def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
+    """Each operation's default instantiations and one with a cast on load, for NVRTC."""
+    for name, extra in (("cumulative_sum", (dt.int8, dt.float32)),
+                        ("cumulative_prod", (dt.float32, dt.complex128))):
+        names = [k for sequential in (True, False) for k in (
+            *batch(name, dt.float64, dt.float64, sequential),
+            kernel_name(name, *extra, sequential))]
+        yield f"scan/{name}.cu", SOURCE, OPTIONS, names
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A scan launch: `sequential` (scan_rows: a thread per part of a row) or not (scan_parts:
+    a block per part), rows split into `parts` of `chunk` elements, blocks of `block` threads,
+    a grid of `grid` blocks."""
+
+    sequential: bool
+    parts: int
+    chunk: int
+    block: int
+    grid: int
+
+
+def plan(rows: int, length: int, row_inner: bool, props: DeviceProperties,
+         max_block: int = MAX_BLOCK) -> Launch:
+    """Enough threads to fill the device, as rd.plan runs: one thread per row for short rows or
+    where rows alone fill the device; else, where a row's elements lie inner (`row_inner`), a
+    block per row, sized to the row, its tiles scanned in turn, and otherwise a thread per part
+    of a row; rows split into parts (their totals first) where too few would run."""
+    wanted = max(1, min(rd.resident_threads(props), -(-rows * length // rd.PER_THREAD)))
+    block = 1 << (min(max_block, MAX_BLOCK, props.max_threads_per_block).bit_length() - 1)
+    sequential = length <= SHORT_ROW or rows >= wanted or not row_inner
+    if sequential:
+        parts = 1 if length <= SHORT_ROW else -(-wanted // rows)
+        per_part = rd.PER_THREAD
+    else:
+        block = min(block, -(-length // (ITEMS * props.warp_size)) * props.warp_size)
+        parts = -(-wanted // (rows * block))
+        per_part = block * ITEMS  # whole tiles, so that parts start on a tile
+    parts = max(1, min(parts, MAX_PARTS, -(-length // per_part)))
+    chunk = -(-length // parts // per_part) * per_part
+    parts = -(-length // chunk)
+    threads = rows * parts if sequential else rows * parts * block
+    block = min(block, -(-threads // props.warp_size) * props.warp_size)
+    resident_blocks = props.multiprocessor_count * (props.max_threads_per_multiprocessor // block)
+    grid = max(1, min(-(-threads // block), resident_blocks, props.max_grid_dims[0]))
+    return Launch(sequential, parts, chunk, block, grid)
+
+
+def pack(rows: tuple[int, ...], x_rows: tuple[int, ...], out_rows: tuple[int, ...], length: int,
+         x_step: int, out_step: int, launch: Launch, totals: int = 0) -> np.void:
+    """The kernel's ScanLayout; `totals` is the address of the parts' totals."""
+    record = np.zeros((), LAYOUT)
+    record["rows"] = pack_shape(rows, False)
+    record["x_rows"][:len(x_rows)] = x_rows
+    record["out_rows"][:len(out_rows)] = out_rows
+    record["length"] = length
+    record["x_step"] = x_step
+    record["out_step"] = out_step
+    record["chunk"] = launch.chunk
+    record["parts"] = launch.parts
+    record["totals"] = totals
+    return record[()]
