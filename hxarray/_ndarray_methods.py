@@ -67,7 +67,7 @@ def reshape(self: Any, *shape: Any, order: str = "C", copy: builtins.bool | None
     """numpy's ndarray.reshape (numpy mode only)."""
     if not shape:
         raise TypeError("reshape() needs a shape")
-    return np.reshape(self, _shape_args(shape), order=order, copy=copy)
+    return np.reshape(self, _shape_args(shape), order=order, copy=copy)  # type: ignore[call-overload]
 
 
 def transpose(self: Any, *axes: Any) -> Any:
@@ -82,7 +82,7 @@ def astype(self: Any, dtype: Any, order: str = "K", casting: str = "unsafe",
 
     if order not in ("K", "A", "C"):
         raise ValueError(f"astype(): hxarray arrays are C-ordered, got order={order!r}")
-    if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting=casting):
+    if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting=casting):  # type: ignore[arg-type]
         raise TypeError(f"Cannot cast array data from {self.dtype.name} to {np.dtype(dtype)} "
                         f"according to the rule {casting!r}")
     return hxarray.astype(self, dtype, copy=builtins.bool(copy))
@@ -90,12 +90,12 @@ def astype(self: Any, dtype: Any, order: str = "K", casting: str = "unsafe",
 
 def copy(self: Any, order: str = "C") -> Any:
     """numpy's ndarray.copy: a copy on the same device (numpy mode only)."""
-    return np.copy(self, order=order)
+    return np.copy(self, order=order)  # type: ignore[call-overload]
 
 
 def flatten(self: Any, order: str = "C") -> Any:
     """numpy's ndarray.flatten: a 1-D copy (numpy mode only)."""
-    return np.copy(np.reshape(self, (-1,), order=order))
+    return np.copy(np.reshape(self, (-1,), order=order))  # type: ignore[call-overload]
 
 
 def item(self: Any, *args: Any) -> Any:

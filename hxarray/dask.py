@@ -33,7 +33,7 @@ from dask.utils import Dispatch
 try:
     from distributed import WorkerPlugin as _WorkerPlugin
 except ImportError:  # dask without distributed: no thread rule to apply
-    _WorkerPlugin = object
+    _WorkerPlugin = object  # type: ignore[misc,assignment]
 
 import hxarray as xp
 from hxarray import Array
@@ -140,7 +140,7 @@ def _percentile(a: Array, q: Any, method: str = "linear") -> tuple[Any, int]:
     host = np.asarray(a)
     if not np.issubdtype(host.dtype, np.number):
         method = "nearest"
-    return xp.asarray(np.percentile(host, list(q), method=method), device=a.device), n
+    return xp.asarray(np.percentile(host, list(q), method=method), device=a.device), n  # type: ignore[call-overload]
 
 
 def _to_numpy(data: Array, **kwargs: Any) -> np.ndarray:
@@ -175,9 +175,9 @@ def to_device(array: da.Array, device: Any) -> da.Array:
     """`array` with every chunk on `device` (hxarray or numpy chunks; a device or its name)."""
     if not isinstance(array, da.Array):
         raise TypeError(f"to_device() takes a dask array, got {type(array).__name__}")
-    device = xp.empty(0, device=device).device  # a clear error for an unknown device, here
+    device = xp.Device(device) if isinstance(device, str) else device  # unknown: an error here
     meta = xp.empty((0,) * array.ndim, dtype=np.dtype(array.dtype), device=device)
-    return array.map_blocks(_chunk_to_device, device=device, dtype=array.dtype, meta=meta)
+    return array.map_blocks(_chunk_to_device, device=device, dtype=array.dtype, meta=meta)  # type: ignore[call-arg,arg-type]
 
 
 # -- the array backend ---------------------------------------------------------------------------
