@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conformance.report import format_summary, summarise
+from conformance.report import format_counters, format_summary, summarise
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 REPORTS_DIR = Path(__file__).resolve().parent / "reports"
@@ -137,6 +137,8 @@ def pytest_command(args: argparse.Namespace, extra: list[str], report: Path) -> 
         cmd.append("--disable-deadline")
     if sys.stderr.isatty():  # a progress bar instead of a line of dots (conformance/progress.py)
         cmd += ["-p", "conformance.progress"]
+    if args.module == "hxarray":  # host fallbacks per test file (conformance/counters.py)
+        cmd += ["-p", "conformance.counters"]
     if args.keyword:
         cmd += ["-k", args.keyword]
     if not any(a.startswith("array_api_tests") for a in extra):
@@ -208,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="conformance-hypothesis-") as hypothesis_dir:
         env = pytest_env(args, hypothesis_dir)
+        counters = report.with_suffix(".counters.json")
+        counters.unlink(missing_ok=True)
+        env["HXARRAY_CONFORMANCE_COUNTERS"] = str(counters)
         returncode = subprocess.run(cmd, check=False, cwd=suite, env=env).returncode
     elapsed = time.monotonic() - start
 
@@ -220,11 +225,16 @@ def main(argv: list[str] | None = None) -> int:
         return returncode or 1
     data = json.loads(report.read_text())
     data["conformance"] = settings
+    if counters.is_file():
+        data["device_counters"] = json.loads(counters.read_text())
+        counters.unlink()
     report.write_text(json.dumps(data, indent=1))
 
     summary = summarise(data)
     print(f"\n{args.module} against array-api-tests {args.version} ({elapsed:.0f} s)\n")
     print(format_summary(summary))
+    if "device_counters" in data:
+        print(format_counters(data["device_counters"]))
     print(f"\nreport: {report}")
     if returncode not in (0, 1):  # 1 = some tests failed, already listed above
         why = PYTEST_EXIT.get(returncode, "unexpected exit code")
