@@ -23,11 +23,10 @@ class DType:
 
     __slots__ = ("name", "kind", "itemsize", "numpy", "__weakref__")
 
-    def __init__(self, name: str, kind: str) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        # "bool", "signed integer", "unsigned integer", "real floating" or "complex floating"
-        self.kind = kind
         self.numpy = np.dtype(name)
+        self.kind = self.numpy.kind  # numpy's character code: "b", "i", "u", "f" or "c"
         self.itemsize = self.numpy.itemsize
 
     def __repr__(self) -> str:
@@ -63,19 +62,19 @@ class DType:
         return self.numpy.type
 
 
-bool = DType("bool", "bool")
-int8 = DType("int8", "signed integer")
-int16 = DType("int16", "signed integer")
-int32 = DType("int32", "signed integer")
-int64 = DType("int64", "signed integer")
-uint8 = DType("uint8", "unsigned integer")
-uint16 = DType("uint16", "unsigned integer")
-uint32 = DType("uint32", "unsigned integer")
-uint64 = DType("uint64", "unsigned integer")
-float32 = DType("float32", "real floating")
-float64 = DType("float64", "real floating")
-complex64 = DType("complex64", "complex floating")
-complex128 = DType("complex128", "complex floating")
+bool = DType("bool")
+int8 = DType("int8")
+int16 = DType("int16")
+int32 = DType("int32")
+int64 = DType("int64")
+uint8 = DType("uint8")
+uint16 = DType("uint16")
+uint32 = DType("uint32")
+uint64 = DType("uint64")
+float32 = DType("float32")
+float64 = DType("float64")
+complex64 = DType("complex64")
+complex128 = DType("complex128")
 
 ALL_DTYPES = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float32, float64, complex64, complex128)
@@ -129,7 +128,7 @@ def _build_promotion_table() -> dict[tuple[DType, DType], DType]:
             if a.kind == b.kind:
                 table[a, b] = a if a.itemsize >= b.itemsize else b
             else:
-                s, u = (a, b) if a.kind == "signed integer" else (b, a)
+                s, u = (a, b) if a.kind == "i" else (b, a)
                 if s.itemsize > u.itemsize:
                     table[a, b] = s
                 elif u.itemsize < 8:

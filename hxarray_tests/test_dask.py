@@ -93,6 +93,16 @@ def test_blockwise_and_percentile_and_integer_dtypes():
     _close(p, expected)  # dask's merge of per-chunk percentiles, as on numpy chunks
 
 
+def test_indexing_with_an_integer_dask_array_of_hxarray_chunks():
+    """dask reads numpy's dtype.kind ("i", "u") to take its integer-array path."""
+    d = da.from_array(xp.asarray(A), chunks=(3, 2))
+    rows = da.from_array(xp.asarray(np.array([7, 0, 3, 3])), chunks=2)
+    got = d[rows].compute(scheduler="threads")
+    assert isinstance(got, xp.Array)
+    assert_matches(got, A[[7, 0, 3, 3]])
+    assert_matches(d[:, rows[1:]].compute(scheduler="threads"), A[:, [0, 3, 3]])
+
+
 def test_least_squares_on_a_tall_skinny_array():
     rng = np.random.default_rng(3)
     X, y = rng.standard_normal((2000, 5)), rng.standard_normal(2000)
