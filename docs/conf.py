@@ -23,7 +23,7 @@ release = version = "0.1"
 extensions = ["myst_parser", "sphinx.ext.autodoc"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "docs/index"
-include_patterns = ["docs/**", "conformance/README.md"]
+include_patterns = ["docs/**", "conformance/README.md", "conformance/sklearn/README.md"]
 exclude_patterns = ["docs/_build/**", "docs/_root/**"]
 html_extra_path = ["_root"]  # index.html at the site's root: a redirect to docs/index.html
 # A trailing "*" in the index's toctree takes in pages added later (say, by another branch)
@@ -48,9 +48,7 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-# The section navigation only where a page has sections of its own (the API reference).
-html_sidebars = {"**": [], "docs/api": ["sidebar-nav-bs"],
-                 "docs/_generated/*": ["sidebar-nav-bs"]}
+html_sidebars = {"docs/index": []}
 
 
 def setup(app):  # noqa: ANN001, ANN201 - Sphinx's hook
