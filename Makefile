@@ -3,32 +3,36 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
+# -qq: errors only. pip's -q still relays the build backend's notices (setuptools' "Editable
+# installation" banner, a page long) and warnings about this machine's pip configuration.
+INSTALL := $(PIP) install -qq
 
-.PHONY: run test test-slow conformance bench bench-quick bench-cuda cuda-check stress stress-ci lint \
-	clean
+.PHONY: run test test-slow conformance sklearn-check bench bench-quick bench-cuda bench-dask \
+	bench-pipeline cuda-check docs docs-check lint stress stress-ci clean
 
+# Installs are silent (@, pip -qq), so that `make run` on a fresh clone prints only the demo.
 $(VENV)/bin/python:
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
+	@$(PYTHON) -m venv $(VENV)
+	@$(INSTALL) --upgrade pip
 
 # setup.py compiles hxarray/_speedups.c; an edit to it needs a rebuild.
 $(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c | $(VENV)/bin/python
-	$(PIP) install --quiet -e .
-	touch $@
+	@$(INSTALL) -e .
+	@touch $@
 
 # The tests also need the in-repo plug-in backends (device types "toy" and "ref").
 $(VENV)/.installed-test: $(VENV)/.installed hxarray_tests/plugin_pkg/pyproject.toml \
 		hxarray_tests/ref_pkg/pyproject.toml
-	$(PIP) install --quiet -e '.[test]' -e hxarray_tests/plugin_pkg -e hxarray_tests/ref_pkg
+	$(INSTALL) -e '.[test]' -e hxarray_tests/plugin_pkg -e hxarray_tests/ref_pkg
 	touch $@
 
 # The CUDA tests and `make cuda-check` also need NVRTC and CuPy's headers (no GPU).
 $(VENV)/.installed-cuda: $(VENV)/.installed-test
-	$(PIP) install --quiet -e '.[cuda-check]'
+	$(INSTALL) -e '.[cuda-check]'
 	touch $@
 
 run: $(VENV)/.installed
-	$(PY) -m hxarray demo
+	@$(PY) -m hxarray demo
 
 # Twice: on the compiled speedups, with the CUDA simulator's cuda:0 among the devices the chapter
 # tests run on; then on their pure-Python twins (CPU-side types: the CUDA device is left out).
@@ -51,10 +55,6 @@ stress: $(VENV)/.installed-cuda
 stress-ci: $(VENV)/.installed-cuda
 	HXARRAY_CUDA_DRIVER=$${HXARRAY_CUDA_DRIVER:-sim} $(PY) -m stress --scale ci $(STRESS_ARGS)
 
-lint: $(VENV)/.installed
-	$(PIP) install --quiet -e '.[lint]'
-	$(PY) -m ruff check .
-
 ifneq ($(filter conformance,$(MAKECMDGOALS)),)
 ifndef SUITE
 $(error SUITE is not set: clone the suite with `git clone --recursive https://github.com/data-apis/array-api-tests.git`, then run `make conformance SUITE=path/to/array-api-tests`)
@@ -62,21 +62,56 @@ endif
 endif
 
 conformance: $(VENV)/.installed
-	$(PIP) install --quiet -e '.[conformance]'
+	$(INSTALL) -e '.[conformance]'
 	$(PY) -m conformance --suite $(SUITE) $(CONFORMANCE_ARGS)
 
+# scikit-learn's own array-API tests with hxarray added to the namespaces they test, next to the
+# same run for array-api-strict (conformance/sklearn/README.md); a few minutes on two cores.
+sklearn-check: $(VENV)/.installed
+	$(INSTALL) -e '.[sklearn]'
+	$(PY) -m conformance.sklearn $(SKLEARN_ARGS)
+
 bench: $(VENV)/.installed
-	$(PIP) install --quiet -e '.[bench]'
+	$(INSTALL) -e '.[bench]'
 	$(PY) -m benchmarks $(BENCH_ARGS)
 
 # The CUDA figures: the simulator always, hxarray against CuPy where there is a GPU.
 bench-cuda: $(VENV)/.installed-cuda
-	$(PIP) install --quiet -e '.[bench]'
+	$(INSTALL) -e '.[bench]'
 	$(PY) -m benchmarks.cuda $(BENCH_ARGS)
 
+# dask.array workloads over hxarray chunks against numpy chunks (threads and a 2-worker cluster);
+# BENCH_ARGS="--gb 4" for a larger X (peak memory stays a few chunks per worker)
+bench-dask: $(VENV)/.installed
+	$(INSTALL) -e '.[dask]'
+	$(PY) -m benchmarks.dask $(BENCH_ARGS)
+
 bench-quick: $(VENV)/.installed
-	$(PIP) install --quiet -e '.[bench]'
+	$(INSTALL) -e '.[bench]'
 	$(PY) -m benchmarks --quick $(BENCH_ARGS)
+
+# The overlap of xp.pipeline on the reference device and the simulated CUDA device (a few minutes).
+bench-pipeline: $(VENV)/.installed-cuda
+	$(INSTALL) -e '.[bench]'
+	$(PY) -m benchmarks.pipeline $(BENCH_ARGS)
+
+# The documentation site: docs/_build/html, every Sphinx warning an error. The API reference is
+# generated from the docstrings of the pure-Python twins (the compiled functions carry the same).
+docs: $(VENV)/.installed
+	@$(INSTALL) -e '.[docs]'
+	HXARRAY_PURE_PYTHON=1 $(PY) -m sphinx -c docs -W --keep-going -q -b html . docs/_build/html
+
+# The built site in headless Chromium (Debian's package, installed here if missing): screenshots
+# of the main pages in docs/_build/screenshots, and their rendered text checked.
+docs-check: docs
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	$(PY) docs/check_site.py docs/_build/html docs/_build/screenshots
+
+# Lint and types: ruff over everything, mypy over the package (pyproject.toml: [tool.mypy]).
+lint: $(VENV)/.installed
+	@$(INSTALL) -e '.[lint]'
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 # Every CUDA source of the project through the real NVRTC for sm_80 and sm_90 (no GPU needed);
 # any error or warning fails.
@@ -84,4 +119,4 @@ cuda-check: $(VENV)/.installed-cuda
 	$(PY) -m hxarray.backends.cuda.nvrtc hxarray_tests/cuda/kernels
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache hxarray/_speedups*.so
+	rm -rf $(VENV) build *.egg-info .pytest_cache hxarray/_speedups*.so docs/_build docs/_generated

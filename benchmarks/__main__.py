@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import hxarray
+from hxarray._progress import bar
 
 from . import memory, report
 from .cases import CASES, Case, libraries
@@ -73,18 +74,19 @@ def main(argv: list[str] | None = None) -> None:
 
     rss = []
     if any(case.name == "chain" for case in cases):  # first, while this process is small
-        print(f"peak RSS of the chain at {RSS_SIZE:,} elements", file=sys.stderr, flush=True)
         try:
             rss = [memory.measure(library, RSS_SIZE) for library in memory.LIBRARIES]
         except RuntimeError as exc:
             notes.append(str(exc))
     plan = [(case, size) for case in cases for size in case.sizes_for(args.quick)]
     measurements: list[Measurement] = []
-    for i, (case, size) in enumerate(plan, 1):
-        print(f"[{i}/{len(plan)} {time.perf_counter() - start:5.0f} s] {case.name} {size}",
-              file=sys.stderr, flush=True)
+    progress = bar(len(plan), "benchmarks", unit="case")
+    for case, size in plan:
+        progress.set_postfix_str(f"{case.name} {size:,}")
         measurements.append(measure(case, size, libs, settings))
         _release()
+        progress.update()
+    progress.close()
 
     document = report.document(
         measurements, rss, info, notes, mode="quick" if args.quick else "full",

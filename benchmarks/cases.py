@@ -133,6 +133,13 @@ def _asarray(lib: Library, size: int) -> Thunk:
     return lambda: asarray(host, copy=True)
 
 
+def _asarray_shared(lib: Library, size: int) -> Thunk:
+    """`asarray` of a writable numpy array, copy=None: numpy returns the array itself, hxarray
+    wraps its memory without copying (issue 11)."""
+    host, asarray = host_data(size, 0).copy(), lib.xp.asarray
+    return lambda: asarray(host)
+
+
 def _unary(function: str) -> Callable[[Library, int], Thunk]:
     def setup(lib: Library, size: int) -> Thunk:
         a, f = lib.from_numpy(host_data(size, 0)), getattr(lib.xp, function)
@@ -244,6 +251,8 @@ CASES: tuple[Case, ...] = (
     Case("arange", "creation", "`arange(n)`, int64", _creation("arange"), SIZES, QUICK_SIZES),
     Case("asarray", "creation", "`asarray(numpy_array, copy=True)`: host data into the library",
          _asarray, SIZES, QUICK_SIZES),
+    Case("asarray_shared", "interop", "`asarray(numpy_array)` of a writable array: shared, not "
+         "copied (numpy returns the array itself)", _asarray_shared, SIZES, QUICK_SIZES),
     Case("add", "elementwise", "`add(a, b)`: binary, memory-bound", _add, SIZES, QUICK_SIZES),
     Case("exp", "elementwise", "`exp(a)`: unary, compute-bound", _unary("exp"), SIZES,
          QUICK_SIZES),

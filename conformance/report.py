@@ -76,3 +76,17 @@ def format_summary(summary: Summary) -> str:
         lines += ["", f"failing ({len(summary.failing)}):"]
         lines += [f"  {nodeid}" for nodeid in summary.failing]
     return "\n".join(lines)
+
+
+def format_counters(counters: dict[str, Any]) -> str:
+    """The device's counters after the run and the test files that made host fallbacks."""
+    stats = counters["stats"]
+    totals = ", ".join(f"{k} {v}" for k, v in stats.items() if not isinstance(v, dict))
+    lines = ["", f"{counters['device']}: {totals}"]
+    by_file = counters["host_fallbacks_by_file"]
+    if not by_file:
+        return "\n".join([*lines, "host fallbacks: none"])
+    lines.append("host fallbacks by test file:")
+    for name, made in by_file.items():
+        lines.append(f"  {name}: " + ", ".join(f"{op} {n}" for op, n in sorted(made.items())))
+    return "\n".join(lines)

@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conformance.report import format_summary, summarise
+from conformance.report import format_counters, format_summary, summarise
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 REPORTS_DIR = Path(__file__).resolve().parent / "reports"
@@ -48,6 +48,12 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         "--device",
         metavar="D",
         help="sets HXARRAY_DEFAULT_DEVICE, e.g. cpu or cuda:0 (default: unset)",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="run hxarray in strict mode (HXARRAY_STRICT=1: every case the standard leaves open "
+             "raises); by default it runs in its numpy mode",
     )
     parser.add_argument(
         "--max-examples",
@@ -102,9 +108,11 @@ def check_suite(suite: Path, version: str) -> str | None:
     return None
 
 
-def default_report(module: str, version: str, device: str | None) -> Path:
-    """``conformance/reports/<version>-<device>.json``, prefixed by the module if not hxarray."""
-    name = f"{version}-{device or 'default'}.json".replace(":", "_")
+def default_report(module: str, version: str, device: str | None,
+                   strict: bool = False) -> Path:
+    """``conformance/reports/<version>-<device>[-strict].json``, prefixed by the module if not
+    hxarray."""
+    name = f"{version}-{device or 'default'}{'-strict' if strict else ''}.json".replace(":", "_")
     return REPORTS_DIR / (name if module == "hxarray" else f"{module}-{name}")
 
 
@@ -127,6 +135,10 @@ def pytest_command(args: argparse.Namespace, extra: list[str], report: Path) -> 
         # CUDA kernels compile on first use (seconds on the simulator): hypothesis's 800 ms
         # deadline would time the compiler, not hxarray.
         cmd.append("--disable-deadline")
+    if sys.stderr.isatty():  # a progress bar instead of a line of dots (conformance/progress.py)
+        cmd += ["-p", "conformance.progress"]
+    if args.module == "hxarray":  # host fallbacks per test file (conformance/counters.py)
+        cmd += ["-p", "conformance.counters"]
     if args.keyword:
         cmd += ["-k", args.keyword]
     if not any(a.startswith("array_api_tests") for a in extra):
@@ -141,6 +153,7 @@ def pytest_env(args: argparse.Namespace, hypothesis_dir: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARRAY_API_TESTS_")}
     env["ARRAY_API_TESTS_MODULE"] = args.module
     env["ARRAY_API_TESTS_VERSION"] = args.version
+    env["HXARRAY_STRICT"] = "1" if args.strict else "0"
     if args.device:
         env["HXARRAY_DEFAULT_DEVICE"] = args.device
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
@@ -173,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     if problem := check_suite(suite, args.version):
         print(f"conformance: {problem}", file=sys.stderr)
         return 2
-    report = (args.report or default_report(args.module, args.version, args.device)).resolve()
+    report = (args.report or default_report(args.module, args.version, args.device,
+                                            args.strict)).resolve()
     report.parent.mkdir(parents=True, exist_ok=True)
     report.unlink(missing_ok=True)
 
@@ -182,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         "module": args.module,
         "version": args.version,
         "device": args.device,
+        "strict": args.strict,
         "seed": args.seed,
         "max_examples": args.max_examples,
         "suite": str(suite),
@@ -195,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="conformance-hypothesis-") as hypothesis_dir:
         env = pytest_env(args, hypothesis_dir)
+        counters = report.with_suffix(".counters.json")
+        counters.unlink(missing_ok=True)
+        env["HXARRAY_CONFORMANCE_COUNTERS"] = str(counters)
         returncode = subprocess.run(cmd, check=False, cwd=suite, env=env).returncode
     elapsed = time.monotonic() - start
 
@@ -207,11 +225,16 @@ def main(argv: list[str] | None = None) -> int:
         return returncode or 1
     data = json.loads(report.read_text())
     data["conformance"] = settings
+    if counters.is_file():
+        data["device_counters"] = json.loads(counters.read_text())
+        counters.unlink()
     report.write_text(json.dumps(data, indent=1))
 
     summary = summarise(data)
     print(f"\n{args.module} against array-api-tests {args.version} ({elapsed:.0f} s)\n")
     print(format_summary(summary))
+    if "device_counters" in data:
+        print(format_counters(data["device_counters"]))
     print(f"\nreport: {report}")
     if returncode not in (0, 1):  # 1 = some tests failed, already listed above
         why = PYTEST_EXIT.get(returncode, "unexpected exit code")

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import cuda, fft, hal, linalg
 from ._array import Array, _install_operators
 from ._constants import e, inf, nan, newaxis, pi
@@ -27,18 +29,39 @@ from ._dtypes import (
     uint64,
 )
 from ._elementwise import *  # noqa: F403
+
+if TYPE_CHECKING:  # the element-wise functions are generated at import; their signatures:
+    from ._elementwise_api import *  # noqa: F403
 from ._indexing import *  # noqa: F403
 from ._info import __array_namespace_info__, empty_cache, memory_stats, set_memory_limit
 from ._linalg_functions import *  # noqa: F403
 from ._manipulation import *  # noqa: F403
+from ._modes import set_strict
 from ._searching import *  # noqa: F403
 from ._sets import *  # noqa: F403
 from ._sorting import *  # noqa: F403
 from ._statistical import *  # noqa: F403
 from ._utility import *  # noqa: F403
 from ._version import API_VERSION as __array_api_version__
-from .backends.cpu.parallel import get_num_threads, threads
+from .backends.cpu.parallel import get_num_threads, set_num_threads, threads
 from .hal import Device, DeviceType, Event, Stream, device_scope
+from .hal.device import DeviceUnavailableError
+from .hal.scope import memory_scope
+from .hal.selection import best_device, devices_report, select_device
+from .pipeline import pipeline, prefetch
+from .profiler import profile
 
 _install_operators()
 del _install_operators
+
+from ._numpy_protocols import array_function as _array_function  # noqa: E402
+from ._numpy_protocols import array_ufunc as _array_ufunc  # noqa: E402
+
+Array.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]  # numpy's protocols
+Array.__array_function__ = _array_function  # type: ignore[attr-defined]
+del _array_function, _array_ufunc
+
+from ._ndarray_methods import install as _install_ndarray_methods  # noqa: E402
+
+_install_ndarray_methods(Array)  # numpy's ndarray methods, numpy mode only (x.sum(), x.reshape())
+del _install_ndarray_methods

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -10,29 +11,54 @@ from typing import Any
 import numpy as np
 
 import hxarray as xp
+from hxarray._progress import progress
+from hxarray.backends.cuda.backend import CudaBackend
 from hxarray.hal import Device, registry
+from hxarray.hal.performance import PEAK_DTYPES
 
 
-def _human(nbytes: int) -> str:
+def _human(nbytes: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if nbytes < 1024 or unit == "TiB":
-            return f"{nbytes:.1f} {unit}" if unit != "B" else f"{nbytes} B"
+            return f"{nbytes:.1f} {unit}" if unit != "B" else f"{nbytes:.0f} B"
         nbytes /= 1024
     return ""
 
 
-def _describe(device: Device) -> str:
+def _flops(value: float) -> str:
+    for unit, scale in (("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.3g} FLOP/s"
+
+
+def _describe(entry: dict[str, Any]) -> list[str]:
+    """The lines `info` prints for one device of `devices_report()`."""
+    device = Device(entry["device"])
     caps = device.capabilities()
     features = caps.get("simd") or caps.get("features") or []
-    return (f"{str(device):8s} {caps['name']} ({caps['vendor']}), {caps['compute_units']} compute "
-            f"units, {_human(caps['free_memory'])} free of {_human(caps['total_memory'])}"
-            + (f", features: {' '.join(features)}" if features else ""))
-
-
-def _best_device() -> Device:
-    """The first CUDA device if there is one, else the CPU (plug-in devices only on request)."""
-    devices = registry.devices()
-    return next((d for d in devices if d.type.name == "cuda"), Device("cpu"))
+    peaks = entry["peak_flops"]
+    lines = [f"{entry['device']:8s} {entry['name']} ({entry['vendor']}), priority "
+             f"{entry['priority']}, {entry['compute_units']} compute units, "
+             f"{_human(entry['free_memory'])} free of {_human(entry['total_memory'])}"]
+    if peaks:
+        lines.append("peak " + ", ".join(f"{_flops(peaks[k])} {k}" for k in PEAK_DTYPES
+                                         if k in peaks)
+                     + f"; memory {entry['memory_bandwidth'] / 1e9:.3g} GB/s"
+                     + f" ({entry['performance_source']})")
+    if features:
+        lines.append(f"features: {' '.join(features)}")
+    backend = device.backend
+    if "compute_capability" in caps and isinstance(backend, CudaBackend):
+        stats = backend.stats(device)
+        lines.append(f"compute capability {caps['compute_capability']}, "
+                     f"{caps['max_threads_per_block']} threads per block, warp "
+                     f"{caps['warp_size']}, {_human(caps['shared_memory_per_block'])} shared "
+                     "memory per block" + (", simulated on the CPU" if caps.get("simulated")
+                                           else ""))
+        lines.append(f"{stats['kernel_launches']} kernel launches, {stats['compilations']} "
+                     f"compilations, host fallbacks: {stats['host_fallbacks'] or 'none'}")
+    return lines
 
 
 def _timed(fn: Callable[[], Any], device: Device | None = None,
@@ -50,35 +76,39 @@ def _timed(fn: Callable[[], Any], device: Device | None = None,
     return result, best * 1e3
 
 
-def info() -> None:
-    print(f"hxarray, Array API {xp.__array_api_version__}; numpy {np.__version__}")
+def info(as_json: bool = False) -> None:
+    """Print `xp.devices_report()`: for people, or as JSON (`as_json`)."""
+    for device in progress(registry.devices(), "measuring devices", unit="device"):
+        device.capabilities()  # the first time on a machine, peaks are measured (seconds)
+    report = xp.devices_report()
+    if as_json:
+        print(json.dumps({"hxarray": _version(), "array_api": xp.__array_api_version__,
+                          "numpy": np.__version__, **report}, indent=1))
+        return
+    print(f"hxarray {_version()}, Array API {xp.__array_api_version__}; numpy {np.__version__}")
+    print(f"default device: {report['default_device']}; best device: {report['best_device']}")
     print("devices:")
-    for device in registry.devices():
-        print("  " + _describe(device))
-        caps = device.capabilities()
-        if "compute_capability" in caps:
-            stats = device.backend.stats(device)
-            print(f"           compute capability {caps['compute_capability']}, "
-                  f"{caps['max_threads_per_block']} threads per block, warp {caps['warp_size']}, "
-                  f"{_human(caps['shared_memory_per_block'])} shared memory per block"
-                  + (", simulated on the CPU" if caps.get("simulated") else ""))
-            print(f"           {stats['kernel_launches']} kernel launches, "
-                  f"{stats['compilations']} compilations, host fallbacks: "
-                  f"{stats['host_fallbacks'] or 'none'}")
-    available = registry.available_types()
-    for device_type in xp.DeviceType.members():
-        if device_type.name in available:
-            continue
-        try:
-            reason = registry.get(device_type).unavailable_reason()
-        except ValueError as exc:
-            reason = str(exc)
-        print(f"  {device_type.name:8s} not available: {reason}")
+    for entry in report["devices"]:
+        first, *rest = _describe(entry)
+        print("  " + first)
+        for line in rest:
+            print("           " + line)
+    for name, reason in report["unavailable"].items():
+        print(f"  {name:8s} not available: {reason}")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hxarray")
+    except PackageNotFoundError:
+        return "(source tree)"
 
 
 def demo(device: Device | None = None) -> None:
     info()
-    device = device or _best_device()
+    device = device or xp.best_device()
     print(f"\nworkload on {device}:")
     rng = np.random.default_rng(0)
     n = 1_000_000
@@ -97,13 +127,15 @@ def demo(device: Device | None = None) -> None:
         ("m @ m.T (512x512)", lambda: m @ m.T, lambda: m_host @ m_host.T),
         ("mean(a[a > 0])", lambda: xp.mean(a[a > 0]), lambda: np.mean(a_host[a_host > 0])),
     ]
-    print(f"  {'operation':28s} {'hxarray':>10s} {'numpy':>10s}   check")
-    for label, ours, theirs in cases:
+    rows = [f"  {'operation':28s} {'hxarray':>10s} {'numpy':>10s}   check"]
+    for label, ours, theirs in progress(cases, "workload", unit="case"):
         result, t_ours = _timed(ours, device)
         expected, t_numpy = _timed(theirs)
         got = np.asarray(result.to_device("cpu"))
         ok = np.allclose(got, expected, rtol=1e-10, atol=1e-8)
-        print(f"  {label:28s} {t_ours:8.2f}ms {t_numpy:8.2f}ms   {'ok' if ok else 'MISMATCH'}")
+        rows.append(f"  {label:28s} {t_ours:8.2f}ms {t_numpy:8.2f}ms   "
+                    f"{'ok' if ok else 'MISMATCH'}")
+    print("\n".join(rows))
     stats = xp.memory_stats(device)
     print(f"\nallocator on {device}: {_human(stats['allocated_bytes'])} in use, "
           f"{_human(stats['reserved_bytes'])} reserved, "
@@ -115,9 +147,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m hxarray", description=__doc__)
     parser.add_argument("command", choices=("demo", "info"), nargs="?", default="demo")
     parser.add_argument("--device", type=Device, help="run the demo on this device, e.g. cpu")
+    parser.add_argument("--json", action="store_true", help="info: print JSON, for machines")
     args = parser.parse_args(argv)
     if args.command == "info":
-        info()
+        info(as_json=args.json)
     else:
         demo(args.device)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import pickle
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +26,12 @@ if TYPE_CHECKING:
     from .hal.buffer import MemoryBuffer
 
 __all__ = ["Array"]
+
+
+if TYPE_CHECKING:  # the operators are installed at import (`_install_operators`)
+    from ._operators import ArrayOperators
+else:
+    ArrayOperators = object
 
 
 MAX_DIMS = 64  # numpy's limit, and so the CPU backend's
@@ -64,13 +71,20 @@ def _check_layout(dtype: Any, shape: Any, strides: Any, offset: Any) -> None:
         raise OverflowError("Python int too large to convert to C ssize_t")
 
 
-class _ArrayBase:
+class _ArrayBase(ArrayOperators):
     """The pure-Python twin of `_speedups.ArrayBase`: the fields, set once by `_make` or `_view`
     (which check them) and read-only afterwards, except `_handle` (the operators are attached to
     Array by `_install_operators`)."""
 
     __slots__ = ("_buffer", "_dtype", "_shape", "_strides", "_offset", "_handle", "_readonly",
                  "__weakref__")
+    _buffer: MemoryBuffer
+    _dtype: dt.DType
+    _shape: tuple[int, ...]
+    _strides: tuple[int, ...]
+    _offset: int
+    _handle: Any  # the backend's native view, or None
+    _readonly: builtins.bool
 
     def __new__(cls, *args: Any, **kwargs: Any) -> _ArrayBase:
         raise TypeError(f"cannot create '{cls.__name__}' instances; arrays are made by _make")
@@ -129,7 +143,10 @@ def _load_buffer_type() -> type:
     return MemoryBuffer
 
 
-_Base = _ArrayBase if speedups is None else speedups.ArrayBase
+if TYPE_CHECKING:  # type checkers see the pure-Python twin, whose interface both share
+    _Base = _ArrayBase
+else:
+    _Base = _ArrayBase if speedups is None else speedups.ArrayBase
 
 
 class Array(_Base):
@@ -137,7 +154,8 @@ class Array(_Base):
     (`asarray`, `zeros`, ...), not with this class."""
 
     __slots__ = ()
-    __array_ufunc__ = None  # numpy operators defer to ours instead of converting silently
+    # numpy's __array_ufunc__ and __array_function__ are attached by the package
+    # (hxarray/_numpy_protocols.py)
     __hash__ = None  # `==` is element-wise, so arrays cannot be dict keys or set members
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Array:
@@ -265,6 +283,27 @@ class Array(_Base):
             host = host.copy()
         return host if dtype is None else host.astype(dtype, copy=False)
 
+    # -- pickle and copy ---------------------------------------------------------------------------
+    def __reduce_ex__(self, protocol: int) -> tuple[Any, ...]:
+        """dtype, shape, device and the values in C order: a CPU array's memory goes out-of-band
+        under protocol 5 (no copy when it is contiguous); a device array goes through a host
+        copy and comes back on its device (which must exist where it is unpickled)."""
+        backend = self._buffer.device.backend
+        host = backend.host_view(self)
+        if host is None:
+            host = backend.to_host(self)
+        elif not host.flags.c_contiguous:
+            host = np.ascontiguousarray(host)
+        data = pickle.PickleBuffer(host) if protocol >= 5 else host.tobytes()
+        return _rebuild, (data, self._dtype, self._shape, self._buffer.device)
+
+    def __copy__(self) -> Array:
+        """A copy on the same device, as numpy's copy.copy makes."""
+        return self._buffer.device.backend.copy(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Array:
+        return self._buffer.device.backend.copy(self)
+
     def _host(self) -> np.ndarray:
         """The values as a numpy array (a view on the CPU, a copy elsewhere)."""
         backend = self._buffer.device.backend
@@ -329,6 +368,14 @@ class Array(_Base):
         from ._indexing import setitem
 
         setitem(self, key, value)
+
+
+def _rebuild(data: Any, dtype: dt.DType, shape: tuple[int, ...], device: Device) -> Array:
+    """Unpickle an array: share the pickled memory where it is writable host memory (an
+    out-of-band buffer, or protocol 5's in-band bytearray), else copy it."""
+    from ._creation import asarray
+
+    return asarray(np.frombuffer(data, dtype=dtype.numpy).reshape(shape), device=device)
 
 
 def _transfer(x: Array, source: Device, target: Device) -> Array:

@@ -6,6 +6,7 @@ not built (no C compiler at install time) or when HXARRAY_PURE_PYTHON=1 is set.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from typing import Any
 speedups: ModuleType | None = None
 if os.environ.get("HXARRAY_PURE_PYTHON", "0") in ("", "0"):
     try:
-        from . import _speedups as speedups
+        speedups = importlib.import_module("hxarray._speedups")
     except ImportError:  # pragma: no cover - installs without a C compiler
         speedups = None
 

@@ -14,8 +14,12 @@ from . import _views
 from ._array import Array
 from ._checks import as_bool, as_copy, as_device, as_dtype, as_int, as_shape, check_array
 from ._compiled import fast
+from ._modes import is_strict
+from ._numpy_mode import numpy_positional
 from ._version import sequence_result
-from .hal.device import Device
+from .hal.device import Device, default_device
+
+_ndarray = np.ndarray
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
            "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
@@ -41,12 +45,28 @@ def _scalar_dtype(value: Any, function: str) -> dt.DType:
                     f"got {type(value).__name__}")
 
 
-def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
+def asarray(obj: Any, /, *args: Any, dtype: Any = None, device: Any = None,
             copy: builtins.bool | None = None) -> Array:
     """Convert `obj` to an array. Host data (numpy arrays, DLPack CPU tensors, nested sequences,
     buffer-protocol objects, whose format gives the dtype; bytes are uint8) is copied into device
-    memory unless `copy=False`, which shares the writable memory of a numpy array, DLPack CPU
-    tensor or buffer on the CPU, or raises ValueError."""
+    memory, except that a writable numpy array of an hxarray dtype becomes a CPU array sharing
+    its memory (in about a microsecond, as np.asarray would; `copy=True` copies it), and that
+    `copy=False` shares the memory of a numpy array, DLPack CPU tensor or writable buffer, or
+    raises ValueError. numpy mode also takes numpy's positional `dtype`: `asarray(obj, float32)`."""
+    if obj.__class__ is _ndarray and dtype is None and copy is None and device is None and \
+            not args:
+        target = default_device()  # the common case: share a numpy array's memory
+        shared = (target._backend or target.backend).adopt(obj)
+        if shared is not None:
+            return shared
+    if args:
+        if is_strict() or len(args) > 1:
+            raise TypeError(f"asarray() takes 1 positional argument but {1 + len(args)} were "
+                            "given" if is_strict() else "asarray() takes at most 2 positional "
+                            "arguments (numpy's form: dtype)")
+        if dtype is not None:
+            raise TypeError("asarray() got multiple values for argument 'dtype'")
+        dtype = args[0]
     dtype = _optional_dtype(dtype, "asarray")
     if copy is not None and copy is not True and copy is not False:
         copy = as_copy(copy, "asarray")
@@ -72,12 +92,13 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     target = as_device(device, "asarray")
     host = _to_host(obj, dtype, copy)
     backend = target.backend
-    if copy is False:
+    if copy is False or copy is None and isinstance(obj, _ndarray):
         shared = backend.adopt(host)
-        if shared is None:
-            raise ValueError(f"asarray(copy=False): data in host memory cannot be used on "
-                             f"{target} without a copy")
-        return shared
+        if shared is not None:
+            return shared
+    if copy is False:
+        raise ValueError(f"asarray(copy=False): data in host memory cannot be used on "
+                         f"{target} without a copy")
     return backend.from_host(host, target)
 
 
@@ -156,6 +177,7 @@ def _filled(function: str, shape: Any, value: Any, dtype: Any, device: Any) -> A
     return target.backend.full(as_shape(shape, function), value, dtype, target)
 
 
+@numpy_positional("dtype")
 def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     """An uninitialised array (its memory may hold values of an earlier array)."""
     dtype = _optional_dtype(dtype, "empty") or dt.float64
@@ -163,10 +185,12 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     return target.backend.empty(as_shape(shape, "empty"), dtype, target)
 
 
+@numpy_positional("dtype")
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     return _filled("zeros", shape, 0, dtype, device)
 
 
+@numpy_positional("dtype")
 def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     return _filled("ones", shape, 1, dtype, device)
 
@@ -179,6 +203,7 @@ zeros = fast("Creation", zeros, _same, value=0)
 ones = fast("Creation", ones, _same, value=1)
 
 
+@numpy_positional("dtype")
 def full(shape: Any, fill_value: builtins.bool | int | float | complex, *, dtype: Any = None,
          device: Any = None) -> Array:
     return _full("full", shape, fill_value, dtype, device)
@@ -223,21 +248,25 @@ def _like(x: Any, dtype: Any, device: Any, function: str) -> tuple[tuple[int, ..
     return x._shape, dtype, target
 
 
+@numpy_positional("dtype")
 def empty_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
     shape, dtype, target = _like(x, dtype, device, "empty_like")
     return target.backend.empty(shape, dtype, target)
 
 
+@numpy_positional("dtype")
 def zeros_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
     shape, dtype, target = _like(x, dtype, device, "zeros_like")
     return target.backend.full(shape, 0, dtype, target)
 
 
+@numpy_positional("dtype")
 def ones_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
     shape, dtype, target = _like(x, dtype, device, "ones_like")
     return target.backend.full(shape, 1, dtype, target)
 
 
+@numpy_positional("dtype")
 def full_like(x: Array, /, fill_value: builtins.bool | int | float | complex, *,
               dtype: Any = None, device: Any = None) -> Array:
     shape, dtype, target = _like(x, dtype, device, "full_like")
@@ -258,6 +287,7 @@ def _number(value: Any, function: str, name: str, allow_complex: builtins.bool =
     raise TypeError(f"{function}(): {name} must be {kinds}, got {type(value).__name__}")
 
 
+@numpy_positional("dtype")
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> Array:
     if stop is None:
@@ -288,6 +318,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     return target.backend.arange(start, stop, step, dtype, target)
 
 
+@numpy_positional("endpoint")
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
              dtype: Any = None, device: Any = None, endpoint: builtins.bool = True) -> Array:
     start = _number(start, "linspace", "start", allow_complex=True)
@@ -329,6 +360,7 @@ def _spaced(start: Any, stop: Any, num: int, dtype: dt.DType, device: Device,
 
 
 
+@numpy_positional("k", "dtype")
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
         device: Any = None) -> Array:
     n_rows = as_int(n_rows, "eye", "n_rows")

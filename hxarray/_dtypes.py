@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._modes import unspecified
+
 __all__ = [
     "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float32", "float64", "complex64", "complex128", "result_type_of", "promote",
@@ -21,14 +23,12 @@ class DType:
 
     __slots__ = ("name", "kind", "itemsize", "numpy", "__weakref__")
 
-    def __init__(self, name: str, kind: str) -> None:
+    def __init__(self, name: str) -> None:
         if hasattr(self, "name"):
             raise TypeError("a DType is initialised once")
-        fields = {"name": name, "numpy": np.dtype(name),
-                  # "bool", "signed integer", "unsigned integer", "real floating" or "complex
-                  # floating"
-                  "kind": kind}
-        fields["itemsize"] = fields["numpy"].itemsize
+        numpy = np.dtype(name)
+        fields = {"name": name, "numpy": numpy, "itemsize": numpy.itemsize,
+                  "kind": numpy.kind}  # numpy's character code: "b", "i", "u", "f" or "c"
         for field, value in fields.items():
             object.__setattr__(self, field, value)
 
@@ -41,24 +41,49 @@ class DType:
     def __repr__(self) -> str:
         return f"hxarray.{self.name}"
 
-
     def __reduce__(self) -> str:
         return self.name
 
+    def __eq__(self, other: object) -> _builtin_bool:
+        """Identity among hxarray dtypes; against a numpy dtype or a scalar or Python type,
+        numpy's comparison, so `x.dtype == bool` reads as numpy's does (dask compares its arrays'
+        dtypes so); never equal to a name."""
+        if other.__class__ is DType:
+            return self is other
+        if isinstance(other, (np.dtype, type)):
+            try:
+                return _builtin_bool(self.numpy == other)
+            except TypeError:
+                return False
+        return NotImplemented
 
-bool = DType("bool", "bool")
-int8 = DType("int8", "signed integer")
-int16 = DType("int16", "signed integer")
-int32 = DType("int32", "signed integer")
-int64 = DType("int64", "signed integer")
-uint8 = DType("uint8", "unsigned integer")
-uint16 = DType("uint16", "unsigned integer")
-uint32 = DType("uint32", "unsigned integer")
-uint64 = DType("uint64", "unsigned integer")
-float32 = DType("float32", "real floating")
-float64 = DType("float64", "real floating")
-complex64 = DType("complex64", "complex floating")
-complex128 = DType("complex128", "complex floating")
+    __hash__ = object.__hash__
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype: `np.dtype(hxarray.float64)` reads it (numpy's protocol for objects
+        with a dtype)."""
+        return self.numpy
+
+    @property
+    def type(self) -> type:
+        """numpy's scalar type of this dtype (`np.float64`), as `np.dtype(...).type`."""
+        return self.numpy.type
+
+
+bool = DType("bool")
+int8 = DType("int8")
+int16 = DType("int16")
+int32 = DType("int32")
+int64 = DType("int64")
+uint8 = DType("uint8")
+uint16 = DType("uint16")
+uint32 = DType("uint32")
+uint64 = DType("uint64")
+float32 = DType("float32")
+float64 = DType("float64")
+complex64 = DType("complex64")
+complex128 = DType("complex128")
 
 ALL_DTYPES = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float32, float64, complex64, complex128)
@@ -112,7 +137,7 @@ def _build_promotion_table() -> dict[tuple[DType, DType], DType]:
             if a.kind == b.kind:
                 table[a, b] = a if a.itemsize >= b.itemsize else b
             else:
-                s, u = (a, b) if a.kind == "signed integer" else (b, a)
+                s, u = (a, b) if a.kind == "i" else (b, a)
                 if s.itemsize > u.itemsize:
                     table[a, b] = s
                 elif u.itemsize < 8:
@@ -131,13 +156,14 @@ PROMOTION_TABLE = _build_promotion_table()
 
 
 def promote(a: DType, b: DType) -> DType:
-    """The common dtype of two array dtypes; TypeError where the standard defines none."""
+    """The common dtype of two array dtypes; where the standard defines none, TypeError in strict
+    mode, a NumpyRule (numpy mode's cue) otherwise."""
     try:
         return PROMOTION_TABLE[a, b]
     except KeyError:
-        raise TypeError(
-            f"no type promotion between {a.name} and {b.name}: the Array API standard does not "
-            "promote across kinds (bool, integer, floating-point); cast one operand with astype()"
+        raise unspecified(
+            "no type promotion between {} and {}: the Array API standard does not promote across "
+            "kinds (bool, integer, floating-point); cast one operand with astype()", a.name, b.name
         ) from None
 
 

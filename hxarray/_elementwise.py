@@ -11,28 +11,35 @@ import array
 import builtins
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._compiled import fast
+from ._modes import NumpyRule, is_strict, unspecified
 from ._ops import BINARY, OPS, UNARY
 from ._views import broadcast_shapes
 
 Scalar = bool | int | float | complex
 _Array = Array
 
+# Results the standard defines, the same in both modes (numpy mode's own rules live in
+# _numpy_mode, reached by the NumpyRule that a case the standard leaves open raises there).
 _result_cache: dict[tuple[str, dt.DType, dt.DType], dt.DType] = {}
 
 
 def _resolve(name: str, d1: dt.DType, d2: dt.DType) -> dt.DType:
-    """The result dtype of `name` on dtypes (d1, d2), after the spec's category check; cached."""
+    """The result dtype of `name` on dtypes (d1, d2), after the spec's category check; cached.
+    Where the standard defines none: TypeError in strict mode, else NumpyRule."""
     op = OPS[name]
     category, rule = op.category, op.result
     allowed = dt.CATEGORIES[category]
     for d in (d1, d2):
         if d not in allowed:
-            raise TypeError(f"{name}() requires {category} input, got {d.name}")
+            raise unspecified("{}() requires {} input, got {}", name, category, d.name)
     common = dt.promote(d1, d2)
     result = dt.bool if rule == "bool" else dt.REAL_OF.get(common, common) if rule == "real" \
         else common
@@ -54,20 +61,27 @@ def _scalar_fits(value: Scalar, dtype: dt.DType) -> builtins.bool:
 
 
 def _check_scalar(name: str, value: Any, dtype: dt.DType) -> Scalar:
-    """`value` as a plain Python scalar compatible with `dtype`; TypeError/OverflowError if not."""
+    """`value` as a plain Python scalar compatible with `dtype`; TypeError/OverflowError if not
+    (numpy mode: NumpyRule where it has a rule). numpy mode takes numpy scalars as the Python
+    scalars they hold."""
     for kind in (builtins.bool, int, float, complex):
         if isinstance(value, kind):
             value = kind(value)
             break
     else:
+        if isinstance(value, np.generic) and value.dtype in dt.FROM_NUMPY and not is_strict():
+            return _check_scalar(name, value.item(), dtype)
         raise TypeError(f"{name}() accepts arrays and Python scalars, got {type(value).__name__}")
     if not _scalar_fits(value, dtype):
-        raise TypeError(f"{name}(): a Python {type(value).__name__} cannot be combined with an "
-                        f"array of dtype {dtype.name}")
+        raise unspecified("{}(): a Python {} cannot be combined with an array of dtype {}", name,
+                          type(value).__name__, dtype.name)
     if value.__class__ is int and dtype in dt.INTEGER:
         low, high = dt.INTEGER_BOUNDS[dtype]
         if not low <= value <= high:
-            raise OverflowError(f"{name}(): Python int {value} is out of bounds for {dtype.name}")
+            message = f"{name}(): Python int {value} is out of bounds for {dtype.name}"
+            if name in numpy_mode.COMPARISONS and not is_strict():
+                raise NumpyRule(message)  # numpy compares by value
+            raise OverflowError(message)
     elif value.__class__ is int and not -(2**63) <= value < 2**63:  # (numpy would make an object)
         try:
             value = float(value)
@@ -94,36 +108,43 @@ def _backend_of(x: Array) -> Any:
 def _unary(name: str, x: Array) -> Array:
     if x.__class__ is not _Array:
         raise TypeError(f"{name}() expects an hxarray Array, got {type(x).__name__}")
-    dtype = _result_cache.get((name, x._dtype, x._dtype)) or _resolve(name, x._dtype, x._dtype)
+    try:
+        dtype = _result_cache.get((name, x._dtype, x._dtype)) or _resolve(name, x._dtype, x._dtype)
+    except NumpyRule:
+        return numpy_mode.elementwise(name, x)
     return _backend_of(x).elementwise(name, (x,), dtype, x._shape)
 
 
 def _binary(name: str, x1: Any, x2: Any, out: Array | None = None) -> Array:
-    if x1.__class__ is _Array:
-        if x2.__class__ is _Array:
-            d1, d2 = x1._dtype, x2._dtype
+    try:  # free in Python 3.11+; a case the standard leaves open lands in the handler
+        if x1.__class__ is _Array:
+            if x2.__class__ is _Array:
+                d1, d2 = x1._dtype, x2._dtype
+                dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
+                device = x1._buffer.device
+                if x2._buffer.device is not device:
+                    raise ValueError(f"{name}(): arrays are on different devices ({device} and "
+                                     f"{x2._buffer.device}); move one with to_device()")
+                s1, s2 = x1._shape, x2._shape
+                shape = s1 if s1 == s2 else broadcast_shapes(s1, s2)
+                backend = device._backend or device.backend
+                return backend.elementwise(name, (x1, x2), dtype, shape, out)
+            d1 = x1._dtype  # scalar_operand, inlined: this is the hot path
+            d2 = dt.COMPLEX_OF[d1] if d1 in dt.COMPLEX_OF and isinstance(x2, complex) else d1
+            x2 = _check_scalar(name, x2, d2)
             dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
-            device = x1._buffer.device
-            if x2._buffer.device is not device:
-                raise ValueError(f"{name}(): arrays are on different devices ({device} and "
-                                 f"{x2._buffer.device}); move one with to_device()")
-            s1, s2 = x1._shape, x2._shape
-            shape = s1 if s1 == s2 else broadcast_shapes(s1, s2)
-            backend = device._backend or device.backend
-            return backend.elementwise(name, (x1, x2), dtype, shape, out)
-        d1 = x1._dtype  # scalar_operand, inlined: this is the hot path
-        d2 = dt.COMPLEX_OF[d1] if d1 in dt.COMPLEX_OF and isinstance(x2, complex) else d1
-        x2 = _check_scalar(name, x2, d2)
-        dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
-        return _backend_of(x1).elementwise(name, (x1, x2), dtype, x1._shape, out)
-    if x2.__class__ is _Array:
-        d2 = x2._dtype
-        d1 = dt.COMPLEX_OF[d2] if d2 in dt.COMPLEX_OF and isinstance(x1, complex) else d2
-        x1 = _check_scalar(name, x1, d1)
-        dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
-        return _backend_of(x2).elementwise(name, (x1, x2), dtype, x2._shape, out)
-    raise TypeError(f"{name}() needs at least one hxarray Array argument, got "
-                    f"{type(x1).__name__} and {type(x2).__name__}")
+            return _backend_of(x1).elementwise(name, (x1, x2), dtype, x1._shape, out)
+        if x2.__class__ is _Array:
+            d2 = x2._dtype
+            d1 = dt.COMPLEX_OF[d2] if d2 in dt.COMPLEX_OF and isinstance(x1, complex) else d2
+            x1 = _check_scalar(name, x1, d1)
+            dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
+            return _backend_of(x2).elementwise(name, (x1, x2), dtype, x2._shape, out)
+        raise TypeError(f"{name}() needs at least one hxarray Array argument, got "
+                        f"{type(x1).__name__} and {type(x2).__name__}")
+    except NumpyRule:
+        result = numpy_mode.elementwise(name, x1, x2)
+        return result if out is None else numpy_mode.assign_inplace(name, out, result)
 
 
 def binary_operator(name: str, reflected: bool) -> Callable[[Array, Any], Any]:
@@ -172,7 +193,11 @@ def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
     def operator(self: Array, other: Any) -> Any:
         if other.__class__ is not _Array and not isinstance(other, (builtins.bool, int, float,
                                                                     complex)):
-            return NotImplemented
+            if not isinstance(other, (np.ndarray, np.generic)) or is_strict():
+                return NotImplemented
+            from ._numpy_protocols import as_operand  # numpy mode: x += numpy_array, in place
+
+            other = as_operand(other, self._buffer.device)
         if self._readonly:
             from ._indexing import check_writable
 
@@ -186,14 +211,18 @@ def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
                                  f"to {result._shape} {result._dtype.name}")
             _backend_of(self).assign(self, result)
             return self
-        if other.__class__ is _Array:
-            d2 = other._dtype
-        else:
-            other, d2 = scalar_operand(name, other, self._dtype)
-        dtype = _result_cache.get((name, self._dtype, d2)) or _resolve(name, self._dtype, d2)
-        if dtype is not self._dtype:
-            raise TypeError(f"in-place {name} would change the dtype of x from "
-                            f"{self._dtype.name} to {dtype.name}")
+        given = other
+        try:
+            if other.__class__ is _Array:
+                d2 = other._dtype
+            else:
+                other, d2 = scalar_operand(name, other, self._dtype)
+            dtype = _result_cache.get((name, self._dtype, d2)) or _resolve(name, self._dtype, d2)
+            if dtype is not self._dtype:
+                raise unspecified(f"in-place {name} would change the dtype of x from "
+                                  f"{self._dtype.name} to {dtype.name}")
+        except NumpyRule:  # numpy computes anew and casts back ("same_kind")
+            return numpy_mode.assign_inplace(name, self, numpy_mode.elementwise(name, self, given))
         if other.__class__ is _Array and other._shape != self._shape and \
                 broadcast_shapes(self._shape, other._shape) != self._shape:
             raise ValueError(f"in-place {name}: operand of shape {other._shape} does not "
@@ -235,6 +264,9 @@ def _function(name: str) -> Callable[..., Array]:
     return fast("Operation", function, results, general, arity=1 if name in UNARY else 2)
 
 
+if TYPE_CHECKING:  # generated below; their signatures, for type checkers:
+    from ._elementwise_api import *  # noqa: F403
+
 # The namespace's element-wise functions, by name (the operator slots use them too).
 OPERATIONS: dict[str, Callable[..., Array]] = {name: _function(name) for name in (*UNARY, *BINARY)}
 globals().update((name, f) for name, f in OPERATIONS.items() if name != "round")
@@ -251,25 +283,41 @@ def clip(x: Array, /, min: Array | Scalar | None = None,
     integer bounds beyond x's dtype are clamped to its range first."""
     if x.__class__ is not _Array:
         raise TypeError(f"clip() expects an hxarray Array, got {type(x).__name__}")
-    if x._dtype not in dt.REAL_NUMERIC:
+    if x._dtype not in dt.REAL_NUMERIC and (x._dtype is not dt.bool or is_strict()):
         raise TypeError(f"clip() requires real-valued input, got {x._dtype.name}")
     bounds = []
     shapes = [x._shape]
-    for label, bound in (("min", min), ("max", max)):
-        if bound is not None and bound.__class__ is not _Array:
-            if bound.__class__ is int and x._dtype in dt.INTEGER:
-                low, high = dt.INTEGER_BOUNDS[x._dtype]
-                bound = builtins.min(builtins.max(bound, low), high)
-            bound = _check_scalar("clip", bound, x._dtype)
-        elif bound is not None:
-            if bound._buffer.device is not x._buffer.device:
-                raise ValueError(f"clip(): {label} is on {bound.device}, x on {x.device}")
-            if bound._dtype not in dt.REAL_NUMERIC or \
-                    (bound._dtype in dt.FLOATING) != (x._dtype in dt.FLOATING):
-                raise TypeError(f"clip(): {label} of dtype {bound._dtype.name} does not match x "
-                                f"of dtype {x._dtype.name}")
-            shapes.append(bound._shape)
-        bounds.append(bound)
+    try:
+        if x._dtype is dt.bool:  # numpy mode only: strict mode refused it above
+            raise NumpyRule("clip() of a bool array")
+        for label, bound in (("min", min), ("max", max)):
+            if bound is not None and bound.__class__ is not _Array:
+                if bound.__class__ is int and x._dtype in dt.INTEGER:
+                    low, high = dt.INTEGER_BOUNDS[x._dtype]
+                    bound = builtins.min(builtins.max(bound, low), high)
+                bound = _check_scalar("clip", bound, x._dtype)
+            elif bound is not None:
+                if bound._buffer.device is not x._buffer.device:
+                    raise ValueError(f"clip(): {label} is on {bound.device}, x on {x.device}")
+                mismatch = f"clip(): {label} of dtype {bound._dtype.name} does not match x of " \
+                    f"dtype {x._dtype.name}"
+                if bound._dtype in dt.COMPLEX_FLOATING:
+                    raise TypeError(mismatch)
+                if bound._dtype is dt.bool or \
+                        (bound._dtype in dt.FLOATING) != (x._dtype in dt.FLOATING):
+                    raise unspecified(mismatch)
+                shapes.append(bound._shape)
+            bounds.append(bound)
+    except NumpyRule:  # numpy promotes x and the bounds together (NEP 50)
+        given = [v for v in (min, max) if v is not None]
+        dtype, (x, *given) = numpy_mode.common((x, *given))
+        if dtype is dt.bool:  # booleans clip as 0 and 1
+            x = numpy_mode.cast(x, dt.uint8)
+            given = [numpy_mode.cast(v, dt.uint8) if v.__class__ is _Array else int(v)
+                     for v in given]
+        low = given.pop(0) if min is not None else None
+        result = clip(x, low, given[0] if max is not None else None)
+        return numpy_mode.reinterpret(result, dt.bool) if dtype is dt.bool else result
     shape = broadcast_shapes(*shapes)
     return _backend_of(x).elementwise("clip", (x, *bounds), x._dtype, shape)
 

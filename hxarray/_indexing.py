@@ -15,8 +15,11 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._checks import check_array, normalize_axis, same_device
+from ._modes import NumpyRule, is_strict
+from ._numpy_mode import numpy_positional
 from ._views import broadcast_shapes, broadcast_to, permute, view
 
 __all__ = ["take", "take_along_axis"]
@@ -227,7 +230,8 @@ def _gather_plan(x: Array, key: tuple[Any, ...]) -> tuple[Array, int, tuple[Arra
 def _check_value(x: Array, value: Any) -> Any:
     """`value` ready to store in `x`: a checked Python scalar or an array on x's device whose
     dtype is of x's kind (a narrower or wider dtype of the same kind is cast, as in numpy; complex
-    values never go into a real array, as that would drop their imaginary parts)."""
+    values never go into a real array, as that would drop their imaginary parts). numpy mode
+    casts values of other kinds as numpy does (1.7 stored in an integer array is 1)."""
     if value.__class__ is not Array:
         if isinstance(value, np.generic):
             value = value.item()  # a numpy scalar stands for the Python scalar it holds
@@ -237,7 +241,10 @@ def _check_value(x: Array, value: Any) -> Any:
             if isinstance(value, complex) and x._dtype not in dt.COMPLEX_FLOATING:
                 raise TypeError(f"__setitem__: cannot store a Python complex in a "
                                 f"{x._dtype.name} array")
-            return _check_scalar("__setitem__", value, x._dtype)
+            try:
+                return _check_scalar("__setitem__", value, x._dtype)
+            except NumpyRule:
+                return numpy_mode.python_type(x._dtype)(value)
         if isinstance(value, numbers.Number) or isinstance(value, (str, bytes)) or value is None:
             raise TypeError(f"__setitem__: a value is an array or a Python bool, int, float or "
                             f"complex, got {type(value).__name__}")
@@ -254,8 +261,12 @@ def _check_value(x: Array, value: Any) -> Any:
     if value._dtype is not x._dtype and (
             (x._dtype, value._dtype) not in dt.PROMOTION_TABLE
             or value._dtype in dt.COMPLEX_FLOATING and x._dtype not in dt.COMPLEX_FLOATING):
-        raise TypeError(f"__setitem__: cannot store {value._dtype.name} values in a "
-                        f"{x._dtype.name} array")
+        message = (f"__setitem__: cannot store {value._dtype.name} values in a "
+                   f"{x._dtype.name} array")
+        if is_strict() or value._dtype in dt.COMPLEX_FLOATING and \
+                x._dtype not in dt.COMPLEX_FLOATING:
+            raise TypeError(message)
+        return numpy_mode.cast(value, x._dtype)
     return value
 
 
@@ -296,6 +307,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
         _indexed(backend.scatter, "__setitem__", target, axis, indices, value)
 
 
+@numpy_positional("axis", "out")
 def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     check_array(x, "take")
     check_array(indices, "take", "indices")
@@ -322,6 +334,7 @@ def _gather(x: Array, axis: int, indices: tuple[Array, ...]) -> Array:
     return out
 
 
+@numpy_positional("axis")
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     check_array(x, "take_along_axis")
     check_array(indices, "take_along_axis", "indices")

@@ -7,25 +7,42 @@ import operator
 from collections.abc import Sequence
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis, same_device
 from ._manipulation import reshape
+from ._modes import NumpyRule, is_strict
+from ._numpy_mode import numpy_positional
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
 
-def _operands(function: str, x1: Array, x2: Array) -> dt.DType:
+def _operands(function: str, x1: Array, x2: Array) -> tuple[dt.DType, Array, Array]:
+    """The promoted dtype and the operands (numpy mode: bool as int64, kinds promoted)."""
     check_array(x1, function, "x1")
     check_array(x2, function, "x2")
-    check_dtype(x1, "numeric", function)
-    check_dtype(x2, "numeric", function)
+    if x1._dtype is dt.bool and x2._dtype is dt.bool and not is_strict():
+        x1, x2 = numpy_mode.cast(x1, dt.int64), numpy_mode.cast(x2, dt.int64)  # counts, then != 0
+    x1 = check_dtype(x1, "numeric", function)
+    x2 = check_dtype(x2, "numeric", function)
     same_device((x1, x2), function)
-    return dt.promote(x1._dtype, x2._dtype)
+    try:
+        return dt.promote(x1._dtype, x2._dtype), x1, x2
+    except NumpyRule:
+        dtype, (x1, x2) = numpy_mode.common((x1, x2))
+        return dtype, x1, x2
+
+
+def _product(result: Array, x1: Array, x2: Array) -> Array:
+    """numpy mode's product of bool arrays (computed as int64 counts) is bool: any term true."""
+    if x1._dtype is dt.bool and x2._dtype is dt.bool:
+        return numpy_mode.to_nonzero(result)
+    return result
 
 
 def matmul(x1: Array, x2: Array, /) -> Array:
-    dtype = _operands("matmul", x1, x2)
+    dtype, y1, y2 = _operands("matmul", x1, x2)
     if x1.ndim == 0 or x2.ndim == 0:
         raise ValueError("matmul(): operands must have at least one dimension; use multiply() "
                          "for scalars")
@@ -40,12 +57,14 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     b = _views.expand(x2, (1,)) if x2.ndim == 1 else x2
     m, n = a._shape[-2], b._shape[-1]
     backend = x1._buffer.device.backend
+    a = _views.expand(y1, (0,)) if y1.ndim == 1 else y1
+    b = _views.expand(y2, (1,)) if y2.ndim == 1 else y2
     a, b = (_views.broadcast_to(v if v._dtype is dtype else backend.copy(v, dtype),
                                 (*batch, *v._shape[-2:])) for v in (a, b))
     out = backend.empty((*batch, m, n), dtype, x1._buffer.device)
     backend.matmul(a, b, out)
     dropped = (len(batch),) * (x1.ndim == 1) + (len(batch) + 1,) * (x2.ndim == 1)
-    return _views.squeeze(out, dropped) if dropped else out
+    return _product(_views.squeeze(out, dropped) if dropped else out, x1, x2)
 
 
 def matrix_transpose(x: Array, /) -> Array:
@@ -53,9 +72,10 @@ def matrix_transpose(x: Array, /) -> Array:
     return x.mT
 
 
+@numpy_positional("axes")
 def tensordot(x1: Array, x2: Array, /, *,
               axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
-    _operands("tensordot", x1, x2)
+    _, y1, y2 = _operands("tensordot", x1, x2)
     if isinstance(axes, int) and not isinstance(axes, bool):
         if axes < 0 or axes > min(x1.ndim, x2.ndim):
             raise ValueError(f"tensordot(): axes={axes} must be in [0, {min(x1.ndim, x2.ndim)}]")
@@ -83,9 +103,9 @@ def tensordot(x1: Array, x2: Array, /, *,
     k = math.prod(x1._shape[i] for i in pair[0])
     shape1 = tuple(x1._shape[i] for i in free1)
     shape2 = tuple(x2._shape[i] for i in free2)
-    a = reshape(_views.permute(x1, free1 + pair[0]), (math.prod(shape1), k))
-    b = reshape(_views.permute(x2, pair[1] + free2), (k, math.prod(shape2)))
-    return reshape(matmul(a, b), shape1 + shape2)
+    a = reshape(_views.permute(y1, free1 + pair[0]), (math.prod(shape1), k))
+    b = reshape(_views.permute(y2, pair[1] + free2), (k, math.prod(shape2)))
+    return _product(reshape(matmul(a, b), shape1 + shape2), x1, x2)
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
@@ -93,7 +113,7 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     from ._elementwise import conj, multiply
     from ._statistical import sum as _sum
 
-    dtype = _operands("vecdot", x1, x2)
+    dtype, y1, y2 = _operands("vecdot", x1, x2)
     shape = _views.broadcast_shapes(x1._shape, x2._shape)
     if not shape:
         raise ValueError("vecdot(): operands must have at least one dimension")
@@ -101,5 +121,5 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     rel1, rel2 = axis - len(shape) + x1.ndim, axis - len(shape) + x2.ndim
     if rel1 < 0 or rel2 < 0 or x1._shape[rel1] != x2._shape[rel2]:
         raise ValueError(f"vecdot(): shapes {x1._shape} and {x2._shape} differ on axis {axis}")
-    product = multiply(conj(x1) if x1._dtype in dt.COMPLEX_FLOATING else x1, x2)
-    return _sum(product, axis=axis, dtype=dtype)
+    product = multiply(conj(y1) if y1._dtype in dt.COMPLEX_FLOATING else y1, y2)
+    return _product(_sum(product, axis=axis, dtype=dtype), x1, x2)

@@ -15,9 +15,12 @@ from functools import lru_cache
 from typing import Any
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import MAX_DIMS, Array
 from ._checks import as_copy, as_int, check_array, normalize_axes, normalize_axis, same_device
+from ._modes import NumpyRule
+from ._numpy_mode import numpy_positional
 from ._version import sequence_result
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
@@ -73,7 +76,9 @@ def _sequence(arrays: Any) -> Any:
     return tuple(arrays) if isinstance(arrays, (tuple, list)) else arrays
 
 
-def _common_dtype(arrays: tuple[Array, ...] | list[Array], function: str) -> dt.DType:
+def _common_dtype(arrays: tuple[Array, ...], function: str
+                  ) -> tuple[dt.DType, tuple[Array, ...]]:
+    """The promoted dtype and the arrays (in numpy mode, cast to it where kinds differ)."""
     if not isinstance(arrays, tuple):
         raise TypeError(f"{function}(): arrays must be a tuple or list of arrays, got "
                         f"{type(arrays).__name__}")
@@ -82,12 +87,15 @@ def _common_dtype(arrays: tuple[Array, ...] | list[Array], function: str) -> dt.
     for a in arrays:
         check_array(a, function, "each input")
     same_device(arrays, function)
-    return dt.result_type_of(*(a._dtype for a in arrays))
+    try:
+        return dt.result_type_of(*(a._dtype for a in arrays)), arrays
+    except NumpyRule:
+        return numpy_mode.common(arrays)
 
 
+@numpy_positional("axis", "out")
 def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
-    arrays = _sequence(arrays)
-    dtype = _common_dtype(arrays, "concat")
+    dtype, arrays = _common_dtype(_sequence(arrays), "concat")
     if axis is None:
         arrays = tuple(reshape(a, (-1,)) for a in arrays)
         axis = 0
@@ -115,9 +123,9 @@ def _joined(arrays: tuple[Array, ...], axis: int, dtype: dt.DType) -> Array:
     return out
 
 
+@numpy_positional("axis", "out")
 def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
-    arrays = _sequence(arrays)
-    dtype = _common_dtype(arrays, "stack")
+    dtype, arrays = _common_dtype(_sequence(arrays), "stack")
     shape = arrays[0]._shape
     if any(a._shape != shape for a in arrays):
         raise ValueError(f"stack(): all arrays must have the same shape, got "
@@ -131,7 +139,7 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     if x.ndim == 0:
         raise ValueError("unstack(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, "unstack")
-    key = [slice(None)] * x.ndim
+    key: list[slice | int] = [slice(None)] * x.ndim
     from ._indexing import basic_view
 
     parts = []
@@ -151,6 +159,7 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     return _views.expand(x, normalized)
 
 
+@numpy_positional("axis")
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     check_array(x, "flip")
     return _views.flip(x, normalize_axes(axis, x.ndim, "flip"))
@@ -249,6 +258,7 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     return _views.squeeze(x, axes)
 
 
+@numpy_positional("axis")
 def roll(x: Array, /, shift: int | tuple[int, ...], *,
          axis: int | tuple[int, ...] | None = None) -> Array:
     """Elements shifted along the axes (cyclically); over all axes of the flattened array when
@@ -288,6 +298,7 @@ def _rolled(x: Array, shifts: dict[int, int]) -> Array:
     return backend.copy(x) if result is x else result
 
 
+@numpy_positional("axis")
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
     """Each element repeated along `axis` (the flattened array for None): an int repeats all
     alike (one broadcast copy); an array gives each element's count (read on the host, as the
@@ -315,6 +326,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
     axis = normalize_axis(axis, x.ndim, "repeat")
     n = x._shape[axis]
     if counts is None:  # each element then `repeats` copies of it: one copy of a broadcast view
+        assert isinstance(repeats, int)  # one count for every element
         shape = (*x._shape[:axis], n * repeats, *x._shape[axis + 1:])
         if x.ndim == MAX_DIMS:  # no room for the extra axis: through the 3-D view
             x, axis = _merged(x, axis), 1

@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 
 try:  # numpy >= 2: error state is a context variable; setting it is ~10x cheaper than errstate
-    from numpy._core._ufunc_config import _extobj_contextvar as errstate_var
+    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]  # private, no stub
+        _extobj_contextvar as errstate_var,
+    )
 
     with np.errstate(all="ignore"):
         QUIET_STATE = errstate_var.get()
@@ -38,7 +40,7 @@ class quiet:
         else:
             self._token = errstate_var.set(QUIET_STATE)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         if errstate_var is None:
             self._fallback.__exit__(*exc)
         else:
@@ -48,10 +50,10 @@ class quiet:
 def quietly(kernel: Callable[..., Any]) -> Callable[..., None]:
     """`kernel(*args, out=out)` with floating-point warnings silenced."""
     if errstate_var is None:
-        def quiet_kernel(*args: Any, out: np.ndarray) -> None:
+        def errstate_kernel(*args: Any, out: np.ndarray) -> None:
             with np.errstate(all="ignore"):
                 kernel(*args, out=out)
-        return quiet_kernel
+        return errstate_kernel
     set_state, reset_state = errstate_var.set, errstate_var.reset
 
     def quiet_kernel(*args: Any, out: np.ndarray) -> None:
@@ -140,9 +142,9 @@ def pow(x1: Any, x2: Any, *, out: np.ndarray) -> None:  # noqa: A001 - the spec'
         negative = x2 < 0
         if negative is True or (negative is not False and negative.any()):
             odd = np.bitwise_and(x2, 1).astype(bool)
-            fix = np.where(np.equal(x1, 1), 1, np.where(np.equal(x1, -1), 1 - 2 * odd, 0))
+            ones = np.where(np.equal(x1, 1), 1, np.where(np.equal(x1, -1), 1 - 2 * odd, 0))
             np.power(x1, np.maximum(x2, 0), out=out)
-            np.copyto(out, fix, where=negative, casting="unsafe")
+            np.copyto(out, ones, where=negative, casting="unsafe")
             return
     np.power(x1, x2, out=out)
 

@@ -6,11 +6,14 @@ import builtins
 from typing import Any
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import as_bool, check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
 from ._elementwise import _check_scalar, scalar_operand
+from ._modes import NumpyRule, is_strict, unspecified
+from ._numpy_mode import numpy_positional
 from ._statistical import reduce_axes
 from ._views import broadcast_shapes
 
@@ -19,7 +22,7 @@ __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "wher
 
 def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool) -> Array:
     check_array(x, name)
-    check_dtype(x, "real-valued", name)
+    x = check_dtype(x, "real-valued", name)
     keepdims = as_bool(keepdims, name, "keepdims")
     if axis is not None:
         axis = normalize_axis(axis, x.ndim, name)
@@ -33,14 +36,17 @@ def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool
     return _views.expand(out, axes) if keepdims else out
 
 
+@numpy_positional("axis", "out")
 def argmax(x: Array, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Array:
     return _arg_extremum("argmax", x, axis, keepdims)
 
 
+@numpy_positional("axis", "out")
 def argmin(x: Array, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Array:
     return _arg_extremum("argmin", x, axis, keepdims)
 
 
+@numpy_positional("axis")
 def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
                   keepdims: builtins.bool = False) -> Array:
     check_array(x, "count_nonzero")
@@ -58,21 +64,27 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     return x._buffer.device.backend.nonzero(x)
 
 
+@numpy_positional("side", "sorter")
 def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
                  sorter: Array | None = None) -> Array:
     check_array(x1, "searchsorted", "x1")
     if x1.ndim != 1:
         raise ValueError(f"searchsorted(): x1 must be 1-D, got {x1.ndim}-D")
-    check_dtype(x1, "real-valued", "searchsorted")
+    x1 = check_dtype(x1, "real-valued", "searchsorted")
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted(): side must be 'left' or 'right', got {side!r}")
     backend = x1._buffer.device.backend
     device = x1._buffer.device
-    if x2.__class__ is not Array:
-        x2 = backend.full((), _check_scalar("searchsorted", x2, x1._dtype), x1._dtype, device)
-    elif x2._buffer.device is not device:
+    if x2.__class__ is Array and x2._buffer.device is not device:
         raise ValueError(f"searchsorted(): x2 is on {x2.device}, x1 on {x1.device}")
-    dtype = dt.promote(x1._dtype, x2._dtype)
+    try:
+        if x2.__class__ is not Array:
+            x2 = backend.full((), _check_scalar("searchsorted", x2, x1._dtype), x1._dtype, device)
+        dtype = dt.promote(x1._dtype, x2._dtype)
+    except NumpyRule:  # numpy compares across kinds, by value
+        dtype, (x1, x2) = numpy_mode.common((x1, x2))
+        if x2.__class__ is not Array:
+            x2 = backend.full((), x2, dtype, device)
     if sorter is not None:
         check_array(sorter, "searchsorted", "sorter")
         if sorter._dtype not in dt.INTEGER or sorter._shape != x1._shape:
@@ -88,30 +100,61 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
     return out
 
 
-def _where(condition: Array, x1: Array | Any, x2: Array | Any) -> Array:
+class _Missing:
+    """The default of where()'s x1 and x2, so that numpy mode can take numpy's where(condition)."""
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+_MISSING = _Missing()
+
+
+def _where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISSING) -> Array:
+    if x1 is _MISSING or x2 is _MISSING:
+        if x1 is x2 and not is_strict():
+            return nonzero(condition)  # numpy's where(condition)
+        missing = [repr(n) for n, v in (("x1", x1), ("x2", x2)) if v is _MISSING]
+        raise TypeError(f"where() missing {len(missing)} required positional argument"
+                        f"{'s' * (len(missing) > 1)}: {' and '.join(missing)}")
     check_array(condition, "where", "condition")
-    if condition._dtype is not dt.bool:
-        raise TypeError(f"where(): condition must be a boolean array, got {condition._dtype.name}")
-    arrays = [a for a in (x1, x2) if a.__class__ is Array]
-    if not arrays:
-        raise TypeError("where(): at least one of x1 and x2 must be an array")
-    for a in arrays:
-        if a._buffer.device is not condition._buffer.device:
-            raise ValueError(f"where(): arrays are on different devices ({condition.device} and "
-                             f"{a.device})")
-    dtype = dt.result_type_of(*(a._dtype for a in arrays))
-    operands = []
-    for a in (x1, x2):
-        if a.__class__ is not Array:
-            a, dtype = scalar_operand("where", a, dtype)
-        operands.append(a)
+    try:
+        if condition._dtype is not dt.bool:
+            raise unspecified(f"where(): condition must be a boolean array, got "
+                              f"{condition._dtype.name}")
+        arrays = [a for a in (x1, x2) if a.__class__ is Array]
+        if not arrays:
+            raise unspecified("where(): at least one of x1 and x2 must be an array")
+        for a in arrays:
+            if a._buffer.device is not condition._buffer.device:
+                raise ValueError(f"where(): arrays are on different devices ({condition.device} "
+                                 f"and {a.device})")
+        dtype = dt.result_type_of(*(a._dtype for a in arrays))
+        operands = []
+        for a in (x1, x2):
+            if a.__class__ is not Array:
+                a, dtype = scalar_operand("where", a, dtype)
+            operands.append(a)
+    except NumpyRule:  # numpy: any condition by truth value, NEP 50 promotion, two scalars
+        return _numpy_where(condition, x1, x2)
     shape = broadcast_shapes(condition._shape, *(a._shape for a in arrays))
     return condition._buffer.device.backend.elementwise("where", (condition, *operands), dtype,
                                                         shape)
 
 
-def where(condition: Array, x1: Array | Any, x2: Array | Any, /) -> Array:
-    """Elements of x1 where condition is true, else of x2; one of x1/x2 may be a Python scalar."""
+def _numpy_where(condition: Array, x1: Any, x2: Any) -> Array:
+    from ._data_types import astype
+
+    condition = astype(condition, dt.bool) if condition._dtype is not dt.bool else condition
+    dtype, (x1, x2) = numpy_mode.common((x1, x2))
+    if x1.__class__ is not Array and x2.__class__ is not Array:
+        x1 = condition._buffer.device.backend.full((), x1, dtype, condition._buffer.device)
+    return _where(condition, x1, x2)
+
+
+def where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISSING, /) -> Array:
+    """Elements of x1 where condition is true, else of x2; one of x1/x2 may be a Python scalar.
+    numpy mode also takes numpy's `where(condition)`, which is `nonzero(condition)`."""
     return _where(condition, x1, x2)
 
 

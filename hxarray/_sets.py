@@ -7,9 +7,11 @@ import builtins
 from typing import Any, NamedTuple
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._checks import as_bool, check_array
 from ._elementwise import scalar_operand
+from ._modes import NumpyRule
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -63,14 +65,19 @@ def isin(x1: Array | Any, x2: Array | Any, /, *, invert: builtins.bool = False) 
     device = arrays[0]._buffer.device
     if any(a._buffer.device is not device for a in arrays):
         raise ValueError("isin(): x1 and x2 must be on the same device")
-    dtype = dt.result_type_of(*(a._dtype for a in arrays))
     backend = device.backend
-    operands = []
-    for a in (x1, x2):
-        if a.__class__ is not Array:
-            value, dtype = scalar_operand("isin", a, dtype)
-            a = backend.full((), value, dtype, device)
-        operands.append(a)
+    try:
+        dtype = dt.result_type_of(*(a._dtype for a in arrays))
+        operands = []
+        for a in (x1, x2):
+            if a.__class__ is not Array:
+                value, dtype = scalar_operand("isin", a, dtype)
+                a = backend.full((), value, dtype, device)
+            operands.append(a)
+    except NumpyRule:  # numpy compares by value across kinds
+        dtype, (x1, x2) = numpy_mode.common((x1, x2))
+        operands = [a if a.__class__ is Array else backend.full((), a, dtype, device)
+                    for a in (x1, x2)]
     x1, x2 = (a if a._dtype is dtype else backend.copy(a, dtype) for a in operands)
     out = backend.empty(x1._shape, dt.bool, device)
     backend.isin(x1, x2, invert, out)

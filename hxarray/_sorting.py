@@ -14,6 +14,7 @@ from . import _views
 from ._array import Array
 from ._checks import as_bool, check_array, check_dtype, normalize_axis
 from ._manipulation import along_rows
+from ._numpy_mode import back_to_bool, numpy_positional
 
 __all__ = ["argsort", "sort"]
 
@@ -23,7 +24,7 @@ _SORT_DIMS = 32  # numpy's sorts take at most 32 dimensions (arrays may have 64)
 def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: builtins.bool,
           indices: builtins.bool) -> Array:
     check_array(x, name)
-    check_dtype(x, "real-valued", name)
+    values = check_dtype(x, "real-valued", name)
     if x.ndim == 0:
         raise ValueError(f"{name}(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, name)
@@ -33,25 +34,27 @@ def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: bui
         return along_rows(x, axis, lambda rows: _sort(name, rows, 1, descending, stable, indices))
     backend = x._buffer.device.backend
     if not indices:  # equal values are indistinguishable: descending is ascending reversed
-        out = backend.empty(x._shape, x._dtype, x._buffer.device)
-        backend.sort(x, axis, builtins.bool(stable), out)
-        return _views.flip(out, (axis,)) if descending else out
+        out = backend.empty(x._shape, values._dtype, x._buffer.device)
+        backend.sort(values, axis, builtins.bool(stable), out)
+        return back_to_bool(_views.flip(out, (axis,)) if descending else out, x)
     out = backend.empty(x._shape, dt.int64, x._buffer.device)
     if not descending:
-        backend.argsort(x, axis, builtins.bool(stable), out)
+        backend.argsort(values, axis, builtins.bool(stable), out)
         return out
     # Stably descending: sort the reversed array ascending, then reverse the permutation and
     # count its indices from the other end, so equal elements keep their original order.
-    backend.argsort(_views.flip(x, (axis,)), axis, builtins.bool(stable), out)
+    backend.argsort(_views.flip(values, (axis,)), axis, builtins.bool(stable), out)
     return backend.elementwise("subtract", (x._shape[axis] - 1, _views.flip(out, (axis,))),
                                dt.int64, x._shape)
 
 
+@numpy_positional("axis")
 def sort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,
          stable: builtins.bool = True) -> Array:
     return _sort("sort", x, axis, descending, stable, indices=False)
 
 
+@numpy_positional("axis")
 def argsort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,
             stable: builtins.bool = True) -> Array:
     """Indices (default integer dtype) that sort x along `axis`."""

@@ -15,6 +15,7 @@ from . import _views
 from ._array import Array
 from ._checks import as_bool, as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
+from ._numpy_mode import back_to_bool, numpy_positional
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -49,44 +50,49 @@ def _sum_dtype(x: Array, dtype: Any, function: str) -> dt.DType:
     return dtype
 
 
+@numpy_positional("axis", "dtype", "out", "keepdims")
 def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "sum")
-    check_dtype(x, "numeric", "sum")
+    x = check_dtype(x, "numeric", "sum")
     return reduce("sum", x, axis, keepdims, _sum_dtype(x, dtype, "sum"))
 
 
+@numpy_positional("axis", "dtype", "out", "keepdims")
 def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
          keepdims: builtins.bool = False) -> Array:
     check_array(x, "prod")
-    check_dtype(x, "numeric", "prod")
+    x = check_dtype(x, "numeric", "prod")
     return reduce("prod", x, axis, keepdims, _sum_dtype(x, dtype, "prod"))
 
 
 def _extremum(name: str, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
     check_array(x, name)
-    check_dtype(x, "real-valued", name)
+    values = check_dtype(x, "real-valued", name)
     axes = normalize_axes(axis, x.ndim, name)
     if 0 in x._shape and any(x._shape[a] == 0 for a in axes):
         raise ValueError(f"{name}() of an empty selection has no value (the standard leaves "
                          "it undefined)")
-    return reduce_axes(name, x, axes, keepdims, x._dtype)
+    return back_to_bool(reduce_axes(name, values, axes, keepdims, values._dtype), x)
 
 
+@numpy_positional("axis", "out", "keepdims")
 def max(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     return _extremum("max", x, axis, keepdims)
 
 
+@numpy_positional("axis", "out", "keepdims")
 def min(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     return _extremum("min", x, axis, keepdims)
 
 
+@numpy_positional("axis")
 def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
          keepdims: builtins.bool = False) -> Array:
     check_array(x, "mean")
-    check_dtype(x, "floating-point", "mean")
+    x = check_dtype(x, "floating-point", "mean")
     if keepdims is not True and keepdims is not False:
         keepdims = as_bool(keepdims, "mean", "keepdims")
     return _mean(x, normalize_axes(axis, x.ndim, "mean"), keepdims)
@@ -137,7 +143,7 @@ def _spread(name: str, x: Array, axis: Any, correction: int | float,
     """The mean of the squared deviations from the mean, divided by M - correction; NaN where
     M - correction <= 0 (spec: var, "Special cases"); std is its square root."""
     check_array(x, name)
-    check_dtype(x, "real-valued floating-point", name)
+    x = check_dtype(x, "real-valued floating-point", name)
     if keepdims is not True and keepdims is not False:
         keepdims = as_bool(keepdims, name, "keepdims")
     if isinstance(correction, builtins.bool) or not isinstance(correction, (int, float)):
@@ -160,11 +166,13 @@ def _spread(name: str, x: Array, axis: Any, correction: int | float,
     return result
 
 
+@numpy_positional("axis")
 def var(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         correction: int | float = 0.0, keepdims: builtins.bool = False) -> Array:
     return _spread("var", x, axis, correction, keepdims)
 
 
+@numpy_positional("axis")
 def std(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         correction: int | float = 0.0, keepdims: builtins.bool = False) -> Array:
     return _spread("std", x, axis, correction, keepdims)
@@ -173,7 +181,7 @@ def std(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 def _cumulative(name: str, x: Array, axis: int | None, dtype: Any,
                 include_initial: builtins.bool) -> Array:
     check_array(x, name)
-    check_dtype(x, "numeric", name)
+    x = check_dtype(x, "numeric", name)
     if axis is None:
         if x.ndim > 1:
             raise ValueError(f"{name}(): axis is required for arrays with more than one "

@@ -5,31 +5,40 @@ from __future__ import annotations
 import builtins
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import as_int, check_array, check_dtype, normalize_axis
 from ._manipulation import concat
+from ._modes import NumpyRule, is_strict
+from ._numpy_mode import numpy_positional
 from ._statistical import reduce
 
 __all__ = ["all", "any", "diff"]
 
 
+@numpy_positional("axis", "out", "keepdims")
 def all(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "all")
     return reduce("all", x, axis, keepdims, dt.bool)
 
 
+@numpy_positional("axis", "out", "keepdims")
 def any(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "any")
     return reduce("any", x, axis, keepdims, dt.bool)
 
 
+@numpy_positional("n", "axis", "prepend", "append")
 def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
          append: Array | None = None) -> Array:
+    """n-th differences along `axis`; numpy mode also takes bool arrays, whose difference is
+    numpy's "not equal", and promotes prepend/append across kinds."""
     check_array(x, "diff")
-    check_dtype(x, "numeric", "diff")
+    if x._dtype is not dt.bool or is_strict():
+        x = check_dtype(x, "numeric", "diff")
     if x.ndim == 0:
         raise ValueError("diff(): x must have at least one dimension")
     n = as_int(n, "diff", "n")
@@ -48,18 +57,22 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
                                        enumerate(zip(other._shape, x._shape)) if i != axis):
             raise ValueError(f"diff(): {name} of shape {other._shape} does not match x's shape "
                              f"{x._shape} off axis {axis}")
-        dtype = dt.promote(dtype, other._dtype)
+        try:
+            dtype = dt.promote(dtype, other._dtype)
+        except NumpyRule:
+            dtype = numpy_mode.result_type(dtype, other._dtype)
         pieces.insert(0 if name == "prepend" else len(pieces), other)
     backend = x._buffer.device.backend
     if len(pieces) > 1:
         x = concat(pieces, axis=axis)
     elif n == 0:
         return backend.copy(x)
+    operation = "not_equal" if dtype is dt.bool else "subtract"
     # n differences, each one element shorter than the last: after the length reaches 0 the
     # result stays empty, so at most `length` steps run whatever n is.
     for _ in range(builtins.min(n, x._shape[axis])):
         length = x._shape[axis] - 1
-        x = backend.elementwise("subtract", (_views.slice_axis(x, axis, 1, length + 1),
+        x = backend.elementwise(operation, (_views.slice_axis(x, axis, 1, length + 1),
                                              _views.slice_axis(x, axis, 0, length)),
                                 dtype, x._shape[:axis] + (length,) + x._shape[axis + 1:])
     return x

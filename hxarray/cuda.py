@@ -29,7 +29,8 @@ from ._array import Array
 from .hal.device import Device, DeviceType, default_device
 
 if TYPE_CHECKING:
-    from .backends.cuda.driver import DeviceProperties
+    from .backends.cuda.backend import CudaBackend
+    from .backends.cuda.driver import DeviceProperties, Driver
 
 __all__ = ["RawKernel", "RawModule", "device_count", "is_simulated", "properties"]
 
@@ -48,6 +49,20 @@ def _cuda_device(device: Any) -> Device:
     return device
 
 
+def _backend(device: Device) -> CudaBackend:
+    from .backends.cuda.backend import CudaBackend
+
+    backend = device.backend
+    assert isinstance(backend, CudaBackend)  # the backend of the cuda device type
+    return backend
+
+
+def _driver(device: Device) -> Driver:
+    driver = _backend(device).driver
+    assert driver is not None  # the device is usable (`_cuda_device` checked)
+    return driver
+
+
 def device_count() -> int:
     """How many CUDA devices there are (simulated ones included); 0 where CUDA cannot run."""
     from .hal.registry import registry
@@ -58,13 +73,13 @@ def device_count() -> int:
 
 def is_simulated(device: Device | str | None = None) -> bool:
     """Whether `device` runs on the CPU simulator rather than a GPU."""
-    return _cuda_device(device).backend.simulated
+    return _backend(_cuda_device(device)).simulated
 
 
 def properties(device: Device | str | None = None) -> DeviceProperties:
     """The device's properties (name, compute capability, SM count, limits, memory, ...)."""
     device = _cuda_device(device)
-    return device.backend.driver.properties(device.index)
+    return _driver(device).properties(device.index)
 
 
 class RawModule:
@@ -79,7 +94,7 @@ class RawModule:
 
         self.device = _cuda_device(device)
         self.code = code
-        self._module = DriverModule(self.device.backend.driver, code, tuple(options),
+        self._module = DriverModule(_driver(self.device), code, tuple(options),
                                     tuple(name_expressions), self.device.index)
 
     def get_function(self, name: str) -> RawKernel:
@@ -118,18 +133,17 @@ class RawKernel:
             stream = current_stream(self.device)
         elif not isinstance(stream, Stream) or stream.device is not self.device:
             raise ValueError(f"stream must be an hxarray Stream of {self.device}, got {stream!r}")
-        allocator = self.device.backend.allocator(self.device)
         values = []
         for i, a in enumerate(args):
             if a.__class__ is Array:
                 if a._buffer.device is not self.device:
                     raise ValueError(f"argument {i} is an array on {a.device}; this kernel runs "
                                      f"on {self.device} (move it with to_device())")
-                allocator.record_stream(a._buffer.block, stream)
+                a._buffer.allocator.record_stream(a._buffer.block, stream)  # (scope pools too)
                 a = a._buffer.address + a._offset
             values.append(a)
         from .backends.cuda.raw import to_kernel_args
 
         typed = to_kernel_args(self._kernel.params, values, self.name)
-        driver = self.device.backend.driver
+        driver = _driver(self.device)
         driver.launch(self._kernel.function, grid, block, typed, shared_mem, stream.handle)

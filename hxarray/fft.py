@@ -22,6 +22,8 @@ from ._array import Array
 from ._checks import as_device, as_dtype, check_array, check_dtype, normalize_axis
 from ._creation import arange, asarray
 from ._manipulation import concat, roll
+from ._modes import is_strict
+from ._numpy_mode import numpy_positional
 from .hal.device import Device
 
 __all__ = ["fft", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifftn", "ifftshift", "ihfft",
@@ -66,16 +68,19 @@ def _sequence(value: Any, function: str, name: str) -> tuple[Any, ...]:
                     f"{type(value).__name__}")
 
 
-def _start(function: str, x: Any, norm: Any) -> None:
+def _start(function: str, x: Any, norm: Any) -> Array:
+    """`x` checked (numpy mode: real input of complex transforms made complex, integer input
+    floating) and `norm` validated."""
     check_array(x, function)
-    check_dtype(x, _REAL if function in ("rfft", "rfftn", "ihfft") else _COMPLEX, function)
+    x = check_dtype(x, _REAL if function in ("rfft", "rfftn", "ihfft") else _COMPLEX, function)
     if norm not in ("backward", "ortho", "forward"):
         raise ValueError(f"{function}(): norm must be 'backward', 'ortho' or 'forward', "
                          f"got {norm!r}")
+    return x
 
 
 def _transform(function: str, x: Array, n: int | None, axis: int, norm: Norm) -> Array:
-    _start(function, x, norm)
+    x = _start(function, x, norm)
     axis = normalize_axis(axis, x.ndim, function)
     n = _length(function, n, "n", x._shape[axis])
     return x._buffer.device.backend.fft(function, x, n=n, axis=axis, norm=norm)
@@ -83,7 +88,7 @@ def _transform(function: str, x: Array, n: int | None, axis: int, norm: Norm) ->
 
 def _transform_n(function: str, x: Array, s: Sequence[int] | None,
                  axes: Sequence[int] | None, norm: Norm) -> Array:
-    _start(function, x, norm)
+    x = _start(function, x, norm)
     if axes is None:
         if s is not None:
             raise ValueError(f"{function}(): s needs axes (the standard leaves s without axes "
@@ -96,56 +101,66 @@ def _transform_n(function: str, x: Array, s: Sequence[int] | None,
             raise ValueError(f"{function}(): repeated axis in {axes}")
     if not axes and function in ("rfftn", "irfftn"):
         raise ValueError(f"{function}(): needs at least one axis to transform")
-    s = (None,) * len(axes) if s is None else _sequence(s, function, "s")
-    if len(s) != len(axes):
-        raise ValueError(f"{function}(): s and axes must have the same length, got {len(s)} "
-                         f"and {len(axes)}")
+    lengths = (None,) * len(axes) if s is None else _sequence(s, function, "s")
+    if len(lengths) != len(axes):
+        raise ValueError(f"{function}(): s and axes must have the same length, got "
+                         f"{len(lengths)} and {len(axes)}")
     last = len(axes) - 1
     s = tuple(_length(function, None if n == -1 else n, "s", x._shape[a],
-                      i == last) for i, (n, a) in enumerate(zip(s, axes)))
+                      i == last) for i, (n, a) in enumerate(zip(lengths, axes)))
     return x._buffer.device.backend.fft(function, x, s=s, axes=axes, norm=norm)
 
 
+@numpy_positional("n", "axis", "norm")
 def fft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     return _transform("fft", x, n, axis, norm)
 
 
+@numpy_positional("n", "axis", "norm")
 def ifft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     return _transform("ifft", x, n, axis, norm)
 
 
+@numpy_positional("s", "axes", "norm")
 def fftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
          norm: Norm = "backward") -> Array:
     return _transform_n("fftn", x, s, axes, norm)
 
 
+@numpy_positional("s", "axes", "norm")
 def ifftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: Norm = "backward") -> Array:
     return _transform_n("ifftn", x, s, axes, norm)
 
 
+@numpy_positional("n", "axis", "norm")
 def rfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     return _transform("rfft", x, n, axis, norm)
 
 
+@numpy_positional("n", "axis", "norm")
 def irfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     return _transform("irfft", x, n, axis, norm)
 
 
+@numpy_positional("s", "axes", "norm")
 def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: Norm = "backward") -> Array:
     return _transform_n("rfftn", x, s, axes, norm)
 
 
+@numpy_positional("s", "axes", "norm")
 def irfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
            norm: Norm = "backward") -> Array:
     return _transform_n("irfftn", x, s, axes, norm)
 
 
+@numpy_positional("n", "axis", "norm")
 def hfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     return _transform("hfft", x, n, axis, norm)
 
 
+@numpy_positional("n", "axis", "norm")
 def ihfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     return _transform("ihfft", x, n, axis, norm)
 
@@ -166,6 +181,7 @@ def _frequency_args(function: str, n: Any, d: Any, dtype: Any,
     return n, float(d), dtype, as_device(device, function)
 
 
+@numpy_positional("d")
 def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
     n, d, dtype, device = _frequency_args("fftfreq", n, d, dtype, device)
     positive = arange((n - 1) // 2 + 1, dtype=dtype, device=device)
@@ -173,6 +189,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
     return concat([positive, negative]) / (n * d)
 
 
+@numpy_positional("d")
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
     n, d, dtype, device = _frequency_args("rfftfreq", n, d, dtype, device)
     return arange(n // 2 + 1, dtype=dtype, device=device) / (n * d)
@@ -180,7 +197,8 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
 
 def _shift(function: str, x: Array, axes: int | Sequence[int] | None, sign: int) -> Array:
     check_array(x, function)
-    check_dtype(x, "floating-point", function)
+    if is_strict():  # numpy shifts any dtype
+        check_dtype(x, "floating-point", function)
     if axes is None:
         axes = tuple(range(x.ndim))
     elif not isinstance(axes, (tuple, list)):
@@ -191,10 +209,12 @@ def _shift(function: str, x: Array, axes: int | Sequence[int] | None, sign: int)
     return roll(x, tuple(sign * (x._shape[a] // 2) for a in axes), axis=axes)
 
 
+@numpy_positional("axes")
 def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     """Roll each axis in `axes` by half its length, moving frequency 0 to the centre."""
     return _shift("fftshift", x, axes, 1)
 
 
+@numpy_positional("axes")
 def ifftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     return _shift("ifftshift", x, axes, -1)

@@ -16,6 +16,7 @@ import math
 from typing import Any, Literal, NamedTuple
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import as_bool, as_int, check_array, check_dtype, normalize_axes, same_device
@@ -24,6 +25,8 @@ from ._data_types import astype, finfo
 from ._elementwise import abs, conj, multiply, sqrt
 from ._linalg_functions import matmul, matrix_transpose, tensordot, vecdot
 from ._manipulation import broadcast_to, expand_dims, reshape, stack
+from ._modes import NumpyRule, is_strict
+from ._numpy_mode import numpy_positional
 from ._searching import count_nonzero, where
 from ._statistical import max, min, sum
 
@@ -62,10 +65,11 @@ class SVDResult(NamedTuple):
 
 
 def _matrices(x: Any, function: str, *, square: builtins.bool = False,
-              name: str = "x") -> Array:
-    """`x` checked as a floating-point matrix or stack of matrices in the last two axes."""
+              name: str = "x", category: str = "floating-point") -> Array:
+    """`x` checked as a floating-point (or `category`) matrix or stack of matrices in the last two
+    axes."""
     check_array(x, function, name)
-    check_dtype(x, "floating-point", function)
+    x = check_dtype(x, category, function)
     if x.ndim < 2:
         raise ValueError(f"{function}(): {name} must have at least 2 dimensions (..., M, N), "
                          f"got shape {x._shape}")
@@ -82,16 +86,20 @@ def _broadcast(function: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
         raise ValueError(f"{function}(): {exc}") from None
 
 
-def _operands(function: str, x1: Any, x2: Any, category: str) -> None:
-    """Both arrays checked for type, dtype category, device and a common promoted dtype."""
+def _operands(function: str, x1: Any, x2: Any, category: str) -> tuple[Array, Array]:
+    """Both arrays checked for type, dtype category, device and a common promoted dtype (numpy
+    mode: converted as numpy takes them)."""
     for name, x in (("x1", x1), ("x2", x2)):
         check_array(x, function, name)
-        check_dtype(x, category, function)
+    x1, x2 = check_dtype(x1, category, function), check_dtype(x2, category, function)
     same_device((x1, x2), function)
     try:
         dt.promote(x1._dtype, x2._dtype)
+    except NumpyRule:
+        return numpy_mode.common((x1, x2))[1]
     except TypeError as exc:
         raise TypeError(f"{function}(): {exc}") from None
+    return x1, x2
 
 
 def _run(function: str, *arrays: Array, **params: Any) -> Any:
@@ -147,13 +155,15 @@ def eigvals(x: Array, /) -> Array:
     return _run("eigvals", _matrices(x, "eigvals", square=True))
 
 
+@numpy_positional("mode")
 def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult:
-    _matrices(x, "qr")
+    x = _matrices(x, "qr")
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr(): mode must be 'reduced' or 'complete', got {mode!r}")
     return QRResult(*_run("qr", x, mode=mode))
 
 
+@numpy_positional("full_matrices")
 def svd(x: Array, /, *, full_matrices: builtins.bool = True) -> SVDResult:
     full_matrices = as_bool(full_matrices, "svd", "full_matrices")
     return SVDResult(*_run("svd", _matrices(x, "svd"), full_matrices=full_matrices))
@@ -165,8 +175,8 @@ def svdvals(x: Array, /) -> Array:
 
 def solve(x1: Array, x2: Array, /) -> Array:
     """Solve x1 @ result = x2; a 1-D `x2` is one right-hand side shared by every matrix."""
-    _operands("solve", x1, x2, "floating-point")
-    _matrices(x1, "solve", square=True, name="x1")
+    x1, x2 = _operands("solve", x1, x2, "floating-point")
+    x1 = _matrices(x1, "solve", square=True, name="x1")
     m = x1._shape[-1]
     if x2.ndim == 1:
         rows = x2._shape[0]
@@ -186,7 +196,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
 
 def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Cross product along `axis`, which counts from the end of both arrays (-1 is the last)."""
-    _operands("cross", x1, x2, "numeric")
+    x1, x2 = _operands("cross", x1, x2, "numeric")
     axis = as_int(axis, "cross", "axis")
     ndim = builtins.min(x1.ndim, x2.ndim)
     if ndim == 0:
@@ -199,14 +209,15 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
                          f"{x1._shape} and {x2._shape}")
     _broadcast("cross", x1._shape, x2._shape)
     after = (slice(None),) * (-1 - axis)
-    a = [x1[(..., i, *after)] for i in range(3)]
-    b = [x2[(..., i, *after)] for i in range(3)]
+    keys = [(..., i, *after) for i in range(3)]  # (mypy misreads x[(..., *a)] as x[..., *a])
+    a = [x1[key] for key in keys]
+    b = [x2[key] for key in keys]
     return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                   a[0] * b[1] - a[1] * b[0]], axis=axis)
 
 
 def outer(x1: Array, x2: Array, /) -> Array:
-    _operands("outer", x1, x2, "numeric")
+    x1, x2 = _operands("outer", x1, x2, "numeric")
     for name, x in (("x1", x1), ("x2", x2)):
         if x.ndim != 1:
             raise ValueError(f"outer(): {name} must be 1-D, got shape {x._shape}")
@@ -226,20 +237,22 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
 
 def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
     check_array(x, "trace")
-    check_dtype(x, "numeric", "trace")
+    x = check_dtype(x, "numeric", "trace")
     return sum(_diagonal(x, offset, "trace"), axis=-1, dtype=dtype)
 
 
 def matrix_power(x: Array, n: int, /) -> Array:
     """x to the power n by repeated squaring; a negative n inverts x first."""
-    _matrices(x, "matrix_power", square=True)
     n = as_int(n, "matrix_power", "n")
+    # numpy keeps integer (and bool) matrices exact for n >= 0
+    x = _matrices(x, "matrix_power", square=True,
+                  category="all" if n >= 0 and not is_strict() else "floating-point")
     if n == 0:
         identity = eye(x._shape[-1], dtype=x._dtype, device=x._buffer.device)
         return asarray(broadcast_to(identity, x._shape), copy=True)
     base = inv(x) if n < 0 else x
     n = builtins.abs(n)
-    result = None
+    result: Array | None = None
     while True:
         if n & 1:
             result = base if result is None else matmul(result, base)
@@ -247,6 +260,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
         if not n:
             break
         base = matmul(base, base)
+    assert result is not None  # n >= 1 here
     return asarray(result, copy=True) if result is x else result
 
 
@@ -256,7 +270,7 @@ def _cutoff(function: str, x: Array, s: Array, rtol: float | Array | None) -> Ar
     if rtol is None:
         rtol = builtins.max(m, n) * finfo(x._dtype).eps
     elif rtol.__class__ is Array:
-        check_dtype(rtol, "real-valued floating-point", function)
+        rtol = check_dtype(rtol, "real-valued floating-point", function)
         same_device((x, rtol), function)
         if _broadcast(function, rtol._shape, tuple(batch)) != tuple(batch):
             raise ValueError(f"{function}(): rtol of shape {rtol._shape} does not broadcast to "
@@ -271,13 +285,13 @@ def _cutoff(function: str, x: Array, s: Array, rtol: float | Array | None) -> Ar
 
 
 def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
-    _matrices(x, "matrix_rank")
+    x = _matrices(x, "matrix_rank")
     s = svdvals(x)
     return count_nonzero(s > _cutoff("matrix_rank", x, s, rtol), axis=-1)
 
 
 def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
-    _matrices(x, "pinv")
+    x = _matrices(x, "pinv")
     u, s, vh = svd(x, full_matrices=False)
     s_inv = where(s > _cutoff("pinv", x, s, rtol), 1 / s, 0.0)
     return matmul(_adjoint(vh) * expand_dims(s_inv, axis=-2), _adjoint(u))
@@ -288,7 +302,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     """The ord-norm over `axis` (all axes of a tuple together), computed as the formulas in the
     spec's table; ord=inf/-inf over an empty axis raises ValueError."""
     check_array(x, "vector_norm")
-    check_dtype(x, "floating-point", "vector_norm")
+    x = check_dtype(x, "floating-point", "vector_norm")
     axes = normalize_axes(axis, x.ndim, "vector_norm")
     keepdims = as_bool(keepdims, "vector_norm", "keepdims")
     if isinstance(ord, builtins.bool) or not isinstance(ord, (int, float)):
@@ -296,7 +310,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     if math.isnan(ord):
         raise ValueError("vector_norm(): ord must not be nan")
     a = abs(x)
-    reduce = {"axis": axes, "keepdims": keepdims}
+    reduce: dict[str, Any] = {"axis": axes, "keepdims": keepdims}
     if math.isinf(ord):
         if any(x._shape[i] == 0 for i in axes):
             raise ValueError(f"vector_norm(): ord={ord} is undefined over an empty axis "
@@ -318,7 +332,7 @@ def matrix_norm(x: Array, /, *, keepdims: builtins.bool = False,
                 ord: float | Literal["fro", "nuc"] | None = "fro") -> Array:
     """The ord-norm of each matrix; the orders other than 'fro' and 'nuc' raise ValueError for
     matrices with no elements."""
-    _matrices(x, "matrix_norm")
+    x = _matrices(x, "matrix_norm")
     keepdims = as_bool(keepdims, "matrix_norm", "keepdims")
     if ord == "fro":
         result = vector_norm(x, axis=(-2, -1))

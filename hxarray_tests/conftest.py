@@ -1,8 +1,13 @@
-"""Shared test settings: hypothesis profiles sized for a 2-core CI machine, and the device fixture
+"""Shared test settings: hypothesis profiles sized for a 2-core CI machine, the device fixture
 that runs the chapter tests (the modules that declare `pytestmark = ON_EACH_DEVICE`) once per
-usable device: the CPU, the in-repo plug-ins (toy, ref) and CUDA where it can run."""
+usable device: the CPU, the in-repo plug-ins (toy, ref) and CUDA where it can run, and the mode
+fixture (tests marked `strict` run in strict mode)."""
 
 import os
+
+# scipy's array-API support (which scikit-learn's dispatch needs) is read when scipy is imported:
+# set it before any test module can import scipy.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -35,3 +40,14 @@ def other_device(device):
     if not others:
         pytest.skip("needs a second usable device")
     return others[0]
+
+
+@pytest.fixture(autouse=True)
+def _mode(request: pytest.FixtureRequest):
+    """Tests marked `strict` run in strict mode (the standard's behaviour where it is silent);
+    the rest run in the default numpy mode."""
+    if request.node.get_closest_marker("strict") is None:
+        yield
+        return
+    with xp.set_strict(True):
+        yield

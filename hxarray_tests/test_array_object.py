@@ -24,6 +24,7 @@ from .oracle import (
     FLOATING,
     INTEGER,
     NUMERIC,
+    NUMPY_DEVICES,
     ON_EACH_DEVICE,
     REAL,
     REAL_FLOATING,
@@ -210,13 +211,13 @@ def test_binary_operator_with_python_scalars_on_either_side(name, dtype):
 def test_inplace_operator_writes_into_the_array(name, dtype):
     _, function, _ = BINARY[name]
     a, b = _operands(name, dtype)
-    x = xp.asarray(a)
+    x = xp.asarray(a, copy=True)
     buffer = x.buffer
     y = INPLACE[name](x, xp.asarray(b))
     assert y is x and x.buffer is buffer
     _check(name, x, function, a, b)
     s = _scalar(name, dtype)
-    x = xp.asarray(a)
+    x = xp.asarray(a, copy=True)
     assert INPLACE[name](x, s) is x
     _check(name, x, function, a, np.asarray(s, a.dtype))
 
@@ -240,6 +241,7 @@ def test_inplace_operator_broadcasts_the_right_operand():
     assert_matches(x, np.array([[0, 1, 2], [0, 1, 2]], dtype=np.int32))
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("update,error", [
     (lambda x: operator.iadd(x, xp.ones((2, 3), dtype=xp.int16)), ValueError),  # would grow x
     (lambda x: operator.iadd(x, xp.ones(2, dtype=xp.int16)), ValueError),  # does not broadcast
@@ -288,10 +290,14 @@ def test_unary_operators_on_floats(dtype):
 
 
 @pytest.mark.parametrize("dtype", NUMERIC, ids=ids(NUMERIC))
-def test_matmul_operator(dtype):
+def test_matmul_operator(dtype, device):
     a = sample((2, 3, 4), dtype, seed=3) % 7 if dtype in INTEGER else sample((2, 3, 4), dtype)
     b = sample((4, 5), dtype, seed=4) % 7 if dtype in INTEGER else sample((4, 5), dtype, seed=4)
     a, b = np.nan_to_num(a), np.nan_to_num(b)  # keep inf * 0 out of the sums
+    if str(device) not in NUMPY_DEVICES and dtype in FLOATING:
+        # Sums that overflow give inf or NaN by how the products are rounded and ordered
+        # (numpy's BLAS fuses them): other devices are compared on values that stay finite.
+        a, b = (np.where(np.abs(v) > 1e4, 1, v) for v in (a, b))
     with np.errstate(all="ignore"):
         expected = a @ b
     result = xp.asarray(a) @ xp.asarray(b)
@@ -313,6 +319,7 @@ def test_operators_broadcast():
         xp.ones((3, 2)) + xp.ones(4)
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("other", ["a", None, [1, 2, 3], (1, 2, 3), np.arange(3), object()])
 def test_operators_reject_other_types(other):
     x = xp.arange(3)
@@ -324,6 +331,7 @@ def test_operators_reject_other_types(other):
         x < other
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("expression", [
     "xp.arange(3) + 1.5",  # float with an integer array
     "xp.arange(3) + True",  # bool with an integer array
@@ -539,6 +547,7 @@ def test_numpy_array_protocol_copy_and_dtype(device):
         np.asarray(x, dtype=np.float32, copy=False)
 
 
+@pytest.mark.strict
 def test_numpy_ufuncs_do_not_convert_silently():
     with pytest.raises(TypeError):
         np.add(xp.arange(3), 1)

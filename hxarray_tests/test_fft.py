@@ -280,6 +280,7 @@ BAD_VALUE = [
 ]
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("name, call", BAD_TYPE, ids=[n for n, _ in BAD_TYPE])
 def test_type_errors(name, call):
     with pytest.raises(TypeError, match=name):

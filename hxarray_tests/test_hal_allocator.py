@@ -291,7 +291,7 @@ def test_namespace_memory_stats_track_arrays() -> None:
     xp.empty_cache()
     before = xp.memory_stats()
     assert before == xp.memory_stats("cpu") == xp.memory_stats(Device("cpu"))
-    x = xp.asarray(np.arange(1000, dtype=np.float64))  # 8000 bytes -> class 8192
+    x = xp.asarray(np.arange(1000, dtype=np.float64), copy=True)  # 8000 bytes -> class 8192
     after = xp.memory_stats()
     assert after["allocated_bytes"] - before["allocated_bytes"] == size_class(8000) == 8192
     assert after["num_allocs"] - before["num_allocs"] == 1

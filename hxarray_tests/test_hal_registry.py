@@ -118,6 +118,7 @@ def test_cuda_that_cannot_run_says_why(reg: BackendRegistry) -> None:
                        match=r"cuda:0 is not available: .*HXARRAY_CUDA_DRIVER"):
         reg.backend_for(Device("cuda:0"))
     assert "cuda" not in reg.available_types()
+    assert "HXARRAY_CUDA_DRIVER" in reg.unavailable()["cuda"]  # the reason, recorded
 
 
 def test_backend_for_checks_the_index(reg: BackendRegistry) -> None:

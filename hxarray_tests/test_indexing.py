@@ -401,6 +401,7 @@ def test_setitem_casts_within_a_kind():
     assert_matches(c, np.array([1.0, 1.5], dtype=np.complex128))
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("dtype,key,value,error", [
     (xp.int32, 0, 1.5, TypeError), (xp.int32, 0, True, TypeError), (xp.bool, 0, 1, TypeError),
     (xp.float64, 0, 1j, TypeError), (xp.uint8, 0, 256, OverflowError),

@@ -585,6 +585,7 @@ BAD_VALUE = [
 ]
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("name, call", BAD_DTYPE, ids=[n for n, _ in BAD_DTYPE])
 def test_type_errors(name, call):
     with pytest.raises(TypeError, match=name):

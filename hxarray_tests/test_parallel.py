@@ -56,14 +56,14 @@ def test_broadcast_and_views(thread_count):
 
 def test_in_place_same_view(thread_count, data):
     a, b = data
-    x = xp.asarray(a)
+    x = xp.asarray(a, copy=True)
     x += xp.asarray(b)
     np.testing.assert_array_equal(np.asarray(x), a + b)
 
 
 def test_overlapping_in_place_falls_back_to_one_thread(thread_count):
     a = np.arange(N, dtype=np.float64)
-    x = xp.asarray(a)
+    x = xp.asarray(a, copy=True)
     x[1:] += x[:-1]  # overlapping but shifted: chunking would race
     expected = a.copy()
     expected[1:] += expected[:-1].copy()

@@ -163,7 +163,7 @@ def test_a_threads_block_changes_nothing_for_other_threads() -> None:
     t.start()
     assert inside.wait(10)
     try:
-        assert xp.get_num_threads() == parallel._DEFAULT_THREADS
+        assert xp.get_num_threads() == parallel._process_threads
         assert _blas_threads() == before  # the block alone does not touch BLAS
     finally:
         done.set()

@@ -61,6 +61,7 @@ def test_argmax_and_argmin_of_0d_and_empty_arrays(name):
             function(x, axis=axis)
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
 def test_argmax_and_argmin_errors(name):
     function = getattr(xp, name)
@@ -183,6 +184,7 @@ def test_searchsorted_promotes_and_handles_empty_arrays():
                    np.zeros((2, 0), np.int64))
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize(("args", "kwargs", "error"), [
     ((xp.ones((2, 2)), xp.ones(1)), {}, ValueError),
     ((xp.asarray(1.0), xp.ones(1)), {}, ValueError),
@@ -294,6 +296,7 @@ def test_where_promotes_arrays_of_one_kind():
                    np.array([1.5, 2j], dtype=np.complex64))
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize(("args", "error"), [
     ((xp.asarray([1, 0]), xp.ones(2), xp.zeros(2)), TypeError),
     ((xp.asarray([True]), 1, 2), TypeError),

@@ -167,6 +167,7 @@ def test_isin_promotes_arrays_of_one_kind_and_empty_arrays():
     assert_matches(xp.isin(xp.zeros(2), xp.zeros(0), invert=True), np.ones(2, bool))
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize(("x1", "x2", "error"), [
     (1, 2, TypeError),
     (xp.asarray([1]), xp.asarray([1.0]), TypeError),

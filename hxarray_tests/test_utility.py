@@ -133,6 +133,7 @@ def test_diff_with_prepend_and_append(dtype):
         assert_matches(xp.diff(x[:, :1], axis=1), np.diff(a[:, :1], axis=1))
 
 
+@pytest.mark.strict
 def test_diff_promotes_prepend_and_append_of_the_same_kind():
     x = xp.asarray([1, 2, 4], dtype=xp.int8)
     result = xp.diff(x, prepend=xp.asarray([100], dtype=xp.int16))
@@ -141,6 +142,7 @@ def test_diff_promotes_prepend_and_append_of_the_same_kind():
         xp.diff(x, append=xp.asarray([1.0]))
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize(("kwargs", "error"), [
     ({"x": xp.asarray(1)}, ValueError),
     ({"n": -1}, ValueError),

@@ -53,7 +53,10 @@ class _Block:
         object.__setattr__(self, name, value)
 
 
-Block = _Block if speedups is None else speedups.Block
+if TYPE_CHECKING:  # type checkers see the pure-Python twin, whose interface both share
+    Block = _Block
+else:
+    Block = _Block if speedups is None else speedups.Block
 
 
 class Allocator(ABC):
@@ -164,6 +167,12 @@ class _Guard:
 class _CachingAllocatorBase:
     """The pure-Python twin of `_speedups.CachingAllocatorBase`: size-class free lists and
     statistics over `raw`, under a lock. A miss calls the subclass's `_raw_malloc(size)`."""
+
+    raw: Allocator
+    device: Device
+
+    if TYPE_CHECKING:  # provided by the subclass (`_OverRaw`)
+        def _raw_malloc(self, size: int) -> Block: ...
 
     def __init__(self, raw: Allocator, max_cached_bytes: int | None = None) -> None:
         if hasattr(self, "_free_lists"):
@@ -310,7 +319,10 @@ class _CachingAllocatorBase:
             self._num_ooms += 1
 
 
-_Base = _CachingAllocatorBase if speedups is None else speedups.CachingAllocatorBase
+if TYPE_CHECKING:
+    _Base = _CachingAllocatorBase
+else:
+    _Base = _CachingAllocatorBase if speedups is None else speedups.CachingAllocatorBase
 
 
 class _OverRaw:
@@ -324,6 +336,10 @@ class _OverRaw:
         """Keep live plus cached memory within `nbytes` bytes (None: no limit): a request past
         it frees the cache and retries once, then raises MemoryError."""
         self.memory_limit = nbytes
+    if TYPE_CHECKING:  # from the caching base the class is combined with
+        def _note_oom(self) -> None: ...
+        def empty_cache(self) -> None: ...
+        def stats(self) -> dict[str, int]: ...
 
     def _raw_malloc(self, size: int) -> Block:
         """A block of `size` bytes from the raw allocator; on `MemoryError`, free the cache and

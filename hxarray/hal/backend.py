@@ -55,7 +55,9 @@ class Backend(ABC):
     abstract methods; see the module docstring for the conventions every primitive follows."""
 
     device_type: DeviceType
-    priority: int = 0  # higher wins when hxarray picks a device by itself
+    #: Higher wins when hxarray picks a device by itself (`best_device`, `select_device`):
+    #: the CPU is 0, CUDA 10; a plug-in declares its own (the reference backend: -10).
+    priority: int = 0
 
     def __init__(self) -> None:
         self._fallback_lock = threading.Lock()
@@ -73,6 +75,12 @@ class Backend(ABC):
     @abstractmethod
     def capabilities(self, device: Device) -> dict[str, Any]:
         """At least: name, vendor, total_memory, free_memory, compute_units."""
+
+    def performance(self, device: Device) -> dict[str, Any] | None:
+        """`{"peak_flops": {dtype name: FLOP/s}, "memory_bandwidth": bytes/s}` read from the
+        device's properties, or None where they cannot be read: then hxarray measures them once
+        through the primitives and caches them (`hxarray.hal.performance`)."""
+        return None
 
     @abstractmethod
     def allocator(self, device: Device) -> Allocator:
@@ -99,11 +107,23 @@ class Backend(ABC):
 
     # -- memory and interchange -------------------------------------------------------------------
     def empty(self, shape: Shape, dtype: DType, device: Device) -> Array:
-        """A new C-contiguous array with uninitialised memory, allocated on the current stream."""
-        nbytes = _views.nbytes_of(shape, dtype)
-        buffer = self.allocator(device).allocate(nbytes)
+        """A new C-contiguous array with uninitialised memory, allocated on the current stream.
+        Every array a backend creates comes from here (a memory scope replaces it while open)."""
+        return self.empty_in(self.allocator(device), shape, dtype, device)
+
+    def empty_in(self, allocator: Allocator, shape: Shape, dtype: DType,
+                 device: Device) -> Array:
+        """`empty` with the memory from `allocator`: the device's, or a memory scope's pool."""
+        buffer = allocator.allocate(_views.nbytes_of(shape, dtype))
         return array_module.Array._make(buffer, dtype, shape,
                                         _views.contiguous_strides(shape, dtype.itemsize))
+
+    def scope_allocator(self, device: Device) -> Allocator:
+        """A fresh pool for a memory scope on `device`: by default a caching allocator of the
+        device allocator's kind over the same raw allocator (`hal.scope.scope_pool`)."""
+        from .scope import scope_pool
+
+        return scope_pool(self.allocator(device))
 
     def host_view(self, x: Array) -> np.ndarray | None:
         """A numpy view of `x` that keeps its buffer alive, or None if the memory is not
@@ -294,7 +314,7 @@ class Backend(ABC):
         self.assign(out, x)
         return out
 
-    def arange(self, start: Scalar, stop: Scalar, step: Scalar, dtype: DType,
+    def arange(self, start: float, stop: float, step: float, dtype: DType,
                device: Device) -> Array:
         """numpy's arange(start, stop, step) in `dtype` (the namespace has checked the
         arguments): computed on the host and copied in, by default."""

@@ -39,11 +39,14 @@ class _MemoryBufferBase:
     def __del__(self) -> None:
         allocator = self.allocator
         if allocator is not None:
-            self.allocator = None
+            self.allocator = None  # type: ignore[assignment]  # handed back: exactly once
             allocator.free(self.block)
 
 
-_Base = _MemoryBufferBase if speedups is None else speedups.MemoryBufferBase
+if TYPE_CHECKING:  # type checkers see the pure-Python twin, whose interface both share
+    _Base = _MemoryBufferBase
+else:
+    _Base = _MemoryBufferBase if speedups is None else speedups.MemoryBufferBase
 
 
 class MemoryBuffer(_Base):

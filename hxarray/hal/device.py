@@ -13,7 +13,10 @@ import operator
 import os
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .backend import Backend
 
 __all__ = ["DeviceType", "Device", "DeviceUnavailableError", "default_device", "device_scope"]
 
@@ -26,6 +29,7 @@ class DeviceType:
     """An extensible enumeration of device kinds; plug-ins add members with `register`."""
 
     __slots__ = ("name",)
+    name: str
     _members: dict[str, DeviceType] = {}
     _lock = threading.Lock()
 
@@ -84,6 +88,9 @@ class Device:
     `Device("cuda", 1)` or `Device(DeviceType.CUDA, 1)`; equal devices are the same object."""
 
     __slots__ = ("type", "index", "_backend", "__weakref__")
+    type: DeviceType
+    index: int
+    _backend: Backend | None
     _interned: dict[tuple[DeviceType, int], Device] = {}
 
     def __new__(cls, spec: str | DeviceType | Device, index: int | None = None) -> Device:
@@ -124,7 +131,7 @@ class Device:
         return device
 
     @property
-    def backend(self):  # -> Backend; typed loosely to avoid an import cycle
+    def backend(self) -> Backend:
         """The backend that runs this device (looked up once); `DeviceUnavailableError` if none."""
         backend = self._backend
         if backend is None:
@@ -135,8 +142,12 @@ class Device:
         return backend
 
     def capabilities(self) -> dict[str, Any]:
-        """Name, vendor, total/free memory, compute units and type-specific features."""
-        return self.backend.capabilities(self)
+        """Name, vendor, total/free memory, compute units and type-specific features, with the
+        estimated `peak_flops` per dtype and `memory_bandwidth` (`hal.performance`: read from
+        the device's properties, or measured once and cached)."""
+        from .performance import estimate
+
+        return {**self.backend.capabilities(self), **estimate(self)}
 
     def __repr__(self) -> str:
         return f"Device('{self}')"
@@ -155,15 +166,20 @@ _env_default: list[Device] = []
 
 
 def default_device() -> Device:
-    """The device new arrays go to: the innermost `device_scope`, else `HXARRAY_DEFAULT_DEVICE`,
-    else the CPU."""
+    """The device new arrays go to: the innermost `device_scope`, else `HXARRAY_DEFAULT_DEVICE`
+    (a device, or `best` for `best_device()`), else the CPU."""
     device = _scoped_device.get()
     if device is not None:
         return device
     if not _env_default:
         spec = os.environ.get("HXARRAY_DEFAULT_DEVICE", "").strip() or "cpu"
         try:
-            _env_default.append(Device(spec))
+            if spec == "best":
+                from .selection import best_device
+
+                _env_default.append(best_device())
+            else:
+                _env_default.append(Device(spec))
         except (ValueError, TypeError) as exc:
             raise ValueError(f"HXARRAY_DEFAULT_DEVICE={spec!r} is not a valid device: "
                              f"{exc}") from None

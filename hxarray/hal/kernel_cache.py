@@ -10,8 +10,8 @@ written to a temporary file and renamed into place, so concurrent processes only
 entries. An entry that is truncated, garbage, empty or written for another key is discarded and
 rebuilt, with one warning per cache. Processes sharing the directory take an advisory lock per
 entry while compiling, so each kernel is compiled once. The directory is bounded (`max_bytes`):
-after a write the least recently used entries (by modification time, refreshed on every read) are
-removed. A directory that cannot be written makes the cache memory-only, with one warning.
+after a write the least recently used entries (by modification time, refreshed on every read)
+are removed. A directory that cannot be written makes the cache memory-only, with one warning.
 """
 
 from __future__ import annotations
@@ -110,11 +110,11 @@ class KernelCache:
             try:
                 binary = self._read_disk(key)
                 compiled = binary is None
-                if compiled:
+                if binary is None:
                     with self._across_processes(key):
                         binary = self._read_disk(key)  # another process may have built it
                         compiled = binary is None
-                        if compiled:
+                        if binary is None:
                             binary = self._compiled(compile)
                             self._write_disk(key, binary)
                 with self._lock:
@@ -155,6 +155,7 @@ class KernelCache:
         if handle is None:
             yield
             return
+        assert lock is not None  # (a handle is opened only on the lock file)
         with handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:

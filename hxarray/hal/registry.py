@@ -138,9 +138,23 @@ class BackendRegistry:
                     names.append(device_type.name)
         return names
 
+    def unavailable(self) -> dict[str, str]:
+        """Every known device type that cannot be used here, with the reason: its backend failed
+        to load, reports itself unavailable, or does not exist."""
+        usable = set(self.available_types())
+        reasons = {}
+        for device_type in DeviceType.members():
+            name = device_type.name
+            if name in usable:
+                continue
+            backend = self._backends.get(device_type)
+            reason = backend.unavailable_reason() if backend is not None else None
+            reasons[name] = reason or self._failures.get(name, "no backend is registered for it")
+        return reasons
+
     def devices(self) -> list[Device]:
         """Every usable device of every registered backend."""
-        found = []
+        found: list[Device] = []
         for name in self.available_types():
             backend = self._backends[DeviceType(name)]
             found.extend(Device(name, i) for i in range(backend.device_count()))

@@ -137,14 +137,19 @@ class HostEvent(Event):
         self._done.set()  # an unrecorded event counts as completed
         self._recorded = False
         self._time: float | None = None
+        #: The exception of work queued before this event on its stream, once completed (the
+        #: stream's `synchronize()` still raises it; this lets a waiter see it without that).
+        self.error: BaseException | None = None
 
     def _arm(self) -> None:
         self._done.clear()
         self._recorded = True
         self._time = None
+        self.error = None
 
-    def _fire(self) -> None:
+    def _fire(self, errors: list[BaseException] | None = None) -> None:
         self._time = time.perf_counter()
+        self.error = errors[0] if errors else None
         self._done.set()
 
     def synchronize(self) -> None:
@@ -165,6 +170,7 @@ class HostEvent(Event):
             if not event.query():
                 raise ValueError("elapsed_time needs both events to have completed; "
                                  "call synchronize() first")
+        assert end._time is not None and self._time is not None  # completed, so dated
         return (end._time - self._time) * 1000.0
 
 
@@ -236,7 +242,7 @@ class HostStream(Stream):
             raise TypeError(f"{self!r} records events of its own kind, got "
                             f"{type(event).__name__}")
         event._arm()
-        self._put(event._fire, marker=True)
+        self._put(functools.partial(event._fire, self._errors), marker=True)
         return event
 
     def wait_event(self, event: Event) -> None:

@@ -9,6 +9,7 @@ results reuses both the memory and the view.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -32,6 +33,8 @@ from .parallel import Thresholds
 from .stream import CpuEvent, CpuStream
 
 _make = Array._make
+_NOWHERE = object()  # the fast path's device while it is held off: no array is on it
+_HOLDS_LOCK = threading.Lock()
 _ndarray = np.ndarray
 _FROM_NUMPY = dt.FROM_NUMPY
 
@@ -95,6 +98,16 @@ class CpuBackend(Backend):
         if self.device_type is DeviceType.CPU:
             self._bind_fast_path()
 
+    _fast_path_holds = 0  # see hold_fast_path; one count for every instance
+
+    def hold_fast_path(self, hold: bool) -> None:
+        """Hold the compiled fast path off (`hold`), or release one hold. While any hold lasts
+        (in any thread) every call takes the general Python path through this backend, so that
+        memory scopes and the profiler see every allocation and primitive."""
+        with _HOLDS_LOCK:
+            CpuBackend._fast_path_holds += 1 if hold else -1
+            self._bind_fast_path()
+
     def _bind_fast_path(self) -> None:
         """Bind the compiled namespace functions and operator slots (`_speedups.c`) to this
         backend: its device, allocator, element-wise kernels (the bare ufunc where that is all a
@@ -103,7 +116,8 @@ class CpuBackend(Backend):
         if speedups is None or errstate_var is None:
             return
         t = self.thresholds
-        speedups.bind_cpu(device=self.device, allocator=self._allocator,
+        device = self.device if not CpuBackend._fast_path_holds else _NOWHERE
+        speedups.bind_cpu(device=device, allocator=self._allocator,
                           make_view=self._block_view,
                           kernels={**kernels.ELEMENTWISE, **kernels.PLAIN_UFUNCS},
                           compute_bound=kernels.COMPUTE_BOUND, reduce=kernels.reduce_into,
@@ -162,14 +176,25 @@ class CpuBackend(Backend):
             h.flags.writeable = False
         return h
 
-    def adopt(self, data: np.ndarray) -> Array:
-        """Wrap a host numpy array without copying (for DLPack and `asarray(copy=False)`); the array
-        keeps `data` alive. Its memory is not from the allocator, so it is not in the stats."""
-        block = _ForeignBlock(data)
-        buffer = MemoryBuffer(self.device, block.nbytes, block, _FOREIGN)
-        base = data.__array_interface__["data"][0]
-        return _make(buffer, _FROM_NUMPY[data.dtype], data.shape, data.strides,
-                     base - block.address, data)
+    def adopt(self, data: np.ndarray) -> Array | None:
+        """Wrap a host numpy array without copying (for DLPack and `asarray`); the array keeps
+        `data` alive. Its memory is not from the allocator, so it is not in the stats. None for
+        read-only memory (hxarray arrays are writable) and dtypes or byte orders hxarray lacks.
+        About a microsecond: the block's address and byte view are made only if asked for."""
+        dtype = _FROM_NUMPY.get(data.dtype)
+        flags = data.flags
+        if dtype is None or not flags.writeable:
+            return None
+        block = _new_block(_ForeignBlock)
+        block.data = data
+        if flags.c_contiguous:
+            block.low = 0
+            block.nbytes = nbytes = data.nbytes
+        else:
+            block.low, nbytes = _extent(data)
+            block.nbytes = nbytes
+        return _make(MemoryBuffer(self.device, nbytes, block, _FOREIGN), dtype, data.shape,
+                     data.strides, -block.low, data)
 
     # -- creation and data movement ----------------------------------------------------------------
     def empty(self, shape: tuple[int, ...], dtype: dt.DType, device: Device = None) -> Array:
@@ -180,6 +205,14 @@ class CpuBackend(Backend):
         allocator = self._allocator
         block = allocator.malloc(nbytes)
         buffer = MemoryBuffer(self.device, nbytes, block, allocator)  # gives it back on errors
+        return _make(buffer, dtype, shape, strides, 0, self._block_view(block, dtype, shape))
+
+    def empty_in(self, allocator: Any, shape: tuple[int, ...], dtype: dt.DType,
+                 device: Device = None) -> Array:
+        """`empty` from another allocator (a memory scope's pool), with the numpy view."""
+        nbytes, strides = self._layouts.get((shape, dtype)) or self._layout(shape, dtype)
+        block = allocator.malloc(nbytes)
+        buffer = MemoryBuffer(self.device, nbytes, block, allocator)
         return _make(buffer, dtype, shape, strides, 0, self._block_view(block, dtype, shape))
 
     @staticmethod
@@ -406,23 +439,42 @@ class CpuBackend(Backend):
             return self._result(FFT[name](self.native(x), **params))
 
 
+def _extent(data: np.ndarray) -> tuple[int, int]:
+    """The byte span of a strided array's elements: where it starts relative to the first
+    element (<= 0 with negative strides) and its length."""
+    if not data.size:
+        return 0, 0
+    low = high = 0
+    for n, s in zip(data.shape, data.strides):
+        if s < 0:
+            low += (n - 1) * s
+        else:
+            high += (n - 1) * s
+    return low, high - low + data.itemsize
+
+
 class _ForeignBlock:
-    """Host memory owned by another library's array, kept alive by reference."""
+    """Host memory owned by another library's array (`data`), kept alive by reference: `low`,
+    the start of its bytes relative to the first element (<= 0 with negative strides), and
+    `nbytes`. Its address and byte view (`handle`) are computed on first use."""
 
-    __slots__ = ("address", "nbytes", "handle", "cache")
+    __slots__ = ("data", "low", "nbytes", "_handle")
+    cache = None  # no typed view is kept for a next user: the block is never reused
 
-    def __init__(self, data: np.ndarray) -> None:
-        low = high = 0  # byte extent of the elements around the first one
-        if data.size:
-            for n, s in zip(data.shape, data.strides):
-                if s < 0:
-                    low += (n - 1) * s
-                else:
-                    high += (n - 1) * s
-        self.address = data.__array_interface__["data"][0] + low
-        self.nbytes = high - low + data.itemsize if data.size else 0
-        self.handle = np.asarray(_HostBytes(data, self.address, self.nbytes))
-        self.cache = None
+    @property
+    def address(self) -> int:
+        return self.data.__array_interface__["data"][0] + self.low
+
+    @property
+    def handle(self) -> np.ndarray:
+        try:
+            return self._handle
+        except AttributeError:
+            self._handle = np.asarray(_HostBytes(self.data, self.address, self.nbytes))
+            return self._handle
+
+
+_new_block = object.__new__  # filled in by `adopt`, cheaper than an __init__ call
 
 
 class _HostBytes:
@@ -444,6 +496,10 @@ class _ForeignMemory(CpuAllocator):
 
     def malloc(self, nbytes: int):
         raise TypeError("foreign memory is adopted, never allocated")
+
+    # Nothing to give back: the block, and the memory it keeps alive, dies with its buffer. A C
+    # builtin is the cheapest callable that takes the block and does nothing with it.
+    free = staticmethod(id)
 
 
 _FOREIGN = _ForeignMemory()

@@ -96,9 +96,9 @@ def reduce_into(name: str, x: np.ndarray, axis: tuple[int, ...] | None, keepdims
         # additions give (part by part for complex numbers); any other sum is the same bit for bit.
         start = _NEGATIVE_ZERO.get(dtype.kind)
         if start is not None and x.size:
-            ufunc.reduce(x, axis, dtype, out, keepdims, start)
+            ufunc.reduce(x, axis, dtype, out, keepdims, start)  # type: ignore[call-arg]
         else:
-            ufunc.reduce(x, axis, dtype, out, keepdims)
+            ufunc.reduce(x, axis, dtype, out, keepdims)  # type: ignore[call-arg]
         if name == "mean":
             if count is None:
                 count = x.size if axis is None else math.prod(x.shape[i] for i in axis)
@@ -108,7 +108,8 @@ def reduce_into(name: str, x: np.ndarray, axis: tuple[int, ...] | None, keepdims
             for part in (out.real, out.imag) if dtype.kind == "c" else (out,):
                 np.divide(part, count, out=part)
     else:
-        ufunc.reduce(x, axis, dtype if name in _ACCUMULATING else None, out, keepdims)
+        ufunc.reduce(x, axis, dtype if name in _ACCUMULATING else None, out,  # type: ignore[call-arg]
+                     keepdims)
 
 
 # -- sorting and sets ------------------------------------------------------------------------------

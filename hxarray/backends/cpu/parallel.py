@@ -68,18 +68,25 @@ def _default_threads() -> int:
     return min(found or 1, MAX_THREADS)
 
 
-_DEFAULT_THREADS = _default_threads()
-_threads: contextvars.ContextVar[int] = contextvars.ContextVar("hxarray_threads",
-                                                              default=_DEFAULT_THREADS)
-_blas_threads: contextvars.ContextVar[int | None] = contextvars.ContextVar("hxarray_blas_threads",
-                                                                          default=None)
+_process_threads = _default_threads()  # set_num_threads; a threads() block overrides it
+_process_blas_threads: int | None = None  # set_num_threads' BLAS limit (None: the libraries')
+_threads: contextvars.ContextVar[int] = contextvars.ContextVar("hxarray_threads")
+_blas_threads: contextvars.ContextVar[int | None] = contextvars.ContextVar("hxarray_blas_threads")
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
 def get_num_threads() -> int:
     """How many threads a large CPU operation uses here."""
-    return _threads.get()
+    return _threads.get(_process_threads)
+
+
+def set_num_threads(count: int) -> None:
+    """Use `count` threads for CPU operations, and at most `count` BLAS threads in hxarray's BLAS
+    calls, from now on in every thread of the process outside a `threads()` block (hxarray.dask
+    sets it on workers)."""
+    global _process_threads, _process_blas_threads
+    _process_threads = _process_blas_threads = _count(count, "set_num_threads(): count")
 
 
 @contextlib.contextmanager
@@ -136,8 +143,9 @@ class _BlasLimits:
 
     @contextlib.contextmanager
     def scope(self) -> Iterator[None]:
-        """Run the block with the calling context's BLAS limit (`threads()`), or none."""
-        want = _blas_threads.get()
+        """Run the block with the calling context's BLAS limit (`threads()`, else
+        `set_num_threads`), or none."""
+        want = _blas_threads.get(_process_blas_threads)
         with self._cond:
             if self._users and (self._applied != want or self._waiting):
                 # wait for a later phase (all current users gone) that runs this count
@@ -225,7 +233,7 @@ def _independent(handles: Sequence[Any], out: np.ndarray) -> bool:
 def elementwise(kernel: Callable[..., None], handles: Sequence[Any], out: np.ndarray) -> None:
     """`kernel(*handles, out=out)`, split along the output's first long-enough axis (the caller
     has checked that the output is large enough for the kernel's cost)."""
-    count = _threads.get()
+    count = _threads.get(_process_threads)
     if count < 2 or not _independent(handles, out):
         kernel(*handles, out=out)
         return
@@ -250,7 +258,7 @@ def reduction_partials(reduce: Callable[[np.ndarray, np.ndarray], None], x: np.n
     into its element (a 0-D view) of the returned array of partial results; None where that does
     not apply (the caller then reduces on one thread). The caller has checked that `x` is large
     enough."""
-    count = _threads.get()
+    count = _threads.get(_process_threads)
     if count < 2 or not x.flags.c_contiguous:
         return None
     flat, size = x.reshape(-1), x.size
@@ -266,7 +274,7 @@ def split_reduction(reduce: Callable[[np.ndarray, np.ndarray], None], x: np.ndar
     `axis`) long enough to split, each writing its slice of `out`; False if there is none (the
     caller then reduces on one thread). Each output element is reduced exactly as without the
     split. The caller has checked that `x` is large enough."""
-    count = _threads.get()
+    count = _threads.get(_process_threads)
     kept = next((i for i, n in enumerate(x.shape) if n >= count and i not in axis), None)
     if count < 2 or kept is None:
         return False
@@ -288,7 +296,7 @@ def sort(x: np.ndarray, out: np.ndarray, axis: int) -> bool:
     (out untouched) where that does not apply. Many rows: each thread sorts whole rows, as one
     thread would. One row: a sample sort, exact as well, since a value sort's result does not
     depend on the order it is reached in. The caller has checked that `x` is large enough."""
-    count = _threads.get()
+    count = _threads.get(_process_threads)
     if count < 2:
         return False
     other = next((i for i, n in enumerate(x.shape) if i != axis and n >= count), None)

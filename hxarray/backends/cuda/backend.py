@@ -24,9 +24,10 @@ from ..._ops import OPS
 from ...hal.allocator import StreamOrderedAllocator
 from ...hal.backend import Backend
 from ...hal.device import Device, DeviceType
-from . import launch
-from .codegen import Library
+from . import launch, peaks
+from .codegen import Library, gemm
 from .codegen import elementwise as ew
+from .codegen import indexing as ix
 from .codegen import reduction as rd
 from .codegen import scan as sc
 from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
@@ -96,6 +97,12 @@ class CudaBackend(Backend):
             "features": ["simulated on the CPU"] if p.simulated else [],
         }
 
+    def performance(self, device: Device) -> dict[str, Any] | None:
+        """Peaks from a GPU's properties (`peaks.from_properties`); None on the simulator,
+        whose speed is the host's and is measured instead."""
+        p = self._state(device).properties
+        return None if p.simulated else peaks.from_properties(p)
+
     def allocator(self, device: Device) -> StreamOrderedAllocator:
         return self._state(device).allocator
 
@@ -161,8 +168,8 @@ class CudaBackend(Backend):
         state = self._state(device)
         function = self._function(state, source, name, batch)
         stream = self.stream(device)
-        for a in operands:
-            state.allocator.record_stream(a._buffer.block, stream)
+        for a in operands:  # the buffer's own allocator: a memory scope's pool, or the device's
+            a._buffer.allocator.record_stream(a._buffer.block, stream)
         if config is None:
             grid, block = launch.grid_for(state.properties, function, work)
             shared = 0
@@ -382,7 +389,7 @@ class CudaBackend(Backend):
                               launch, totals)], operands,
                      ((launch.grid, 1, 1), (launch.block, 1, 1), 0))
 
-    # -- primitives that run on the host for now (counted) --------------------------------------
+    # -- the host's results where no kernel applies (counted) ------------------------------------
     def _host_into(self, label: str, out: Array, run: Callable[..., None],
                    *inputs: Any) -> None:
         """`run(cpu_backend, *inputs, host_out)` with the array inputs copied to the CPU, then
@@ -398,8 +405,41 @@ class CudaBackend(Backend):
         run(cpu, *moved, host_out)
         self.assign(out, self.from_host(cpu.to_host(host_out), out._buffer.device))
 
-    def matmul(self, a, b, out) -> None:
-        self._host_into("matmul", out, lambda cpu, ha, hb, o: cpu.matmul(ha, hb, o), a, b)
+    # -- matrix products -----------------------------------------------------------------------
+    def matmul(self, a: Array, b: Array, out: Array) -> None:
+        """The tiled GEMM kernel over any strides and broadcast batch axes; on a GPU, cuBLAS
+        through CuPy for floating-point dtypes."""
+        if 0 in out._shape:
+            return
+        if not self.simulated and out._dtype in gemm.CUBLAS:
+            self._cublas_matmul(a, b, out)
+            return
+        device = out._buffer.device
+        *batch, m, n = out._shape
+        k, nb = a._shape[-1], len(batch)
+        max_x = self._state(device).properties.max_grid_dims[0]
+        for _, (at_a, at_b, at_out), dims, steps in ix.collapse_launches(
+                tuple(batch), [a._strides[:nb], b._strides[:nb], out._strides[:nb]]):
+            layout = gemm.pack_layout(dims, steps, m, n, k, a._strides[-2:], b._strides[-2:],
+                                      out._strides[-2:])
+            grid = gemm.grid(m, n, math.prod(dims), max_x)
+            self._launch(device, gemm.SOURCE, gemm.kernel_name(out._dtype), gemm.batch, 0,
+                         [np.uintp(_address(a) + at_a), np.uintp(_address(b) + at_b),
+                          np.uintp(_address(out) + at_out), layout], [a, b, out],
+                         (grid, (gemm.THREADS, 1, 1), 0))
+
+    def _cublas_matmul(self, a: Array, b: Array, out: Array) -> None:
+        """out = a @ b by cupy.matmul (cuBLAS) on zero-copy views, on the current stream."""
+        import cupy
+
+        from .interop import cupy_view, on_stream
+
+        device = out._buffer.device
+        stream = self.stream(device)
+        for x in (a, b, out):
+            self._state(device).allocator.record_stream(x._buffer.block, stream)
+        with on_stream(self, device):
+            cupy.matmul(cupy_view(self, a), cupy_view(self, b), out=cupy_view(self, out))
 
     # -- CuPy's library functions on a GPU, the CPU backend on the simulator (counted) ---------
     def sort(self, x, axis, stable, out) -> None:
@@ -447,19 +487,184 @@ class CudaBackend(Backend):
             return interop.run(self, lambda v: interop.fft(name, v, **params), x)
         return super().fft(name, x, **params)
 
-    def gather(self, x, axis, indices, out) -> None:
-        self._host_into("gather", out, lambda cpu, h, i, o: cpu.gather(h, axis, i, o), x,
-                        list(indices))
+    # -- indexing and creation -----------------------------------------------------------------
+    def gather(self, x: Array, axis: int, indices: Sequence[Array], out: Array) -> None:
+        """One kernel over out's elements, checking every index as it reads it; IndexError
+        (numpy's message, the first bad index numpy would name) once the stream has run it."""
+        if out.size == 0:
+            return
+        if len(indices) > ix.MAX_INDICES:
+            self._host_into("gather", out, lambda cpu, h, i, o: cpu.gather(h, axis, i, o), x,
+                            list(indices))
+            return
+        device = out._buffer.device
+        flag = self._index_flag(device)
+        shape, strides = self._index_iteration(x, axis, indices, out)
+        for first, offsets, dims, steps in ix.collapse_launches(shape, strides):
+            layout = self._index_layout(x, axis, indices, dims, steps, offsets, first, out.size)
+            self._launch(device, ix.GATHER_SOURCE, ix.GATHER, ix.gather_batch, math.prod(dims),
+                         [np.uintp(_address(x) + offsets[0]), np.uintp(_address(out) + offsets[1]),
+                          layout, np.uintp(_address(flag))], [x, out, *indices, flag])
+        self._raise_index_error(flag, x, axis, indices, shape, axis)
 
-    def scatter(self, x, axis, indices, values) -> None:
-        def store(cpu, host_x, host_indices, host_values, host_out):
-            cpu.assign(host_out, host_x)
-            cpu.scatter(host_out, axis, host_indices, host_values)
-        self._host_into("scatter", x, store, x, list(indices), values)
+    def scatter(self, x: Array, axis: int, indices: Sequence[Array], values: Array) -> None:
+        """A kernel checking every index, then one storing the values (skipped on the device
+        when an index is out of range, so nothing is written); IndexError as gather's."""
+        if len(indices) > ix.MAX_INDICES:
+            def store(cpu, host_x, host_indices, host_values, host_out):
+                cpu.assign(host_out, host_x)
+                cpu.scatter(host_out, axis, host_indices, host_values)
+            self._host_into("scatter", x, store, x, list(indices), values)
+            return
+        device = x._buffer.device
+        # the kernel reads what it may overwrite: copies of anything sharing x's memory
+        values = self.copy(values) if values._buffer is x._buffer else values
+        indices = [self.copy(i) if i._buffer is x._buffer else i for i in indices]
+        flag = self._index_flag(device)
+        shape, strides = self._index_iteration(x, axis, indices, values)
+        positions = indices[0]._shape  # checked over the index arrays' own shape
+        nb = len(positions)
+        checks = [(0,) * nb, (0,) * nb, *(s[axis:axis + nb] for s in strides[2:])]
+        for first, offsets, dims, steps in ix.collapse_launches(positions, checks):
+            layout = self._index_layout(x, axis, indices, dims, steps, offsets, first,
+                                        math.prod(positions))
+            self._launch(device, ix.GATHER_SOURCE, ix.CHECK, ix.gather_batch, math.prod(dims),
+                         [layout, np.uintp(_address(flag))], [*indices, flag])
+        for first, offsets, dims, steps in ix.collapse_launches(shape, strides):
+            layout = self._index_layout(x, axis, indices, dims, steps, offsets, first,
+                                        math.prod(shape))
+            self._launch(device, ix.GATHER_SOURCE, ix.SCATTER, ix.gather_batch, math.prod(dims),
+                         [np.uintp(_address(x) + offsets[0]),
+                          np.uintp(_address(values) + offsets[1]), layout,
+                          np.uintp(_address(flag))], [x, values, *indices, flag])
+        self._raise_index_error(flag, x, axis, indices, positions, 0)
 
-    def nonzero(self, x) -> tuple[Array, ...]:
-        return self._on_host("nonzero", lambda cpu, h: cpu.nonzero(h), x)
+    @staticmethod
+    def _index_iteration(x: Array, axis: int, indices: Sequence[Array], other: Array
+                         ) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+        """The gathered shape (other's: out or values) and the strides of x (0 along the index
+        arrays' axes), of `other` and of each index array (0 off them) over it."""
+        shape = other._shape
+        positions = indices[0]._shape
+        after = x.ndim - axis - len(indices)
+        x_strides = (*x._strides[:axis], *(0,) * len(positions),
+                     *x._strides[axis + len(indices):])
+        return shape, [x_strides, ew.broadcast_strides(shape, other._shape, other._strides),
+                       *((0,) * axis + ew.broadcast_strides(positions, i._shape, i._strides) +
+                         (0,) * after for i in indices)]
 
+    @staticmethod
+    def _index_layout(x: Array, axis: int, indices: Sequence[Array], dims: tuple[int, ...],
+                      steps: Sequence[tuple[int, ...]], offsets: tuple[int, ...], first: int,
+                      total: int) -> np.void:
+        return ix.pack_index_layout(
+            dims, steps, first, total, x._dtype.itemsize,
+            [(_address(i) + offset, ix.INDEX_KINDS[i._dtype], x._shape[axis + j],
+              x._strides[axis + j]) for j, (i, offset) in enumerate(zip(indices, offsets[2:]))])
+
+    def _index_flag(self, device: Device) -> Array:
+        """A device word set to HX_NO_ERROR on the current stream (the kernels lower it)."""
+        flag = self.empty((1,), dt.uint64, device)
+        self.driver.memset(_address(flag), 0xFF, 8, self.stream(device).handle)
+        return flag
+
+    def _read(self, x: Array) -> np.ndarray:
+        """A small array's values on the host, once the current stream has run to here."""
+        host = np.empty(x._shape, x._dtype.numpy)
+        stream = self.stream(x._buffer.device)
+        self.driver.copy_device_to_host(host, _address(x), host.nbytes, stream.handle)
+        stream.synchronize()
+        return host
+
+    def _raise_index_error(self, flag: Array, x: Array, axis: int, indices: Sequence[Array],
+                           shape: tuple[int, ...], lead: int) -> None:
+        """IndexError if the kernels lowered `flag` to (index array j, position p of `shape`,
+        whose axes lead .. lead + len(B) - 1 are the index arrays'): numpy's message, naming
+        the first index out of range of the first index array holding one."""
+        (key,) = self._read(flag).tolist()
+        if key == ix.NO_ERROR:
+            return
+        j, position = divmod(key, math.prod(shape))
+        index = indices[j]
+        where = np.unravel_index(position, shape)[lead:lead + index.ndim]
+        element = _views.view(index, (), (), index._offset + sum(
+            int(c) * s for c, s in zip(where, index._strides)))
+        bad = self._read(element)[()]
+        raise IndexError(f"index {bad} is out of bounds for axis {axis + j} with size "
+                         f"{x._shape[axis + j]}")
+
+    def nonzero(self, x: Array) -> tuple[Array, ...]:
+        """Counts of non-zero elements per chunk, their exclusive scan (read back to size the
+        results), then each chunk's coordinates in C order: deterministic."""
+        device = x._buffer.device
+        size = x.size
+        if size == 0:
+            return tuple(self.empty((0,), dt.int64, device) for _ in x._shape)
+        dims, (steps,) = ew.collapse(x._shape, [x._strides])
+        if len(dims) > ew.MAX_DIMS:
+            x = self.copy(x)
+            dims, steps = (size,), (x._dtype.itemsize,)
+        contiguous = not dims or steps == (x._dtype.itemsize,)
+        values = ix.pack_values(_address(x), steps, x._dtype)
+        layout = ew.pack_shape(dims, contiguous)
+        chunks = -(-size // ix.NONZERO_CHUNK)
+        props = self._state(device).properties
+        resident = props.multiprocessor_count * max(
+            1, props.max_threads_per_multiprocessor // ix.NONZERO_THREADS)
+        config = ((min(chunks, resident, props.max_grid_dims[0]), 1, 1),
+                  (ix.NONZERO_THREADS, 1, 1), 0)
+        starts = self.empty((chunks + 1,), dt.int64, device)  # and the count, last
+        count_at = np.uintp(_address(starts) + 8 * chunks)
+        source, batch = ix.NONZERO_SOURCE, ix.nonzero_batch
+        self._launch(device, source, ix.COUNT, batch, 0,
+                     [values, layout, np.uintp(_address(starts)), np.int64(chunks)], [x, starts],
+                     config)
+        self._launch(device, source, ix.SCAN, batch, 0,
+                     [np.uintp(_address(starts)), np.int64(chunks), count_at], [starts],
+                     ((1, 1, 1), (ix.NONZERO_THREADS, 1, 1), 0))
+        (count,) = self._read(_views.view(starts, (1,), (8,), starts._offset + 8 * chunks))
+        count = int(count)
+        flat = x.ndim > ew.MAX_DIMS  # coordinates then come from C-order positions
+        results = [self.empty((count,), dt.int64, device) for _ in range(1 if flat else x.ndim)]
+        if count:
+            self._launch(device, source, ix.WRITE, batch, 0,
+                         [values, layout, np.uintp(_address(starts)), np.int64(chunks),
+                          ew.pack_shape((size,) if flat else x._shape, False),
+                          ix.pack_coordinates([_address(r) for r in results])],
+                         [x, starts, *results], config)
+        if flat:
+            return self._unravel(results[0], x._shape)
+        return tuple(results)
+
+    def _unravel(self, positions: Array, shape: tuple[int, ...]) -> tuple[Array, ...]:
+        """The coordinates in `shape` of the int64 C-order `positions`, axis by axis."""
+        out = []
+        for d, n in enumerate(shape):
+            axis = self.elementwise("floor_divide", (positions, math.prod(shape[d + 1:])),
+                                    dt.int64, positions._shape)
+            out.append(self.elementwise("remainder", (axis, n), dt.int64, axis._shape, axis))
+        return tuple(out)
+
+    def arange(self, start: Scalar, stop: Scalar, step: Scalar, dtype: dt.DType,
+               device: Device) -> Array:
+        """numpy's values, bit for bit (its length and first two values from the host, its fill
+        on the device); numpy on the host where the kernel does not apply (bool, integer
+        dtypes from floats, lengths numpy refuses)."""
+        plan = ix.arange_plan(start, stop, step, dtype)
+        if plan is None:
+            return super().arange(start, stop, step, dtype, device)
+        length, first = plan
+        out = self.empty((length,), dtype, device)
+        if length:
+            self._launch(device, ix.ARANGE_SOURCE, ix.arange_name(dtype), ix.arange_batch,
+                         length, [np.uintp(_address(out)), np.int64(length), first[0], first[1]],
+                         [out])
+        return out
+
+
+def _address(x: Array) -> int:
+    """The device address of x's first element."""
+    return x._buffer.address + x._offset
 
 
 def _index(x: Array, axis: int, i: int) -> Array:

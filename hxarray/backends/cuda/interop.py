@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import cupy
 
+from .runtime import CudaStream
+
 if TYPE_CHECKING:
     from ..._array import Array
     from .backend import CudaBackend
@@ -28,6 +30,7 @@ def cupy_view(backend: CudaBackend, x: Array) -> Any:
 def on_stream(backend: CudaBackend, device: Any) -> Iterator[None]:
     """CuPy's work inside the block goes to the device's current hxarray stream."""
     stream = backend.stream(device)
+    assert isinstance(stream, CudaStream) and backend.driver is not None
     with cupy.cuda.Device(device.index), cupy.cuda.ExternalStream(
             backend.driver.stream_ptr(stream.handle), device.index):
         yield

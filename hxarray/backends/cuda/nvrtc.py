@@ -14,10 +14,15 @@ A `.cu` file may carry its options and template instantiations in comments:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
+import multiprocessing
+import os
 import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ...hal.kernel_cache import KernelCache
@@ -57,7 +62,7 @@ def _comment_list(code: str, tag: str) -> list[str]:
 def sources_in(directory: Path | str) -> list[Source]:
     """The `*.cu` files under `directory` with the options and name expressions in their
     comments."""
-    out = []
+    out: list[Source] = []
     for path in sorted(Path(directory).rglob("*.cu")):
         code = path.read_text()
         out.append((str(path), code, _comment_list(code, "nvrtc-options"),
@@ -142,13 +147,27 @@ def verify(code: str, name: str = "kernel.cu", options: Sequence[str] = (),
             cache.get_or_compile(key, build)
 
 
+def _failure(source: Source, archs: Sequence[str]) -> str | None:
+    """Why NVRTC rejects or warns about `source` for one of `archs`; None if it compiles."""
+    name, code, options, expressions = source
+    try:
+        verify(code, name, options, expressions, archs)
+    except CompileError as exc:
+        return str(exc)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hxarray.backends.cuda.nvrtc",
                                      description="Compile every CUDA source of the project with "
                                      "NVRTC for sm_80 and sm_90; fail on any error or warning.")
     parser.add_argument("directories", nargs="*", help="also compile every *.cu under these")
     parser.add_argument("--arch", action="append", help="architectures (default sm_80, sm_90)")
+    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+                        help="compiler processes (default: one per CPU)")
     ns = parser.parse_args(argv)
+    if ns.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {ns.jobs}")
     archs = tuple(ns.arch or ARCHITECTURES)
     try:
         major, minor = version()
@@ -162,12 +181,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         sources += sources_in(directory)
     failures = 0
     start = time.perf_counter()
-    for name, code, options, expressions in sources:
-        try:
-            verify(code, name, options, expressions, archs)
-        except CompileError as exc:
-            failures += 1
-            print(f"FAIL {exc}", file=sys.stderr)
+    check = functools.partial(_failure, archs=archs)
+    with contextlib.ExitStack() as stack:
+        run = map
+        if ns.jobs > 1 and len(sources) > 1:  # NVRTC holds the GIL: processes, not threads
+            run = stack.enter_context(ProcessPoolExecutor(
+                min(ns.jobs, len(sources)), mp_context=multiprocessing.get_context("spawn"))).map
+        for failure in run(check, sources):
+            if failure is not None:
+                failures += 1
+                print(f"FAIL {failure}", file=sys.stderr)
     elapsed = time.perf_counter() - start
     print(f"NVRTC {major}.{minor}: {len(sources)} sources x {len(archs)} architectures "
           f"({', '.join(archs)}) = {len(sources) * len(archs)} compilations, {failures} failed, "

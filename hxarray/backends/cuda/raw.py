@@ -72,7 +72,8 @@ def parse_params(source: str, name: str) -> tuple[ParamInfo, ...] | None:
     return tuple(params)
 
 
-_INT = {(1, "signed"): np.int8, (2, "signed"): np.int16, (4, "signed"): np.int32,
+_INT: dict[tuple[int, str], type[np.integer[Any]]] = {
+        (1, "signed"): np.int8, (2, "signed"): np.int16, (4, "signed"): np.int32,
         (8, "signed"): np.int64, (1, "unsigned"): np.uint8, (2, "unsigned"): np.uint16,
         (4, "unsigned"): np.uint32, (8, "unsigned"): np.uint64}
 _FLOAT = {4: np.float32, 8: np.float64}

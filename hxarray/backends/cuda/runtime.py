@@ -31,6 +31,7 @@ class CudaMemory(Allocator):
     def copy_to_host(self, block: Block, offset: int, out: np.ndarray,
                      stream: Stream | None = None) -> None:
         queue = stream or self._default
+        assert isinstance(queue, CudaStream)
         self.driver.copy_device_to_host(out, block.address + offset, out.nbytes, queue.handle)
         if stream is None:
             queue.synchronize()
@@ -40,6 +41,7 @@ class CudaMemory(Allocator):
         # The driver reads `data` when the stream gets there; the caller may change it at once.
         snapshot = np.array(data, copy=True, order="C")
         queue = stream or self._default
+        assert isinstance(queue, CudaStream)
         self.driver.copy_host_to_device(block.address + offset, snapshot, snapshot.nbytes,
                                         queue.handle)
         if stream is None:

@@ -36,6 +36,7 @@ class ToyBackend(CpuBackend):
     """Device type ``toy``: one device whose arrays live in memory from `ToyAllocator`."""
 
     device_type = DeviceType.register("toy")
+    priority = -5  # a test device: never picked by itself over the CPU
 
     def __init__(self) -> None:
         super().__init__()

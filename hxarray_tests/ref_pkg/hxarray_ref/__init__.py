@@ -150,9 +150,9 @@ class RefBackend(Backend):
         """Queue `work(*views of the operands)` on the current stream, noting that stream's use
         of every operand's block."""
         stream = self.stream(self.device)
-        for a in operands:
+        for a in operands:  # through the buffer's allocator: a memory scope's pool too
             if a.__class__ is Array:
-                self._allocator.record_stream(a._buffer.block, stream)
+                a._buffer.allocator.record_stream(a._buffer.block, stream)
         views = [self._view(a) for a in operands]
         stream.submit(work, *views)
 

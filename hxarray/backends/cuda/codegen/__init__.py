@@ -78,11 +78,13 @@ class Library:
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
     """(name, source, options, name expressions) of every kernel the generators can produce, for
     `make cuda-check`."""
-    from . import elementwise, reduction, scan
+    from . import elementwise, gemm, indexing, reduction, scan
 
     yield from elementwise.all_sources()
     yield from reduction.all_sources()
     yield from scan.all_sources()
+    yield from gemm.all_sources()
+    yield from indexing.all_sources()
 
 
 def struct(fields: Sequence[tuple[str, Any, int]], itemsize: int) -> Any:

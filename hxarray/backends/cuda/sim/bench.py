@@ -115,7 +115,7 @@ def measure(repeat: int = 5) -> dict[str, float]:
         def launches(sync: bool, count: int = 500) -> float:
             start = time.perf_counter()
             for _ in range(count):
-                driver.launch(empty, 1, 1, (), 0, stream)
+                driver.launch(empty, (1, 1, 1), (1, 1, 1), (), 0, stream)
                 if sync:
                     driver.stream_synchronize(stream)
             driver.stream_synchronize(stream)

@@ -113,8 +113,9 @@ def unsupported_features(source: str) -> list[tuple[int, str]]:
     code = strip_comments_and_strings(source)
     found = []
     # #include lines keep their file name visible to the checks
-    for m in re.finditer(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]*)[>\"]", source, re.M):
-        code = code[:m.start(1)] + m.group(1) + code[m.end(1):]
+    for include in re.finditer(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]*)[>\"]", source,
+                               re.M):
+        code = code[:include.start(1)] + include.group(1) + code[include.end(1):]
     for pattern, feature in _UNSUPPORTED:
         m = re.search(pattern, code)
         if m:
@@ -182,7 +183,7 @@ class HostCompiler:
         self.cache = cache
         self.cxx = self._find_compiler()
         if workdir is None:  # loaded modules stay mapped after their files are removed
-            workdir = tempfile.mkdtemp(prefix="hxsim-")
+            workdir = Path(tempfile.mkdtemp(prefix="hxsim-"))
             atexit.register(shutil.rmtree, workdir, ignore_errors=True)
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)

@@ -143,7 +143,7 @@ class _WorkQueue:
     object, so a stream that is dropped without destroy_stream is collected and its thread ends."""
 
     def __init__(self, name: str) -> None:
-        self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._pending = 0
         self._idle = threading.Condition(self._lock)
@@ -151,7 +151,7 @@ class _WorkQueue:
         self.closed = False
         threading.Thread(target=self._run, name=name, daemon=True).start()
 
-    def submit(self, work: Callable[[], None]) -> bool:
+    def submit(self, work: Callable[[], object]) -> bool:
         with self._lock:
             if self.closed:
                 return False
@@ -216,7 +216,7 @@ class SimStream:
     def __repr__(self) -> str:
         return f"<simulated CUDA stream {self.id} on cuda:{self.index}>"
 
-    def submit(self, work: Callable[[], None]) -> None:
+    def submit(self, work: Callable[[], object]) -> None:
         if not self._work.submit(work):
             raise ValueError(f"{self!r} has been destroyed")
 

@@ -1,0 +1,338 @@
+"""numpy mode: what hxarray does, outside strict mode, where the standard leaves a case open.
+
+Every rule follows numpy 2 (NEP 50 promotion, numpy's ufunc loops, numpy's positional forms),
+with a few deliberate changes listed in docs/modes.md (floating-point functions of small integers
+give float64, not numpy's float16/float32; numpy scalars are weak; complex numbers are not
+ordered). The namespace functions reach this module only after the standard's own checks have
+failed (a `NumpyRule` was raised), so nothing here costs anything on the paths both modes share.
+Each rule converts the operands to dtypes the standard does define, then calls the namespace
+again: a backend never sees a case the standard leaves open.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
+
+import numpy as np
+
+import hxarray
+
+from . import _dtypes as dt
+from ._array import Array
+from ._modes import NumpyRule, is_strict
+from ._ops import OPS
+from ._views import broadcast_shapes
+
+# The namespace functions used below are reached as attributes of the package (`hxarray.astype`,
+# `hxarray._elementwise.OPERATIONS`): the namespace modules import this one, so these names are
+# looked up when called, not at import.
+
+Scalar = builtins.bool | int | float | complex
+F = TypeVar("F", bound=Callable[..., Any])
+_FLOATING_ONLY = frozenset({"floating-point", "real-valued floating-point"})
+COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+_MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+             "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+# -- dtypes ----------------------------------------------------------------------------------------
+
+
+def dtype_of(value: Any) -> dt.DType | None:
+    """The hxarray dtype a numpy dtype, numpy scalar type, dtype string or Python type names
+    (non-native byte orders map to the native dtype), or None."""
+    if value is None or isinstance(value, Array):
+        return None
+    try:
+        found = np.dtype(value)
+    except (TypeError, ValueError):
+        return None
+    if not found.isnative:
+        found = found.newbyteorder("=")
+    return dt.FROM_NUMPY.get(found)
+
+
+def describe_dtype(value: Any) -> str:
+    """Why `value` is not an hxarray dtype, for error messages."""
+    try:
+        found = np.dtype(value)
+    except (TypeError, ValueError):
+        return f"{value!r} is not a data type"
+    return f"numpy dtype {found} has no hxarray equivalent"
+
+
+def result_type(*values: dt.DType | Scalar) -> dt.DType:
+    """numpy's result dtype of dtypes and Python scalars (weak, NEP 50)."""
+    found = np.result_type(*(v.numpy if v.__class__ is dt.DType else v for v in values))
+    return dt.FROM_NUMPY[found]
+
+
+def can_cast(source: dt.DType, target: dt.DType) -> builtins.bool:
+    """numpy's `can_cast` under its default ("safe") rule."""
+    return builtins.bool(np.can_cast(source.numpy, target.numpy))
+
+
+# -- conversions -----------------------------------------------------------------------------------
+
+
+def reinterpret(x: Array, dtype: dt.DType) -> Array:
+    """The same bytes as another dtype of the same size (bool as uint8 or int8, and back)."""
+    return Array._make(x._buffer, dtype, x._shape, x._strides, x._offset)
+
+
+def cast(x: Array, dtype: dt.DType) -> Array:
+    """`x` as `dtype`: itself, a reinterpretation of a bool array as int8/uint8, or a copy."""
+    if x._dtype is dtype:
+        return x
+    if x._dtype is dt.bool and dtype in (dt.int8, dt.uint8):
+        return reinterpret(x, dtype)
+    return x._buffer.device.backend.copy(x, dtype)
+
+
+def to_nonzero(x: Array) -> Array:
+    """A uint8 result of a bool operation numpy computes on bools, back as bool (x != 0)."""
+    return hxarray.not_equal(x, 0)
+
+
+def python_type(dtype: dt.DType) -> type:
+    """The Python scalar type of a dtype's kind."""
+    return builtins.bool if dtype is dt.bool else int if dtype in dt.INTEGER else \
+        complex if dtype in dt.COMPLEX_FLOATING else float
+
+
+def common(operands: tuple[Any, ...] | list[Any]) -> tuple[dt.DType, tuple[Any, ...]]:
+    """numpy's common dtype of arrays and (weak) scalars, and the operands as it: arrays cast,
+    scalars (numpy's as the Python scalars they hold) as its Python type."""
+    operands = [v.item() if isinstance(v, np.generic) else v for v in operands]
+    dtype = result_type(*(v._dtype if v.__class__ is Array else v for v in operands))
+    kind = python_type(dtype)
+    return dtype, tuple(cast(v, dtype) if v.__class__ is Array else kind(v) for v in operands)
+
+
+# -- element-wise functions ------------------------------------------------------------------------
+
+# The numpy ufunc whose type resolution each function follows where its name differs; real and imag
+# follow absolute (bool stays bool), reciprocal follows sqrt (numpy's integer reciprocal is not
+# kept: it gives the default floating dtype, as every floating-point function does).
+_UFUNC_NAMES = {
+    "acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
+    "atanh": "arctanh", "atan2": "arctan2", "bitwise_invert": "invert", "conj": "conjugate",
+    "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift", "pow": "power",
+    "round": "rint", "real": "absolute", "imag": "absolute", "reciprocal": "sqrt",
+}
+
+
+class Plan(NamedTuple):
+    """How numpy mode runs one element-wise function on given operand types: the dtype each array
+    operand is converted to, the Python type each scalar becomes, and the dtype the result is
+    converted to (None: as computed)."""
+
+    operands: tuple[dt.DType, ...]
+    scalar: type | None
+    result: dt.DType | None
+    mixed_sign: builtins.bool = False
+
+
+_plans: dict[tuple[Any, ...], Plan | str] = {}
+
+
+def _type_name(t: dt.DType | type) -> str:
+    return t.name if isinstance(t, dt.DType) else f"Python {t.__name__}"
+
+
+def _numpy_type(t: dt.DType | type) -> Any:
+    """What numpy's type resolution takes for an operand: the dtype of an array, the weak Python
+    int, float and complex (a Python bool ranks lowest anyway, as numpy's bool)."""
+    return t.numpy if isinstance(t, dt.DType) else np.dtype(t) if t is builtins.bool else t
+
+
+def _floating(d: dt.DType | None, from_integers: builtins.bool) -> dt.DType:
+    """numpy's loop dtype `d` (None for float16) with float16, and float32 from integer input,
+    raised to the default floating dtype."""
+    if d is None or (from_integers and d is dt.float32):
+        return dt.float64
+    if from_integers and d is dt.complex64:
+        return dt.complex128
+    return d
+
+
+def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
+    op = OPS[name]
+    ufunc = getattr(np, _UFUNC_NAMES.get(name, name))
+    described = " and ".join(_type_name(t) for t in types)
+    try:
+        loop = ufunc.resolve_dtypes((*(_numpy_type(t) for t in types), *(None,) * ufunc.nout))
+    except (TypeError, ValueError):
+        return f"{name}() is not defined for {described} (numpy has no such loop either)"
+    category = op.category
+    assert category is not None  # where and clip, the operations without one, plan themselves
+    if category == "bool":  # numpy's logical functions take any dtype by its truth value
+        return Plan((dt.bool,) * len(types), builtins.bool, None)
+    arrays = [t for t in types if t.__class__ is dt.DType]
+    from_integers = category in _FLOATING_ONLY and not any(t in dt.FLOATING for t in arrays)
+    computed = [_floating(dt.FROM_NUMPY.get(d), from_integers) for d in loop[:len(types)]]
+    result = _floating(dt.FROM_NUMPY.get(loop[len(types)]), from_integers)
+    allowed = dt.CATEGORIES[category]
+    if computed[0] is dt.bool and all(c is dt.bool for c in computed) and dt.bool not in allowed:
+        # numpy's bool loops (add is or, multiply is and, ...): on uint8, then back to bool
+        return Plan((dt.uint8,) * len(types), int, None if result is not dt.bool
+                    or op.result == "bool" else dt.bool)
+    if len(set(computed)) > 1:
+        if name in COMPARISONS and set(computed) == {dt.int64, dt.uint64}:
+            return Plan(tuple(computed), int, None, mixed_sign=True)
+        return f"{name}() is not defined for {described}"
+    if computed[0] not in allowed:
+        return (f"{name}() does not take {described}, in either mode (numpy's "
+                f"{ufunc.__name__} on {computed[0].name} is not provided)")
+    standard = hxarray._elementwise._resolve(name, computed[0], computed[0])
+    return Plan(tuple(computed), python_type(computed[0]),
+                None if standard is result else result)
+
+
+def _plan(name: str, operands: list[Any]) -> Plan:
+    types = [v._dtype if v.__class__ is Array else type(v) for v in operands]
+    key = (name, *types)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _plans[key] = _make_plan(name, tuple(types))
+    if isinstance(plan, str):
+        raise TypeError(plan)
+    return plan
+
+
+def _convert(value: Any, dtype: dt.DType, scalar: type | None) -> Any:
+    if value.__class__ is Array:
+        return cast(value, dtype) if dtype is not dt.bool or value._dtype is dt.bool \
+            else to_nonzero(value)
+    return scalar(value) if scalar is not None else value
+
+
+def _out_of_range(name: str, x1: Any, x2: Any) -> Array | None:
+    """numpy's comparison of an integer array with a Python int beyond its dtype: the same
+    answer for every element (None if the int fits)."""
+    array, value, op = (x1, x2, name) if x1.__class__ is Array else (x2, x1, _MIRRORED[name])
+    if value.__class__ is not int or array._dtype not in dt.INTEGER:
+        return None
+    low, high = dt.INTEGER_BOUNDS[array._dtype]
+    if low <= value <= high:
+        return None
+    above = value > high  # array < value everywhere
+    answer = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
+              "greater": not above, "greater_equal": not above}[op]
+    return hxarray.full(array._shape, answer, dtype=dt.bool, device=array._buffer.device)
+
+
+def _mixed_sign(name: str, x1: Array, x2: Array) -> Array:
+    """An exact comparison of int64 with uint64 (numpy 2 has loops for it): negative signed
+    values compare below every unsigned one; the rest compare as uint64."""
+    operations = hxarray._elementwise.OPERATIONS
+    signed, op = (x1, name) if x1._dtype is dt.int64 else (x2, _MIRRORED[name])
+    negative_answer = op in ("less", "less_equal", "not_equal")
+    as_unsigned = cast(signed, dt.uint64)
+    pair = (as_unsigned, x2) if signed is x1 else (x1, as_unsigned)
+    return hxarray.where(operations["less"](signed, 0), negative_answer, operations[name](*pair))
+
+
+def elementwise(name: str, *operands: Any) -> Array:
+    """numpy's `name` of arrays and scalars that the standard's rules do not combine (numpy
+    scalars count as the Python scalars they hold)."""
+    values = [v.item() if isinstance(v, np.generic) else v for v in operands]
+    if name in COMPARISONS:
+        constant = _out_of_range(name, *values)
+        if constant is not None:
+            return constant
+    plan = _plan(name, values)
+    converted = [_convert(v, d, plan.scalar) for v, d in zip(values, plan.operands)]
+    if plan.mixed_sign:
+        return _mixed_sign(name, *converted)
+    result = hxarray._elementwise.OPERATIONS[name](*converted)
+    if plan.result is not None and result._dtype is not plan.result:
+        result = to_nonzero(result) if plan.result is dt.bool else cast(result, plan.result)
+    return result
+
+
+def assign_inplace(name: str, x: Array, result: Array) -> Array:
+    """`x <op>= y` under numpy's in-place rule: the result is cast back to x's dtype where numpy's
+    "same_kind" casting allows it."""
+    if not np.can_cast(result._dtype.numpy, x._dtype.numpy, "same_kind"):
+        raise TypeError(f"in-place {name}: cannot cast the {result._dtype.name} result back to "
+                        f"x's {x._dtype.name} (numpy's 'same_kind' rule)")
+    if broadcast_shapes(x._shape, result._shape) != x._shape:
+        raise ValueError(f"in-place {name}: a result of shape {result._shape} does not broadcast "
+                         f"to x's shape {x._shape}")
+    x._buffer.device.backend.assign(x, result)
+    return x
+
+
+# -- other functions' inputs -----------------------------------------------------------------------
+
+
+def coerce(x: Array, category: str, function: str) -> Array:
+    """`x` as numpy takes it where the standard's dtype `category` excludes its dtype: integer and
+    bool arrays become float64 for floating-point functions (the complex dtype of their precision
+    for complex ones), bool arrays are int8 (zero-copy) for numeric ones; anything else raises the
+    standard's TypeError."""
+    exact = x._dtype in dt.INTEGER or x._dtype is dt.bool
+    if category in _FLOATING_ONLY and exact:
+        return cast(x, dt.float64)
+    if category == "complex floating-point" and (exact or x._dtype in dt.REAL_FLOATING):
+        return cast(x, dt.COMPLEX_OF.get(x._dtype, dt.complex128))
+    if x._dtype is dt.bool and category in ("numeric", "real-valued"):
+        return reinterpret(x, dt.int8)
+    raise TypeError(f"{function}() requires an array of {category} dtype, got {x._dtype.name}")
+
+
+def back_to_bool(result: Array, x: Array) -> Array:
+    """A result computed on the int8 view of bool input `x` (max, min, sort), as bool again."""
+    return reinterpret(result, dt.bool) if x._dtype is dt.bool else result
+
+
+# -- numpy's positional forms ----------------------------------------------------------------------
+
+
+def numpy_keywords(function: str, args: tuple[Any, ...], names: tuple[str, ...],
+                   kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments numpy's positional form `args` stands for: `names` are numpy's
+    parameters in its order (an "out" must be None), `kwargs` those given by keyword."""
+    if len(args) > len(names):
+        raise TypeError(f"{function}() takes at most {len(names)} positional arguments after the "
+                        f"standard's (numpy's: {', '.join(names)}), got {len(args)}")
+    kwargs = dict(kwargs)
+    for name, value in zip(names, args):
+        if name == "out":
+            if value is not None:
+                raise TypeError(f"{function}(): out= is not supported; use the result")
+        elif name in kwargs:
+            raise TypeError(f"{function}() got multiple values for argument {name!r}")
+        else:
+            kwargs[name] = value
+    return kwargs
+
+
+def numpy_positional(*names: str) -> Callable[[F], F]:
+    """Decorator: numpy mode also takes numpy's positional form of the keyword-only parameters
+    `names` (numpy's order after the standard's positional parameters, e.g. `sum(x, 0)` for
+    `sum(x, axis=0)`); no standard call changes meaning, as the standard passes them by keyword.
+    Strict mode refuses them with Python's own TypeError."""
+    def decorate(function: F) -> F:
+        parameters = inspect.signature(function).parameters.values()
+        positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                         for p in parameters)
+        label = function.__name__
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > positional and not is_strict():
+                kwargs = numpy_keywords(label, args[positional:], names, kwargs)
+                args = args[:positional]
+            return function(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+__all__ = ["NumpyRule"]
