@@ -108,7 +108,7 @@ docs-check: docs
 	$(PY) docs/check_site.py docs/_build/html docs/_build/screenshots
 
 # Lint and types: ruff over everything, mypy over the package (pyproject.toml: [tool.mypy]).
-lint: $(VENV)/.installed
+lint: $(VENV)/.installed-test
 	@$(INSTALL) -e '.[lint]'
 	$(PY) -m ruff check .
 	$(PY) -m mypy

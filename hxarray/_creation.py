@@ -301,12 +301,12 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         raise ValueError("arange(): step must not be zero")
     dtype = _optional_dtype(dtype, "arange") or (dt.int64 if integers else dt.float64)
     if integers and dtype in dt.INTEGER:
-        values = range(start, stop, step)
+        values = range(int(start), int(stop), int(step))
         low, high = dt.INTEGER_BOUNDS[dtype]
         if values and not (low <= values[0] <= high and low <= values[-1] <= high):
             raise OverflowError(f"arange(): the values from {values[0]} to {values[-1]} do not "
                                 f"fit {dtype.name} ({low} to {high})")
-    length = len(range(start, stop, step)) if integers else (stop - start) / step
+    length = len(range(int(start), int(stop), int(step))) if integers else (stop - start) / step
     if length != length:
         raise ValueError(f"arange(): no length for start={start}, stop={stop}, step={step}")
     if length * dtype.itemsize > 2**63 - 1:  # (also an infinite length)

@@ -22,13 +22,16 @@ class DType:
     """An Array API data type: a name, a kind, a size, and the numpy dtype with the same layout."""
 
     __slots__ = ("name", "kind", "itemsize", "numpy", "__weakref__")
+    name: str
+    kind: str  # numpy's character code: "b", "i", "u", "f" or "c"
+    itemsize: int
+    numpy: np.dtype
 
     def __init__(self, name: str) -> None:
         if hasattr(self, "name"):
             raise TypeError("a DType is initialised once")
         numpy = np.dtype(name)
-        fields = {"name": name, "numpy": numpy, "itemsize": numpy.itemsize,
-                  "kind": numpy.kind}  # numpy's character code: "b", "i", "u", "f" or "c"
+        fields = {"name": name, "numpy": numpy, "itemsize": numpy.itemsize, "kind": numpy.kind}
         for field, value in fields.items():
             object.__setattr__(self, field, value)
 

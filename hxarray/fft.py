@@ -199,14 +199,12 @@ def _shift(function: str, x: Array, axes: int | Sequence[int] | None, sign: int)
     check_array(x, function)
     if is_strict():  # numpy shifts any dtype
         check_dtype(x, "floating-point", function)
-    if axes is None:
-        axes = tuple(range(x.ndim))
-    elif not isinstance(axes, (tuple, list)):
-        axes = (axes,)  # (normalize_axis says what is wrong with anything but an int)
-    axes = tuple(normalize_axis(a, x.ndim, function) for a in axes)
-    if not axes:
+    given: Sequence[Any] = range(x.ndim) if axes is None else axes \
+        if isinstance(axes, (tuple, list)) else (axes,)  # (normalize_axis refuses a non-int)
+    chosen = tuple(normalize_axis(a, x.ndim, function) for a in given)
+    if not chosen:
         return asarray(x, copy=True)
-    return roll(x, tuple(sign * (x._shape[a] // 2) for a in axes), axis=axes)
+    return roll(x, tuple(sign * (x._shape[a] // 2) for a in chosen), axis=chosen)
 
 
 @numpy_positional("axes")

@@ -100,7 +100,7 @@ def test_elementwise_functions_refuse_extra_arguments_and_keywords(name) -> None
 def test_where_and_clip_take_their_own_signatures() -> None:
     c, x, y = xp.asarray([True, False]), xp.asarray([1.0, 2.0]), xp.asarray([3.0, 4.0])
     out = xp.zeros(2)
-    with pytest.raises(TypeError, match=r"^where\(\) takes 3 positional"):
+    with pytest.raises(TypeError, match=r"^where\(\) takes .* positional"):
         xp.where(c, x, y, out)
     with pytest.raises(TypeError, match=r"^where\(\) got some positional-only"):
         xp.where(condition=c, x1=x, x2=y)
@@ -289,9 +289,14 @@ def test_diff_stops_once_the_result_is_empty(device, n) -> None:
 @pytest.mark.parametrize("value", [Fraction(7, 2), Decimal("9.99"), "7", b"5", None, object(),
                                    [1.5], np.float32(3.5)])
 def test_setitem_refuses_values_of_another_kind(device, value) -> None:
+    """In both modes, except a float into an integer array, which numpy mode stores as numpy
+    does (truncated)."""
     i = xp.asarray([1, 2, 3])
-    with pytest.raises(TypeError):
+    with xp.set_strict(True), pytest.raises(TypeError):
         i[0] = value
+    if not isinstance(value, np.generic):
+        with pytest.raises(TypeError):
+            i[0] = value
     assert np.asarray(i).tolist() == [1, 2, 3]
 
 
@@ -558,10 +563,12 @@ def test_error_classes_and_messages() -> None:
         with pytest.raises(TypeError):
             x *= bad
     for other in (np.ones(2), np.float32(1.0) * np.ones(1)):
-        with pytest.raises(TypeError, match="convert it with hxarray.asarray"):
-            x == other
-        with pytest.raises(TypeError, match="convert it with hxarray.asarray"):
-            x != other
+        np.testing.assert_array_equal(np.asarray(x == other), [True, True])  # numpy mode's ==
+        with xp.set_strict(True):  # never Python's identity fallback
+            with pytest.raises(TypeError, match="hxarray"):
+                x == other
+            with pytest.raises(TypeError, match="hxarray"):
+                x != other
     assert (x == None) is False and (x != "a") is True  # noqa: E711 - Python's own rule
 
 

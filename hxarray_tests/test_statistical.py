@@ -90,7 +90,7 @@ def _assert_accumulated(result: xp.Array, expected: np.ndarray, magnitudes: list
     part's |x|, which bounds the error of any order). A complex product's NaN or infinite parts
     depend on the order: it is non-finite where numpy's is, its finite values compared. Where
     `overflows` (some order of the operations leaves the dtype's range, another may not: 0 * big
-    * big is 0 or NaN), any value is right."""
+    * big is 0 or NaN, big * big * small is inf or finite), any value is right."""
     if result.device.type.name in NUMPY_DEVICES or expected.dtype.kind not in "fc":
         assert_matches(result, expected)
         return
@@ -141,11 +141,15 @@ def _check_sum_or_prod(name: str, result: xp.Array, a: np.ndarray, **kwargs) -> 
     parts = (np.real, np.imag) if a.dtype.kind == "c" and not product else (np.asarray,)
     magnitudes = [_expected(oracle, np.abs(part(a)), **{**kwargs, "dtype": None})
                   for part in parts]
-    size = np.abs(a).astype(np.float64)  # of the non-zero terms, for a product
-    with np.errstate(over="ignore", invalid="ignore"):
-        largest = _expected(oracle, np.where(size == 0, 1.0, size) if product else size,
-                            **{**kwargs, "dtype": np.float64})
-    overflows = largest > np.finfo(expected.dtype).max
+    size, finfo = np.abs(a).astype(np.float64), np.finfo(expected.dtype)
+    if product:  # some order multiplies the large terms first, or the small ones
+        logs = _expected(np.log, np.where((size == 0) | np.isinf(size), 1.0, size))
+        total = np.cumsum if name.startswith("cumulative") else np.sum
+        grow, shrink = (_expected(total, bound(logs, 0.0), **{**kwargs, "dtype": np.float64})
+                        for bound in (np.maximum, np.minimum))
+        overflows = (grow > np.log(finfo.max)) | (shrink < np.log(finfo.tiny))
+    else:
+        overflows = _expected(oracle, size, **{**kwargs, "dtype": np.float64}) > finfo.max
     _assert_accumulated(result, expected, magnitudes, terms, product, overflows)
 
 

@@ -33,6 +33,10 @@ class _Block:
     (The pure-Python twin of `_speedups.Block`.)"""
 
     __slots__ = ("address", "nbytes", "handle", "cache")
+    address: int
+    nbytes: int
+    handle: Any
+    cache: Any
 
     def __init__(self, address: int, nbytes: int, handle: Any) -> None:
         if hasattr(self, "address"):
@@ -45,7 +49,7 @@ class _Block:
         object.__setattr__(self, "address", address)
         object.__setattr__(self, "nbytes", nbytes)
         self.handle = handle
-        self.cache: Any = None
+        self.cache = None
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in ("address", "nbytes"):  # fixed: views rely on them
@@ -173,6 +177,7 @@ class _CachingAllocatorBase:
 
     if TYPE_CHECKING:  # provided by the subclass (`_OverRaw`)
         def _raw_malloc(self, size: int) -> Block: ...
+        def _over_limit(self, size: int) -> MemoryError: ...
 
     def __init__(self, raw: Allocator, max_cached_bytes: int | None = None) -> None:
         if hasattr(self, "_free_lists"):

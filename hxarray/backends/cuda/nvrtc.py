@@ -183,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     check = functools.partial(_failure, archs=archs)
     with contextlib.ExitStack() as stack:
-        run = map
+        run: Callable[..., Iterator[str | None]] = map
         if ns.jobs > 1 and len(sources) > 1:  # NVRTC holds the GIL: processes, not threads
             run = stack.enter_context(ProcessPoolExecutor(
                 min(ns.jobs, len(sources)), mp_context=multiprocessing.get_context("spawn"))).map
