@@ -44,8 +44,10 @@ METHOD_KEYWORDS = {"to_device": ["stream"], "__array_namespace__": ["api_version
 PROPERTIES = ("T", "mT", "shape", "ndim", "size", "dtype", "device")
 INFO = ("capabilities", "default_device", "devices", "default_dtypes", "dtypes")
 SETTINGS = ("threads", "device_scope", "Stream", "set_memory_limit", "memory_stats",
-            "empty_cache", "get_num_threads")
-SKIPPED = {"Array", "DType", "Device", "DeviceType", "Event"}  # types, not functions
+            "empty_cache", "get_num_threads", "set_num_threads", "set_strict", "memory_scope",
+            "profile")
+SKIPPED = {"Array", "DType", "Device", "DeviceType", "Event",  # types, not functions
+           "DeviceUnavailableError"}
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from .pool import receive, send
 
 ACCEPTED = (TypeError, ValueError, IndexError, OverflowError, MemoryError, BufferError)
 _PACKAGE = None  # hxarray's directory
+_THREADS = 1  # hxarray's thread count when the worker started
 _PYTHON_MESSAGE = re.compile(
     r"^([\w.]+\(\) (takes|got|missing|argument)|unsupported operand type|'[<>=!]+' not supported"
     r"|unhashable type|bad operand type|can only concatenate|can't multiply sequence"
@@ -152,11 +153,13 @@ def run(task: dict[str, Any], target: Any, device: Any) -> dict[str, Any]:
             d.backend.allocator(d).set_memory_limit(None)
         except Exception:  # noqa: BLE001, S110 - an allocator without limits
             pass
+    xp.set_strict(False)  # the settings a call may have changed, back for the next one
+    xp.set_num_threads(_THREADS)
     return report
 
 
 def main() -> None:
-    global _PACKAGE
+    global _PACKAGE, _THREADS
     device_name, memory_mb = sys.argv[1], int(sys.argv[2])
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints go to the log, not into the result pipe
@@ -168,6 +171,7 @@ def main() -> None:
     from .targets import targets
 
     _PACKAGE = str(Path(xp.__file__).parent)
+    _THREADS = xp.get_num_threads()
     device = xp.Device(device_name)
     by_label = {t.label: t for t in targets()}
     send(out, "ready")
