@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from .report import update_docs
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 DOCS_PAGE = ROOT / "docs" / "performance.md"
@@ -164,12 +166,7 @@ def main(argv: list[str] | None = None) -> None:
     table = markdown(document)
     (RESULTS / "cuda-latest.md").write_text(table, encoding="utf-8")
     if args.update_docs:
-        page = DOCS_PAGE.read_text(encoding="utf-8")
-        start, end = page.find(START), page.find(END)
-        if start < 0 or end < start:
-            raise SystemExit(f"{DOCS_PAGE}: the markers {START} and {END} were not found")
-        DOCS_PAGE.write_text(page[:start + len(START)] + "\n" + table + page[end:],
-                             encoding="utf-8")
+        update_docs(DOCS_PAGE, table, (START, END))
     print(table)
     print("written: benchmarks/results/cuda-latest.{json,md}", file=sys.stderr)
 

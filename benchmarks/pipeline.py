@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from .report import update_docs
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 DOCS_PAGE, DOCS_IMAGE = ROOT / "docs" / "performance.md", ROOT / "docs" / "img" / \
@@ -167,15 +169,6 @@ def markdown(results: list[dict[str, Any]], image: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _update_docs(text: str) -> None:
-    page = DOCS_PAGE.read_text(encoding="utf-8")
-    if START not in page:
-        raise SystemExit(f"{DOCS_PAGE} has no {START} ... {END} section")
-    head, rest = page.split(START, 1)
-    tail = rest.split(END, 1)[1]
-    DOCS_PAGE.write_text(f"{head}{START}\n{text}{END}{tail}", encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.pipeline", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -205,7 +198,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.update_docs:
         if note is None:
             plot(results, DOCS_IMAGE)
-        _update_docs(markdown(results, None if note else "img/bench-pipeline.png"))
+        update_docs(DOCS_PAGE, markdown(results, None if note else "img/bench-pipeline.png"),
+                    (START, END))
 
 
 if __name__ == "__main__":

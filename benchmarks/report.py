@@ -445,14 +445,15 @@ def targets_markdown(document: dict[str, Any]) -> list[str]:
     return lines
 
 
-def update_docs(page: Path, text: str) -> None:
-    """Replace what lies between the bench markers of `page` with `text`."""
+def update_docs(page: Path, text: str, markers: tuple[str, str] = (DOCS_START, DOCS_END)) -> None:
+    """Replace what lies between the `markers` of `page` (the bench section's by default) with
+    `text`."""
+    first, last = markers
     content = page.read_text(encoding="utf-8")
-    start, end = content.find(DOCS_START), content.find(DOCS_END)
+    start, end = content.find(first), content.find(last)
     if start < 0 or end < start:
-        raise SystemExit(f"{page}: the markers {DOCS_START} and {DOCS_END} were not found")
-    page.write_text(content[:start + len(DOCS_START)] + "\n" + text + content[end:],
-                    encoding="utf-8")
+        raise SystemExit(f"{page}: the markers {first} and {last} were not found")
+    page.write_text(content[:start + len(first)] + "\n" + text + content[end:], encoding="utf-8")
 
 
 def document(measurements: list[Measurement], rss: list[dict[str, Any]], info: dict[str, Any],
