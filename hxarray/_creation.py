@@ -16,6 +16,7 @@ from ._checks import as_bool, as_copy, as_device, as_dtype, as_int, as_shape, ch
 from ._compiled import fast
 from ._modes import is_strict
 from ._numpy_mode import numpy_positional
+from ._ops import OPS
 from ._version import sequence_result
 from .hal.device import Device, default_device
 
@@ -348,15 +349,22 @@ def _spaced(start: Any, stop: Any, num: int, dtype: dt.DType, device: Device,
         delta = np.subtract(stop, start, dtype=work.numpy)
         step = delta / div if div > 0 else None
     if step is not None and step == 0:  # the step underflows: divide by the count first
-        backend.elementwise("divide", (y, div), work, y._shape, out=y)
+        _in_place(backend, "divide", y, div)
     factor = delta if step is None or step == 0 else step
-    backend.elementwise("multiply", (y, factor.item()), work, y._shape, out=y)
-    backend.elementwise("add", (y, start), work, y._shape, out=y)
+    _in_place(backend, "multiply", y, factor.item())
+    _in_place(backend, "add", y, start)
     if endpoint and num > 1:
         backend.assign(_views.slice_axis(y, 0, num - 1, num), stop)
     if dtype in dt.INTEGER:
-        backend.elementwise("floor", (y,), work, y._shape, out=y)
+        _in_place(backend, "floor", y)
     return y if dtype is work else backend.copy(y, dtype)
+
+
+def _in_place(backend: Any, name: str, y: Array, *scalars: Any) -> None:
+    """y = name(y, *scalars) in y's dtype, through the backend's element-wise primitive."""
+    op = OPS[name]
+    backend.elementwise(op, (y, *scalars), op.signature(*(y._dtype,) * (1 + len(scalars))),
+                        y._shape, out=y)
 
 
 
@@ -414,12 +422,15 @@ def _triangle(name: str, x: Array, k: int) -> Array:
     backend = device.backend
     row = _views.expand(backend.arange(0, rows, 1, dt.int64, device), (1,))
     col = _views.expand(backend.arange(0, cols, 1, dt.int64, device), (0,))
-    offset = backend.elementwise("subtract", (col, row), dt.int64, (rows, cols))
-    keep = backend.elementwise("less_equal" if name == "tril" else "greater_equal", (offset, k),
-                               dt.bool, (rows, cols))
+    subtract, where = OPS["subtract"], OPS["where"]
+    compare = OPS["less_equal" if name == "tril" else "greater_equal"]
+    offset = backend.elementwise(subtract, (col, row), subtract.signature(dt.int64, dt.int64),
+                                 (rows, cols))
+    keep = backend.elementwise(compare, (offset, k), compare.signature(dt.int64, dt.int64),
+                               (rows, cols))
     zero = False if x._dtype is dt.bool else 0
-    return backend.elementwise("where", (_views.broadcast_to(keep, x._shape), x, zero), x._dtype,
-                               x._shape)
+    return backend.elementwise(where, (_views.broadcast_to(keep, x._shape), x, zero),
+                               where.signature(dt.bool, x._dtype, x._dtype), x._shape)
 
 
 def tril(x: Array, /, *, k: int = 0) -> Array:

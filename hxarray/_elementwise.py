@@ -1,8 +1,8 @@
 """Element-wise functions (spec: "Element-wise Functions") and the array operators.
 
 Every function is generated from its declaration in `_ops.py` (the spec's input dtype category
-and result dtype rule). The namespace resolves the result dtype (cached per name and input dtypes),
-the broadcast shape and the backend, then hands the whole call to the backend.
+and result dtype rule). The namespace resolves the operation and its signature (cached per name and
+input dtypes), the broadcast shape and the backend, then hands the whole call to the backend.
 """
 
 from __future__ import annotations
@@ -20,31 +20,29 @@ from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._compiled import fast
 from ._modes import NumpyRule, is_strict, unspecified
-from ._ops import BINARY, OPS, UNARY
+from ._ops import BINARY, OPS, UNARY, Op, Signature
 from ._views import broadcast_shapes
 
 Scalar = bool | int | float | complex
 _Array = Array
 
-# Results the standard defines, the same in both modes (numpy mode's own rules live in
+# Signatures the standard defines, the same in both modes (numpy mode's own rules live in
 # _numpy_mode, reached by the NumpyRule that a case the standard leaves open raises there).
-_result_cache: dict[tuple[str, dt.DType, dt.DType], dt.DType] = {}
+_resolved: dict[tuple[str, dt.DType, dt.DType], tuple[Op, Signature]] = {}
 
 
-def _resolve(name: str, d1: dt.DType, d2: dt.DType) -> dt.DType:
-    """The result dtype of `name` on dtypes (d1, d2), after the spec's category check; cached.
-    Where the standard defines none: TypeError in strict mode, else NumpyRule."""
+def _resolve(name: str, d1: dt.DType, d2: dt.DType) -> tuple[Op, Signature]:
+    """The operation `name` and its signature on dtypes (d1, d2) (a unary one's: d1), after the
+    spec's category check; cached. Where the standard defines none: TypeError in strict mode,
+    else NumpyRule."""
     op = OPS[name]
-    category, rule = op.category, op.result
-    allowed = dt.CATEGORIES[category]
+    allowed = dt.CATEGORIES[op.category]
     for d in (d1, d2):
         if d not in allowed:
-            raise unspecified("{}() requires {} input, got {}", name, category, d.name)
-    common = dt.promote(d1, d2)
-    result = dt.bool if rule == "bool" else dt.REAL_OF.get(common, common) if rule == "real" \
-        else common
-    _result_cache[name, d1, d2] = result
-    return result
+            raise unspecified("{}() requires {} input, got {}", name, op.category, d.name)
+    resolved = _resolved[name, d1, d2] = (op, op.signature(d1, d2) if op.arity == 2 else
+                                          op.signature(d1))
+    return resolved
 
 
 def _scalar_fits(value: Scalar, dtype: dt.DType) -> builtins.bool:
@@ -109,10 +107,11 @@ def _unary(name: str, x: Array) -> Array:
     if x.__class__ is not _Array:
         raise TypeError(f"{name}() expects an hxarray Array, got {type(x).__name__}")
     try:
-        dtype = _result_cache.get((name, x._dtype, x._dtype)) or _resolve(name, x._dtype, x._dtype)
+        op, signature = _resolved.get((name, x._dtype, x._dtype)) or \
+            _resolve(name, x._dtype, x._dtype)
     except NumpyRule:
         return numpy_mode.elementwise(name, x)
-    return _backend_of(x).elementwise(name, (x,), dtype, x._shape)
+    return _backend_of(x).elementwise(op, (x,), signature, x._shape)
 
 
 def _binary(name: str, x1: Any, x2: Any, out: Array | None = None) -> Array:
@@ -120,7 +119,7 @@ def _binary(name: str, x1: Any, x2: Any, out: Array | None = None) -> Array:
         if x1.__class__ is _Array:
             if x2.__class__ is _Array:
                 d1, d2 = x1._dtype, x2._dtype
-                dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
+                op, signature = _resolved.get((name, d1, d2)) or _resolve(name, d1, d2)
                 device = x1._buffer.device
                 if x2._buffer.device is not device:
                     raise ValueError(f"{name}(): arrays are on different devices ({device} and "
@@ -128,18 +127,18 @@ def _binary(name: str, x1: Any, x2: Any, out: Array | None = None) -> Array:
                 s1, s2 = x1._shape, x2._shape
                 shape = s1 if s1 == s2 else broadcast_shapes(s1, s2)
                 backend = device._backend or device.backend
-                return backend.elementwise(name, (x1, x2), dtype, shape, out)
+                return backend.elementwise(op, (x1, x2), signature, shape, out)
             d1 = x1._dtype  # scalar_operand, inlined: this is the hot path
             d2 = dt.COMPLEX_OF[d1] if d1 in dt.COMPLEX_OF and isinstance(x2, complex) else d1
             x2 = _check_scalar(name, x2, d2)
-            dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
-            return _backend_of(x1).elementwise(name, (x1, x2), dtype, x1._shape, out)
+            op, signature = _resolved.get((name, d1, d2)) or _resolve(name, d1, d2)
+            return _backend_of(x1).elementwise(op, (x1, x2), signature, x1._shape, out)
         if x2.__class__ is _Array:
             d2 = x2._dtype
             d1 = dt.COMPLEX_OF[d2] if d2 in dt.COMPLEX_OF and isinstance(x1, complex) else d2
             x1 = _check_scalar(name, x1, d1)
-            dtype = _result_cache.get((name, d1, d2)) or _resolve(name, d1, d2)
-            return _backend_of(x2).elementwise(name, (x1, x2), dtype, x2._shape, out)
+            op, signature = _resolved.get((name, d1, d2)) or _resolve(name, d1, d2)
+            return _backend_of(x2).elementwise(op, (x1, x2), signature, x2._shape, out)
         raise TypeError(f"{name}() needs at least one hxarray Array argument, got "
                         f"{type(x1).__name__} and {type(x2).__name__}")
     except NumpyRule:
@@ -217,7 +216,8 @@ def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
                 d2 = other._dtype
             else:
                 other, d2 = scalar_operand(name, other, self._dtype)
-            dtype = _result_cache.get((name, self._dtype, d2)) or _resolve(name, self._dtype, d2)
+            dtype = (_resolved.get((name, self._dtype, d2)) or _resolve(name, self._dtype, d2))[1]\
+                .result
             if dtype is not self._dtype:
                 raise unspecified(f"in-place {name} would change the dtype of x from "
                                   f"{self._dtype.name} to {dtype.name}")
@@ -258,7 +258,7 @@ def _function(name: str) -> Callable[..., Array]:
     results = {}
     for d in dt.ALL_DTYPES:
         try:
-            results[d] = _resolve(name, d, d)
+            results[d] = _resolve(name, d, d)[1].result
         except TypeError:
             continue
     return fast("Operation", function, results, general, arity=1 if name in UNARY else 2)
@@ -319,7 +319,10 @@ def clip(x: Array, /, min: Array | Scalar | None = None,
         result = clip(x, low, given[0] if max is not None else None)
         return numpy_mode.reinterpret(result, dt.bool) if dtype is dt.bool else result
     shape = broadcast_shapes(*shapes)
-    return _backend_of(x).elementwise("clip", (x, *bounds), x._dtype, shape)
+    op = OPS["clip"]
+    signature = op.signature(*(b._dtype if b.__class__ is _Array else x._dtype
+                               for b in (x, *bounds)))
+    return _backend_of(x).elementwise(op, (x, *bounds), signature, shape)
 
 
 __all__ = [*UNARY, *BINARY, "clip"]

@@ -77,7 +77,16 @@ def _fixed(ufunc: np.ufunc, complex_fix: Callable[[np.ndarray, np.ndarray], None
             complex_fix(x, out)
     kernel.__name__ = kernel.__qualname__ = ufunc.__name__
     kernel.__doc__ = complex_fix.__doc__
+    kernel.ufunc = ufunc  # type: ignore[attr-defined]
     return kernel
+
+
+def _stands_for(ufunc: np.ufunc) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Marks a kernel as the standard's version of numpy's `ufunc` (`hxarray._ops.Op.ufunc`)."""
+    def mark(kernel: Callable[..., None]) -> Callable[..., None]:
+        kernel.ufunc = ufunc  # type: ignore[attr-defined]
+        return kernel
+    return mark
 
 
 def real(x: Any, *, out: np.ndarray) -> None:
@@ -91,6 +100,7 @@ def imag(x: Any, *, out: np.ndarray) -> None:
         out[...] = 0
 
 
+@_stands_for(np.rint)
 def round(x: np.ndarray, *, out: np.ndarray) -> None:  # noqa: A001 - the spec's name
     np.round(x, out=out)
 
@@ -109,6 +119,7 @@ def clip(x: np.ndarray, low: Any, high: Any, *, out: np.ndarray) -> None:
         np.minimum(out, high, out=out, casting="unsafe")
 
 
+@_stands_for(np.floor_divide)
 def floor_divide(x1: Any, x2: Any, *, out: np.ndarray) -> None:
     """numpy divides through fmod, which gives NaN for inf // finite and -1 for 1 // -inf; the
     standard wants floor(x1 / x2) there. (The fix is computed first: `out` may alias `x1`.)"""
@@ -122,6 +133,7 @@ def floor_divide(x1: Any, x2: Any, *, out: np.ndarray) -> None:
         np.copyto(out, fix[1], where=fix[0])
 
 
+@_stands_for(np.power)
 def pow(x1: Any, x2: Any, *, out: np.ndarray) -> None:  # noqa: A001 - the spec's name
     """numpy raises for integers to negative powers, which the standard leaves unspecified; here
     they are 1 / x1**-x2 truncated (1 for 1, ±1 for -1, else 0), so that no value makes the
@@ -149,6 +161,7 @@ def pow(x1: Any, x2: Any, *, out: np.ndarray) -> None:  # noqa: A001 - the spec'
     np.power(x1, x2, out=out)
 
 
+@_stands_for(np.expm1)
 def expm1(x: np.ndarray, *, out: np.ndarray) -> None:
     """Complex expm1 as exp(x)cis(y) - 1 computed without cancellation, with C99's cexp special
     values (numpy's complex expm1 loses them). Where exp(x) - 1 cannot cancel (real part > 1),

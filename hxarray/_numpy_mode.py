@@ -114,15 +114,11 @@ def common(operands: tuple[Any, ...] | list[Any]) -> tuple[dt.DType, tuple[Any, 
 
 # -- element-wise functions ------------------------------------------------------------------------
 
-# The numpy ufunc whose type resolution each function follows where its name differs; real and imag
-# follow absolute (bool stays bool), reciprocal follows sqrt (numpy's integer reciprocal is not
-# kept: it gives the default floating dtype, as every floating-point function does).
-_UFUNC_NAMES = {
-    "acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
-    "atanh": "arctanh", "atan2": "arctan2", "bitwise_invert": "invert", "conj": "conjugate",
-    "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift", "pow": "power",
-    "round": "rint", "real": "absolute", "imag": "absolute", "reciprocal": "sqrt",
-}
+# The numpy ufunc whose type resolution each function follows where it is not the function's own
+# (`_ops.Op.ufunc`): real and imag follow absolute (bool stays bool), reciprocal follows sqrt
+# (numpy's integer reciprocal is not kept: it gives the default floating dtype, as every
+# floating-point function does).
+_TYPE_RULES = {"real": np.absolute, "imag": np.absolute, "reciprocal": np.sqrt}
 
 
 class Plan(NamedTuple):
@@ -161,7 +157,8 @@ def _floating(d: dt.DType | None, from_integers: builtins.bool) -> dt.DType:
 
 def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
     op = OPS[name]
-    ufunc = getattr(np, _UFUNC_NAMES.get(name, name))
+    ufunc = _TYPE_RULES.get(name) or op.ufunc
+    assert ufunc is not None  # every operation with a category has one
     described = " and ".join(_type_name(t) for t in types)
     try:
         loop = ufunc.resolve_dtypes((*(_numpy_type(t) for t in types), *(None,) * ufunc.nout))
@@ -187,7 +184,7 @@ def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
     if computed[0] not in allowed:
         return (f"{name}() does not take {described}, in either mode (numpy's "
                 f"{ufunc.__name__} on {computed[0].name} is not provided)")
-    standard = hxarray._elementwise._resolve(name, computed[0], computed[0])
+    standard = hxarray._elementwise._resolve(name, computed[0], computed[0])[1].result
     return Plan(tuple(computed), python_type(computed[0]),
                 None if standard is result else result)
 

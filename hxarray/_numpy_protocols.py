@@ -135,21 +135,10 @@ def _assign_out(result: Any, out: Any) -> Any:
 
 # -- ufuncs ----------------------------------------------------------------------------------------
 
-# numpy's ufunc -> the namespace's element-wise function (numpy's name where it differs).
-_UFUNC_NAMES = {
-    "acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
-    "atanh": "arctanh", "atan2": "arctan2", "bitwise_invert": "invert", "conj": "conjugate",
-    "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift", "pow": "power",
-    "round": "rint", "abs": "absolute",
-}
-
-
 def _ufunc_table() -> dict[np.ufunc, str]:
-    table = {}
-    for name, op in OPS.items():
-        ufunc = getattr(np, _UFUNC_NAMES.get(name, name), None)
-        if op.category is not None and isinstance(ufunc, np.ufunc) and name not in ("real", "imag"):
-            table[ufunc] = name
+    """numpy's ufunc -> the namespace's element-wise function (`_ops.Op.ufunc`)."""
+    table = {op.ufunc: name for name, op in OPS.items()
+             if op.category is not None and op.ufunc is not None}
     table[np.matmul] = "matmul"
     if isinstance(getattr(np, "vecdot", None), np.ufunc):
         table[np.vecdot] = "vecdot"

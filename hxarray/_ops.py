@@ -9,21 +9,46 @@ compiled fast path's tables.
 
 Result rules: "same" (the promoted dtype), "bool", "real" (the real dtype of the same precision:
 abs, real, imag of complex input). `where` and `clip` are kernels whose namespace functions check
-their own arguments (category None); on CUDA, `clip` is `maximum` then `minimum`, as its numpy
-kernel computes it.
+their own arguments (category None); what sets them apart is data on their lines (`selects`,
+`chain`), so that a backend never branches on an operation's name.
+
+The namespace resolves each call to an operation and its `Signature` (operand, compute and result
+dtypes) once, above the backend seam (`Backend.elementwise`); backends take both as given.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import _dtypes as dt
 from . import _numpy_kernels as nk
 
 
-class Op(NamedTuple):
+class Signature(NamedTuple):
+    """The dtypes one call of an operation resolved to: each operand's (a Python scalar's: the
+    dtype of the array it stands for; a missing `clip` bound's: the result's), the dtype the
+    operation computes in (the operands' promoted dtype: comparisons compare in it, `abs` of a
+    complex number takes it), and the result's."""
+
+    operands: tuple[dt.DType, ...]
+    compute: dt.DType
+    result: dt.DType
+
+
+@dataclass(frozen=True, eq=False)
+class Op:
+    """One element-wise operation (compared and hashed by identity: one object per operation).
+
+    `selects`: the first operand is a bool condition choosing between the others, element by
+    element (it is not converted to the compute dtype). `chain`: the operation is its first
+    operand combined with each further operand in turn by these binary operations, in the first
+    operand's dtype, an operand of None skipped (for backends without a kernel of their own)."""
+
     name: str
     arity: int
     category: str | None
@@ -32,6 +57,34 @@ class Op(NamedTuple):
     operator: str | None = None
     heavy: bool = False
     cuda: str | None = None
+    selects: bool = False
+    chain: tuple[Op, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"Op({self.name!r})"
+
+    @property
+    def ufunc(self) -> np.ufunc | None:
+        """The numpy ufunc this operation is (or its numpy kernel stands in for), if any."""
+        kernel = self.numpy
+        return kernel if isinstance(kernel, np.ufunc) else getattr(kernel, "ufunc", None)
+
+    def signature(self, *operands: dt.DType) -> Signature:
+        """The signature on operands of these dtypes (the caller has checked their categories):
+        compute in their promoted dtype (a `chain`'s: the first operand's; a `selects`'s: that
+        of the operands it chooses between), the result by the operation's result rule."""
+        return _signature(self, operands)
+
+
+@functools.cache
+def _signature(op: Op, operands: tuple[dt.DType, ...]) -> Signature:
+    if op.chain:
+        compute = operands[0]
+    else:
+        compute = dt.result_type_of(*(operands[1:] if op.selects else operands))
+    result = dt.bool if op.result == "bool" else dt.REAL_OF.get(compute, compute) \
+        if op.result == "real" else compute
+    return Signature(operands, compute, result)
 
 
 HEAVY = True
@@ -103,9 +156,10 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("pow",                 2, "numeric",                    "same", nk.pow,           "pow",      HEAVY, "ops::pow(a, b)"),
     Op("remainder",           2, "real-valued",                "same", np.remainder,     "mod",      False, "ops::remainder(a, b)"),
     Op("subtract",            2, "numeric",                    "same", np.subtract,      "sub",      False, "ops::subtract(a, b)"),
-    Op("where",               3, None,                         "same", nk.where,         None,       False, "c ? a : b"),
-    Op("clip",                3, None,                         "same", nk.clip,          None,       False, None),
+    Op("where",               3, None,                         "same", nk.where,         None,       False, "c ? a : b",
+       selects=True),
 )}
+OPS["clip"] = Op("clip", 3, None, "same", nk.clip, chain=(OPS["maximum"], OPS["minimum"]))
 
 # The element-wise functions of the namespace, by arity.
 UNARY = {name: op for name, op in OPS.items() if op.arity == 1}

@@ -14,6 +14,7 @@ from ._compiled import fast
 from ._elementwise import _check_scalar, scalar_operand
 from ._modes import NumpyRule, is_strict, unspecified
 from ._numpy_mode import numpy_positional
+from ._ops import OPS
 from ._statistical import reduce_axes
 from ._views import broadcast_shapes
 
@@ -53,7 +54,9 @@ def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     axes = normalize_axes(axis, x.ndim, "count_nonzero")
     keepdims = as_bool(keepdims, "count_nonzero", "keepdims")
     zero = False if x._dtype is dt.bool else 0
-    nonzero = x._buffer.device.backend.elementwise("not_equal", (x, zero), dt.bool, x._shape)
+    not_equal = OPS["not_equal"]
+    nonzero = x._buffer.device.backend.elementwise(
+        not_equal, (x, zero), not_equal.signature(x._dtype, x._dtype), x._shape)
     return reduce_axes("sum", nonzero, axes, keepdims, dt.int64)
 
 
@@ -138,7 +141,10 @@ def _where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISS
     except NumpyRule:  # numpy: any condition by truth value, NEP 50 promotion, two scalars
         return _numpy_where(condition, x1, x2)
     shape = broadcast_shapes(condition._shape, *(a._shape for a in arrays))
-    return condition._buffer.device.backend.elementwise("where", (condition, *operands), dtype,
+    where = OPS["where"]
+    signature = where.signature(dt.bool, *(a._dtype if a.__class__ is Array else dtype
+                                           for a in operands))
+    return condition._buffer.device.backend.elementwise(where, (condition, *operands), signature,
                                                         shape)
 
 

@@ -15,6 +15,7 @@ from ._array import Array
 from ._checks import as_bool, check_array, check_dtype, normalize_axis
 from ._manipulation import along_rows
 from ._numpy_mode import back_to_bool, numpy_positional
+from ._ops import OPS
 
 __all__ = ["argsort", "sort"]
 
@@ -44,8 +45,9 @@ def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: bui
     # Stably descending: sort the reversed array ascending, then reverse the permutation and
     # count its indices from the other end, so equal elements keep their original order.
     backend.argsort(_views.flip(values, (axis,)), axis, builtins.bool(stable), out)
-    return backend.elementwise("subtract", (x._shape[axis] - 1, _views.flip(out, (axis,))),
-                               dt.int64, x._shape)
+    subtract = OPS["subtract"]
+    return backend.elementwise(subtract, (x._shape[axis] - 1, _views.flip(out, (axis,))),
+                               subtract.signature(dt.int64, dt.int64), x._shape)
 
 
 @numpy_positional("axis")

@@ -16,6 +16,7 @@ from ._array import Array
 from ._checks import as_bool, as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
 from ._numpy_mode import back_to_bool, numpy_positional
+from ._ops import OPS
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -116,8 +117,10 @@ def _mean(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Array:
 def _divide_in_place(x: Array, divisor: int | float) -> None:
     """x /= divisor, part by part for complex x."""
     backend = x._buffer.device.backend
+    divide = OPS["divide"]
     for part in _views.parts(x):
-        backend.elementwise("divide", (part, divisor), part._dtype, part._shape, out=part)
+        backend.elementwise(divide, (part, divisor), divide.signature(part._dtype, part._dtype),
+                            part._shape, out=part)
 
 
 def _undefined(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Array:
@@ -157,12 +160,15 @@ def _spread(name: str, x: Array, axis: Any, correction: int | float,
         return _undefined(x, axes, keepdims)
     backend = x._buffer.device.backend
     mean = _mean(x, axes, True)
-    deviation = backend.elementwise("subtract", (x, mean), x._dtype, x._shape)
-    backend.elementwise("multiply", (deviation, deviation), x._dtype, x._shape, out=deviation)
+    subtract, multiply, sqrt = OPS["subtract"], OPS["multiply"], OPS["sqrt"]
+    deviation = backend.elementwise(subtract, (x, mean), subtract.signature(x._dtype, x._dtype),
+                                    x._shape)
+    backend.elementwise(multiply, (deviation, deviation),
+                        multiply.signature(x._dtype, x._dtype), x._shape, out=deviation)
     result = reduce_axes("sum", deviation, axes, keepdims, x._dtype)
     _divide_in_place(result, dof)
     if name == "std":
-        backend.elementwise("sqrt", (result,), x._dtype, result._shape, out=result)
+        backend.elementwise(sqrt, (result,), sqrt.signature(x._dtype), result._shape, out=result)
     return result
 
 

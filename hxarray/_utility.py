@@ -12,6 +12,7 @@ from ._checks import as_int, check_array, check_dtype, normalize_axis
 from ._manipulation import concat
 from ._modes import NumpyRule, is_strict
 from ._numpy_mode import numpy_positional
+from ._ops import OPS
 from ._statistical import reduce
 
 __all__ = ["all", "any", "diff"]
@@ -67,12 +68,13 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
         x = concat(pieces, axis=axis)
     elif n == 0:
         return backend.copy(x)
-    operation = "not_equal" if dtype is dt.bool else "subtract"
+    operation = OPS["not_equal" if dtype is dt.bool else "subtract"]
+    signature = operation.signature(x._dtype, x._dtype)
     # n differences, each one element shorter than the last: after the length reaches 0 the
     # result stays empty, so at most `length` steps run whatever n is.
     for _ in range(builtins.min(n, x._shape[axis])):
         length = x._shape[axis] - 1
         x = backend.elementwise(operation, (_views.slice_axis(x, axis, 1, length + 1),
                                              _views.slice_axis(x, axis, 0, length)),
-                                dtype, x._shape[:axis] + (length,) + x._shape[axis + 1:])
+                                signature, x._shape[:axis] + (length,) + x._shape[axis + 1:])
     return x

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._ops import Op
 from .hal.device import Device, DeviceType, default_device
 
 __all__ = ["Profile", "ProfileEvent", "profile"]
@@ -279,7 +280,8 @@ class Profile:
         labelled = name in NAMED_PRIMITIVES
 
         def primitive(*args: Any, **kwargs: Any) -> Any:
-            label = f"{name}:{args[0]}" if labelled and isinstance(args[0], str) else name
+            what = args[0].name if args and args[0].__class__ is Op else args[0] if args else None
+            label = f"{name}:{what}" if labelled and isinstance(what, str) else name
             return self._record("primitive", label, lambda: method(*args, **kwargs),
                                 _device_of(args, kwargs))
         return primitive

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from .._array import Array
     from .._dtypes import DType
+    from .._ops import Op, Signature
     from .allocator import Allocator
     from .stream import Event
 
@@ -201,12 +202,16 @@ class Backend(ABC):
         `dst`. `src` and `dst` may overlap only if they are the same view."""
 
     @abstractmethod
-    def elementwise(self, name: str, args: Sequence[Array | Scalar], dtype: DType,
+    def elementwise(self, op: Op, args: Sequence[Array | Scalar | None], signature: Signature,
                     shape: Shape, out: Array | None = None) -> Array:
-        """The operation `name` of `hxarray._ops.OPS` on `args` broadcast to `shape`, with
-        result dtype `dtype`, into `out` (a view of that shape and dtype that may alias an
-        operand element for element) or a new array. Array operands have the operation's
-        promoted input dtype or are cast on load; scalars are Python numbers."""
+        """The operation `op` (an `hxarray._ops.Op`) on `args` broadcast to `shape`, as the
+        namespace resolved it: `signature.operands` are the args' dtypes (a scalar's: the dtype
+        it stands for), each converted to `signature.compute` on load (an `op.selects`
+        condition stays bool), the result of dtype `signature.result` written into `out` (a
+        view of that shape and dtype that may alias an operand element for element) or a new
+        array. Scalars are Python numbers; an `op.chain` operand may be None (skipped). A
+        backend takes the operation's data (its numpy kernel, CUDA expression, `selects`,
+        `chain`) from `op` and never looks an operation up by name or promotes dtypes again."""
 
     @abstractmethod
     def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array) -> None:
@@ -357,7 +362,7 @@ class Backend(ABC):
         x2 (NaN equals nothing): x2 sorted, then each x1 looked up with `searchsorted`; complex
         values, which do not sort, are compared with every element of x2."""
         from .._dtypes import COMPLEX_FLOATING, int64
-        from .._dtypes import bool as bool_
+        from .._ops import OPS
 
         device = x1._buffer.device
         flat = x2 if _views.is_contiguous(x2) else self.copy(x2)
@@ -366,8 +371,9 @@ class Backend(ABC):
         if n == 0 or x1._dtype in COMPLEX_FLOATING:  # every pair, over x1 flattened
             first = _views.flatten(x1 if _views.is_contiguous(x1) else self.copy(x1))
             pairs = (first._shape[0], n)
-            equal = self.elementwise("equal", (_views.expand(first, (1,)), flat), bool_, pairs)
-            found = self.empty(first._shape, bool_, device)
+            equal = self.elementwise(OPS["equal"], (_views.expand(first, (1,)), flat),
+                                     OPS["equal"].signature(x1._dtype, x1._dtype), pairs)
+            found = self.empty(first._shape, equal._dtype, device)
             self.reduce("any", equal, (1,), found)
             self.assign(out, _views.view(found, x1._shape,
                                          _views.contiguous_strides(x1._shape, 1), 0))
@@ -376,9 +382,14 @@ class Backend(ABC):
             self.sort(flat, 0, False, ordered)
             where = self.empty(x1._shape, int64, device)
             self.searchsorted(ordered, x1, "left", where)
-            self.elementwise("minimum", (where, n - 1), int64, x1._shape, out=where)
+            minimum = OPS["minimum"]
+            self.elementwise(minimum, (where, n - 1), minimum.signature(int64, int64), x1._shape,
+                             out=where)
             found = self.empty(x1._shape, x1._dtype, device)
             self.gather(ordered, 0, (where,), found)
-            self.elementwise("equal", (found, x1), bool_, x1._shape, out=out)
+            self.elementwise(OPS["equal"], (found, x1),
+                             OPS["equal"].signature(x1._dtype, x1._dtype), x1._shape, out=out)
         if invert:
-            self.elementwise("logical_not", (out,), bool_, out._shape, out=out)
+            logical_not = OPS["logical_not"]
+            self.elementwise(logical_not, (out,), logical_not.signature(out._dtype), out._shape,
+                             out=out)

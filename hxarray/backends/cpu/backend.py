@@ -119,7 +119,7 @@ class CpuBackend(Backend):
         device = self.device if not CpuBackend._fast_path_holds else _NOWHERE
         speedups.bind_cpu(device=device, allocator=self._allocator,
                           make_view=self._block_view,
-                          kernels={**kernels.ELEMENTWISE, **kernels.PLAIN_UFUNCS},
+                          kernels=kernels.FAST_PATH_KERNELS,
                           compute_bound=kernels.COMPUTE_BOUND, reduce=kernels.reduce_into,
                           reducible=kernels.REDUCING_UFUNCS,
                           thresholds=(t.compute_bound, t.memory_bound, t.reduction),
@@ -290,25 +290,26 @@ class CpuBackend(Backend):
             np.copyto(self.native(dst), value, casting="unsafe")
 
     # -- compute -----------------------------------------------------------------------------------
-    def elementwise(self, name, args, dtype, shape, out=None) -> Array:
+    def elementwise(self, op, args, signature, shape, out=None) -> Array:
         if out is None:  # a kernel's temporaries may need the cache freed (`_retrying`)
-            out = self.empty(shape, dtype)
+            out = self.empty(shape, signature.result)
             try:
-                return self._elementwise(name, args, out)
+                return self._elementwise(op, args, out)
             except MemoryError:
                 self._free_cache_for_numpy()
-                return self._elementwise(name, args, out)
-        return self._elementwise(name, args, out)
+                return self._elementwise(op, args, out)
+        return self._elementwise(op, args, out)
 
-    def _elementwise(self, name, args, out) -> Array:
+    def _elementwise(self, op, args, out) -> Array:
         target = out._handle if out._handle is not None else self.native(out)
         handles = [a._handle if a.__class__ is Array and a._handle is not None else
                    self.native(a) if a.__class__ is Array else a for a in args]
         t = self.thresholds
-        if target.size < (t.compute_bound if name in kernels.COMPUTE_BOUND else t.memory_bound):
-            kernels.ELEMENTWISE[name](*handles, out=target)
+        kernel = kernels.ELEMENTWISE[op]
+        if target.size < (t.compute_bound if op.heavy else t.memory_bound):
+            kernel(*handles, out=target)
         else:
-            parallel.elementwise(kernels.ELEMENTWISE[name], handles, target)
+            parallel.elementwise(kernel, handles, target)
         return out
 
     @_retrying

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..._numpy_kernels import quietly, where
-from ..._ops import OPS
+from ..._ops import OPS, Op
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # unsigned ints by itemsize
 _SELECT_BITS_FROM = 1024  # elements from which selecting bits beats numpy's branching `where`
@@ -40,14 +40,15 @@ def _where(condition: np.ndarray, x1: Any, x2: Any, *, out: np.ndarray) -> None:
     np.bitwise_xor(target, u2, out=target)
 
 
-# The kernels by name: each operation's numpy kernel, quietly; `where` selects bits where it can.
-ELEMENTWISE: dict[str, Callable[..., None]] = {
-    **{name: quietly(op.numpy) for name, op in OPS.items()}, "where": quietly(_where)}
-# The kernels that are exactly `ufunc(*args, out=out)` with warnings silenced, so that a caller
-# may run the ufunc itself (the compiled fast path does).
-PLAIN_UFUNCS = {name: op.numpy for name, op in OPS.items() if isinstance(op.numpy, np.ufunc)}
-# Kernels that spend far longer computing than moving memory (worth threads on mid-size arrays).
-COMPUTE_BOUND = frozenset(name for name, op in OPS.items() if op.heavy)
+# The kernel of each operation: its numpy kernel, quietly; `where` selects bits where it can.
+ELEMENTWISE: dict[Op, Callable[..., None]] = {op: quietly(op.numpy) for op in OPS.values()}
+ELEMENTWISE[OPS["where"]] = quietly(_where)
+# For the compiled fast path, by name: the kernels, the bare ufunc where a kernel is exactly
+# `ufunc(*args, out=out)` with warnings silenced, and the compute-bound operations (worth threads
+# on mid-size arrays).
+FAST_PATH_KERNELS = {**{op.name: kernel for op, kernel in ELEMENTWISE.items()},
+                     **{op.name: op.numpy for op in OPS.values() if isinstance(op.numpy, np.ufunc)}}
+COMPUTE_BOUND = frozenset(op.name for op in OPS.values() if op.heavy)
 
 
 # -- creation --------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from hxarray.hal import (
 
 __all__ = ["RefBackend", "RefMemory"]
 
-_KERNELS = {name: quietly(op.numpy) for name, op in OPS.items()}
+_KERNELS = {op: quietly(op.numpy) for op in OPS.values()}
 _REDUCE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
            "all": np.logical_and, "any": np.logical_or}
 
@@ -162,9 +162,9 @@ class RefBackend(Backend):
                 np.copyto(target, value, casting="unsafe")
         self._run(copy, dst, src)
 
-    def elementwise(self, name, args, dtype, shape, out=None) -> Array:
-        out = self.empty(shape, dtype, self.device) if out is None else out
-        kernel = _KERNELS[name]
+    def elementwise(self, op, args, signature, shape, out=None) -> Array:
+        out = self.empty(shape, signature.result, self.device) if out is None else out
+        kernel = _KERNELS[op]
         self._run(lambda target, *values: kernel(*values, out=target), out, *args)
         return out
 
