@@ -257,8 +257,8 @@ class Profile:
             self._set(backend, name, self._transfer(backend, kind, getattr(backend, name)))
         for index in range(backend.device_count() if backend.unavailable_reason() is None else 0):
             self._instrument_allocator(backend.allocator(Device(device_type, index)))
-        if hasattr(backend, "_launch") and hasattr(backend, "_function"):
-            self._set(backend, "_launch", self._kernel(backend))
+        if hasattr(backend, "_submit") and hasattr(backend, "_function"):
+            self._set(backend, "_submit", self._kernel(backend._submit))
             self._set(backend, "_function", self._compile(backend._function))
 
     def _instrument_allocator(self, allocator: Any) -> None:
@@ -301,16 +301,10 @@ class Profile:
                                 device, nbytes=nbytes)
         return transfer
 
-    def _kernel(self, backend: Any) -> Callable[..., Any]:
-        launch = backend._launch
-
-        def kernel(device: Device, source: str, name: str, batch: Any, *args: Any,
-                   **kwargs: Any) -> Any:
-            # compile (or load) first, so that the kernel's device time is the kernel's
-            backend._function(backend._state(device), source, name, batch)
-            return self._record("kernel", name,
-                                lambda: launch(device, source, name, batch, *args, **kwargs),
-                                device)
+    def _kernel(self, submit: Callable[..., Any]) -> Callable[..., Any]:
+        def kernel(device: Device, function: Any, *args: Any, **kwargs: Any) -> Any:
+            return self._record("kernel", function.name,
+                                lambda: submit(device, function, *args, **kwargs), device)
         return kernel
 
     def _compile(self, function: Callable[..., Any]) -> Callable[..., Any]:

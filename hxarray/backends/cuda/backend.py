@@ -20,7 +20,7 @@ import numpy as np
 from ... import _dtypes as dt
 from ... import _views
 from ..._array import Array
-from ..._ops import OPS
+from ..._ops import OPS, Op, Signature
 from ...hal.allocator import StreamOrderedAllocator
 from ...hal.backend import Backend
 from ...hal.device import Device, DeviceType
@@ -34,6 +34,13 @@ from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
 from .runtime import CudaEvent, CudaMemory, CudaStream
 
 Scalar = bool | int | float | complex
+# A launch of one layout: the kernel, (grid, block, shared memory), the argument packer.
+_Plan = tuple[Any, tuple[tuple[int, int, int], tuple[int, int, int], int],
+              Callable[[Sequence[Any]], list[Any]]]
+_MAX_PLANS = 4096  # layouts kept per device (all forgotten at once when full)
+# What `nonzero` computes coordinates with.
+_FLOOR_DIVIDE, _REMAINDER = OPS["floor_divide"], OPS["remainder"]
+_INT64_PAIR = _FLOOR_DIVIDE.signature(dt.int64, dt.int64)
 
 
 class _DeviceState:
@@ -47,6 +54,8 @@ class _DeviceState:
         total = self.properties.total_memory
         self.allocator = StreamOrderedAllocator(self.memory, max_cached_bytes=total // 2)
         self.library = Library(driver, device.index)
+        self.kernels: dict[tuple[Op, Signature, str], Any] = {}  # element-wise, compiled
+        self.plans: dict[tuple[Any, ...], _Plan] = {}  # launches by operation and layout
         self.launches = 0
 
 
@@ -163,20 +172,27 @@ class CudaBackend(Backend):
                 config: tuple[tuple[int, int, int], tuple[int, int, int], int] | None = None
                 ) -> None:
         """Launch kernel `name` of `source` (compiling `batch()` with it when new) on the current
-        stream, recording the stream's use of every operand's memory: over `work` independent
-        items (a grid-stride loop), or with an explicit (grid, block, dynamic shared memory)."""
+        stream: over `work` independent items (a grid-stride loop), or with an explicit (grid,
+        block, dynamic shared memory)."""
         state = self._state(device)
         function = self._function(state, source, name, batch)
-        stream = self.stream(device)
-        for a in operands:  # the buffer's own allocator: a memory scope's pool, or the device's
-            a._buffer.allocator.record_stream(a._buffer.block, stream)
         if config is None:
             grid, block = launch.grid_for(state.properties, function, work)
-            shared = 0
-        else:
-            grid, block, shared = config
+            config = (grid, block, 0)
+        self._submit(device, function, config, args, operands)
+
+    def _submit(self, device: Device, function: Any,
+                config: tuple[tuple[int, int, int], tuple[int, int, int], int],
+                args: Sequence[Any], operands: Sequence[Array]) -> None:
+        """Queue `function` with (grid, block, shared memory) `config` and `args` on the current
+        stream, recording the stream's use of every operand's memory (through the buffer's own
+        allocator: a memory scope's pool, or the device's)."""
+        stream = self.stream(device)
+        for a in operands:
+            a._buffer.allocator.record_stream(a._buffer.block, stream)
+        grid, block, shared = config
         self.driver.launch(function, grid, block, args, shared, stream.handle)
-        state.launches += 1
+        self._states[device.index].launches += 1
 
     @staticmethod
     def _function(state: _DeviceState, source: str, name: str,
@@ -185,82 +201,106 @@ class CudaBackend(Backend):
         function = library._functions.get((source, name))
         return function if function is not None else library.function(source, name, batch())
 
-    def assign(self, dst: Array, src: Array | Scalar) -> None:
-        self._map(ew.COPY, (src,), dst._dtype if src.__class__ is not Array else src._dtype, dst)
+    def _kernel(self, state: _DeviceState, op: Op, signature: Signature, index: str) -> Any:
+        """The compiled element-wise kernel of `op` on `signature` with `index`: a dict hit
+        after the first call."""
+        key = (op, signature, index)
+        function = state.kernels.get(key)
+        if function is None:
+            source, name, batch = ew.kernel(op, signature, index)
+            function = state.kernels[key] = self._function(state, source, name, lambda: batch)
+        return function
 
-    def elementwise(self, name: str, args: Sequence[Array | Scalar], dtype: dt.DType,
+    def assign(self, dst: Array, src: Array | Scalar) -> None:
+        dtype = dst._dtype if src.__class__ is not Array else src._dtype
+        if 0 not in dst._shape:
+            src = self._unaliased(src, dst)
+            self._map(ew.COPY, (src,), Signature((dtype,), dtype, dst._dtype), dst)
+
+    def elementwise(self, op: Op, args: Sequence[Array | Scalar | None], signature: Signature,
                     shape: tuple[int, ...], out: Array | None = None) -> Array:
-        device = next(a for a in args if a.__class__ is Array)._buffer.device
         if out is None:
-            out = self.empty(shape, dtype, device)
-        if name == "clip":  # maximum, then minimum, as numpy's clip kernel computes it
-            x, low, high = args
+            for a in args:
+                if a.__class__ is Array:
+                    out = self.empty(shape, signature.result, a._buffer.device)
+                    break
+        else:
+            args = [self._unaliased(a, out) for a in args]
+        if op.chain:  # its operations in turn, each with the next operand
+            x, *others = args
             current = x
-            for bound, step in ((low, "maximum"), (high, "minimum")):
-                if bound is not None:
-                    self.elementwise(step, (current, bound), dtype, shape, out)
+            for step, operand, dtype in zip(op.chain, others, signature.operands[1:]):
+                if operand is not None:
+                    self.elementwise(step, (current, operand), Signature(
+                        (current._dtype, dtype), signature.compute, signature.result), shape, out)
                     current = out
             if current is x:
                 self.assign(out, x)
-            return out
-        self._map(name, args, self._compute_dtype(name, args, dtype), out)
+        elif 0 not in shape:
+            self._map(op, args, signature, out)
         return out
 
-    @staticmethod
-    def _compute_dtype(name: str, args: Sequence[Array | Scalar], dtype: dt.DType) -> dt.DType:
-        """The dtype the operation computes in: the result's, or for comparisons and the real
-        parts of complex numbers, the operands' promoted dtype (numpy's rules: Python scalars
-        are weak)."""
-        op = OPS[name]
-        if op.result == "same":
-            return dtype
-        arrays = [a for a in args if a.__class__ is Array]
-        if name == "where":
-            return dtype
-        if op.result == "real":
-            return arrays[0]._dtype
-        scalars = [a for a in args if a.__class__ is not Array]
-        return dt.FROM_NUMPY[np.result_type(*(a._dtype.numpy for a in arrays), *scalars)]
-
-    def _map(self, name: str, args: Sequence[Array | Scalar], compute: dt.DType,
+    def _map(self, op: Op, args: Sequence[Array | Scalar], signature: Signature,
              out: Array) -> None:
-        """out[...] = op(args) element by element (broadcast), computed in `compute`."""
-        shape = out._shape
-        if 0 in shape:
-            return
+        """out[...] = op(args) element by element (broadcast): the launch of this layout from
+        the device's plans (a dict hit after the first call), its arguments from the plan's
+        packer."""
         device = out._buffer.device
-        args = [self._unaliased(a, out) for a in args]
+        state = self._states.get(device.index) or self._state(device)
+        key = [op, signature, out._shape, out._strides]
+        values = []
+        arrays = [out]
+        for a in args:
+            if a.__class__ is Array:
+                key.append(a._shape)
+                key.append(a._strides)
+                values.append(a._buffer.address + a._offset)
+                arrays.append(a)
+            else:
+                key.append(None)
+                values.append(a)
+        values.append(out._buffer.address + out._offset)
+        key = tuple(key)
+        plan = state.plans.get(key)
+        if plan is None:
+            plan = self._plan_map(state, op, args, signature, out)
+            if plan is None:  # rare: more axes than a kernel takes
+                self._map_by_rows(op, args, signature, out)
+                return
+            if len(state.plans) >= _MAX_PLANS:
+                state.plans.clear()
+            state.plans[key] = plan
+        function, config, pack = plan
+        self._submit(device, function, config, pack(values), arrays)
+
+    def _plan_map(self, state: _DeviceState, op: Op, args: Sequence[Array | Scalar],
+                  signature: Signature, out: Array) -> _Plan | None:
+        """The kernel, launch configuration and argument packer of `op` on this layout; None
+        where the merged axes are more than a kernel takes."""
+        shape = out._shape
         arrays = [a for a in args if a.__class__ is Array]
         strides = [ew.broadcast_strides(shape, a._shape, a._strides) for a in arrays]
         dims, steps = ew.collapse(shape, [out._strides, *strides])
-        if len(dims) > ew.MAX_DIMS:  # rare: one launch per index of the first axis
-            for i in range(shape[0]):
-                self._map(name, [_views.slice_axis(_views.broadcast_to(a, shape), 0, i, i + 1)
-                                 if a.__class__ is Array else a for a in args], compute,
-                          _views.slice_axis(out, 0, i, i + 1))
-            return
+        if len(dims) > ew.MAX_DIMS:
+            return None
         contiguous = all(s == (a._dtype.itemsize,) for s, a in zip(steps, [out, *arrays])) \
             if len(dims) == 1 else not dims
-        packed_steps = iter(steps[1:])
-        operands = []
-        for a in args:
-            if a.__class__ is Array:
-                operands.append(ew.pack_operand(a._buffer.address + a._offset,
-                                                next(packed_steps)))
-            else:
-                with np.errstate(all="ignore"):
-                    operands.append(ew.pack_operand(None, (), a, compute))
-        size = int(np.prod(dims, dtype=np.int64)) if dims else 1
+        size = math.prod(dims)
         index = ew.INDEX_TYPES[size >= 2**31]
-        dtypes = [a._dtype if a.__class__ is Array else compute for a in args]
-        if name == "where":
-            dtypes = dtypes[1:]
-        kernel = ew.kernel_name(name, out._dtype, compute, dtypes, index)
-        same = all(d is compute for d in dtypes) and index == ew.INDEX_TYPES[0]
-        self._launch(device, ew.source(name), kernel,
-                     lambda: ew.same_dtype_batch(name, compute) if same else [kernel], size,
-                     [*operands, ew.pack_output(out._buffer.address + out._offset, steps[0]),
-                      ew.pack_shape(dims, contiguous)], [out, *arrays])
+        function = self._kernel(state, op, signature, index)
+        grid, block = launch.grid_for(state.properties, function, size)
+        pack = ew.packer(dims, steps, contiguous, signature.compute,
+                         [a.__class__ is not Array for a in args])
+        return function, (grid, block, 0), pack
+
+    def _map_by_rows(self, op: Op, args: Sequence[Array | Scalar], signature: Signature,
+                     out: Array) -> None:
+        """`_map` as one launch per index of the first axis."""
+        shape = out._shape
+        for i in range(shape[0]):
+            self._map(op, [_views.slice_axis(_views.broadcast_to(a, shape), 0, i, i + 1)
+                           if a.__class__ is Array else a for a in args], signature,
+                      _views.slice_axis(out, 0, i, i + 1))
 
     def _unaliased(self, a: Array | Scalar, out: Array) -> Array | Scalar:
         """`a`, or a copy of it where it shares memory with `out` other than element for element
@@ -296,44 +336,59 @@ class CudaBackend(Backend):
         launch, or two where rows are split into parts (partial values in a temporary, then
         reduced in part order)."""
         device = x._buffer.device
-        layout = rd.split(x._shape, x._strides, axes, out._strides, name in rd.ARG_REDUCTIONS)
-        if not layout.fits:  # more than MAX_DIMS axes left after merging (rare)
-            kept = tuple(i for i in range(x.ndim) if i not in axes)
-            if len(layout.kept) > ew.MAX_DIMS:  # one reduction per index of the first kept axis
-                first = kept[0]
-                for i in range(x._shape[first]):
-                    self._reduce(name, _index(x, first, i),
-                                 tuple(a - (a > first) for a in axes), _index(out, 0, i), acc)
-            else:  # a copy with the reduced axes last and merged
-                moved = self.copy(_views.permute(x, kept + axes))
-                self._reduce(name, moved, tuple(range(len(kept), x.ndim)), out, acc)
-            return
-        kernel = rd.kernel_name(name, x._dtype, acc)
-        batch = lambda: rd.batch(name, x._dtype, acc)  # noqa: E731
         state = self._state(device)
-        limit = self._function(state, rd.SOURCE, kernel, batch).attributes.max_threads_per_block
-        launch = rd.plan(layout.outputs, layout.length, layout.row_inner, state.properties, limit)
-        source = np.uintp(x._buffer.address + x._offset + layout.base)
+        key = (name, x._dtype, acc, x._shape, x._strides, axes, out._strides)
+        plan = state.plans.get(key)
+        if plan is None:
+            layout = rd.split(x._shape, x._strides, axes, out._strides,
+                              name in rd.ARG_REDUCTIONS)
+            if not layout.fits:  # more than MAX_DIMS axes left after merging (rare)
+                kept = tuple(i for i in range(x.ndim) if i not in axes)
+                if len(layout.kept) > ew.MAX_DIMS:  # one reduction per index of the first kept
+                    first = kept[0]
+                    for i in range(x._shape[first]):
+                        self._reduce(name, _index(x, first, i),
+                                     tuple(a - (a > first) for a in axes), _index(out, 0, i), acc)
+                else:  # a copy with the reduced axes last and merged
+                    moved = self.copy(_views.permute(x, kept + axes))
+                    self._reduce(name, moved, tuple(range(len(kept), x.ndim)), out, acc)
+                return
+            plan = self._plan_reduce(state, name, x._dtype, acc, layout)
+            if len(state.plans) >= _MAX_PLANS:
+                state.plans.clear()
+            state.plans[key] = plan
+        function, base, config, first, partial_bytes, final_config, final = plan
+        source = np.uintp(x._buffer.address + x._offset + base)
         target = np.uintp(out._buffer.address + out._offset)
-        if launch.parts == 1:
-            self._launch(device, rd.SOURCE, kernel, batch, 0,
-                         [source, target, rd.pack(layout, launch)], [x, out], _config(launch))
+        if not partial_bytes:
+            self._submit(device, function, config, [source, target, first], [x, out])
             return
+        partials = self.empty((partial_bytes,), dt.uint8, device)
+        between = np.uintp(partials._buffer.address)
+        self._submit(device, function, config, [source, between, first], [x, partials])
+        self._submit(device, function, final_config, [between, target, final], [partials, out])
+
+    def _plan_reduce(self, state: _DeviceState, name: str, x: dt.DType, acc: dt.DType,
+                     layout: rd.Split) -> tuple[Any, ...]:
+        """The kernel, x's base offset, and the launch configuration and layout of each pass
+        (the second only where rows are split: with the temporary's size in bytes, else 0)."""
+        kernel = rd.kernel_name(name, x, acc)
+        function = self._function(state, rd.SOURCE, kernel, lambda: rd.batch(name, x, acc))
+        limit = function.attributes.max_threads_per_block
+        launch = rd.plan(layout.outputs, layout.length, layout.row_inner, state.properties, limit)
+        if launch.parts == 1:
+            return function, layout.base, _config(launch), rd.pack(layout, launch), 0, None, None
         size = rd.value_size(name, acc)
-        partials = self.empty((layout.outputs * launch.parts * size,), dt.uint8, device)
         dense = rd.contiguous(layout.kept, size)
-        self._launch(device, rd.SOURCE, kernel, batch, 0,
-                     [source, np.uintp(partials._buffer.address),
-                      rd.pack(layout, launch, out_kept=dense, part_stride=layout.outputs * size,
-                              to_partials=True)], [x, partials], _config(launch))
+        first = rd.pack(layout, launch, out_kept=dense, part_stride=layout.outputs * size,
+                        to_partials=True)
         second = rd.Split(0, layout.kept, dense, layout.out_kept, (launch.parts,),
                           (layout.outputs * size,))
         final = rd.plan(second.outputs, second.length, second.row_inner, state.properties, limit,
                         may_split=False)
-        self._launch(device, rd.SOURCE, kernel, batch, 0,
-                     [np.uintp(partials._buffer.address), target,
-                      rd.pack(second, final, from_partials=True)], [partials, out],
-                     _config(final))
+        return (function, layout.base, _config(launch), first,
+                layout.outputs * launch.parts * size, _config(final),
+                rd.pack(second, final, from_partials=True))
 
     def scan(self, name: str, x: Array, axis: int, out: Array) -> None:
         if 0 in x._shape:
@@ -640,9 +695,9 @@ class CudaBackend(Backend):
         """The coordinates in `shape` of the int64 C-order `positions`, axis by axis."""
         out = []
         for d, n in enumerate(shape):
-            axis = self.elementwise("floor_divide", (positions, math.prod(shape[d + 1:])),
-                                    dt.int64, positions._shape)
-            out.append(self.elementwise("remainder", (axis, n), dt.int64, axis._shape, axis))
+            axis = self.elementwise(_FLOOR_DIVIDE, (positions, math.prod(shape[d + 1:])),
+                                    _INT64_PAIR, positions._shape)
+            out.append(self.elementwise(_REMAINDER, (axis, n), _INT64_PAIR, axis._shape, axis))
         return tuple(out)
 
     def arange(self, start: Scalar, stop: Scalar, step: Scalar, dtype: dt.DType,

@@ -1,7 +1,8 @@
 """The CUDA driver interface: the narrow set of operations a CUDA backend needs.
 
-Two implementations: `driver_cupy.CupyDriver` (a GPU, through CuPy) and `sim.SimDriver` (the CPU
-simulator that runs the same CUDA C). `load_driver()` picks one.
+Three implementations: `driver_cupy.CupyDriver` (a GPU, through CuPy), `sim.SimDriver` (the CPU
+simulator that runs the same CUDA C) and `driver_null.NullDriver` (kernels that do nothing, to
+measure hxarray's own host cost). `load_driver()` picks one.
 
 Conventions shared by both drivers:
 
@@ -318,8 +319,8 @@ def check_launch(props: DeviceProperties, function: Function, grid: Sequence[int
 
 
 def load_driver() -> Driver:
-    """The driver `HXARRAY_CUDA_DRIVER` names ('sim' or 'cupy'); unset: CuPy when it imports and
-    sees a GPU, else CUDAUnavailableError saying why."""
+    """The driver `HXARRAY_CUDA_DRIVER` names ('sim', 'cupy' or 'null'); unset: CuPy when it
+    imports and sees a GPU, else CUDAUnavailableError saying why."""
     choice = os.environ.get("HXARRAY_CUDA_DRIVER", "").strip().lower()
     if choice == "sim":
         from .sim import SimDriver
@@ -329,9 +330,14 @@ def load_driver() -> Driver:
         from .driver_cupy import CupyDriver
 
         return CupyDriver()
+    if choice == "null":
+        from .driver_null import NullDriver
+
+        return NullDriver()
     if choice:
         raise CUDAUnavailableError(f"HXARRAY_CUDA_DRIVER={choice!r} is not a driver; use 'cupy' "
-                                   "(a GPU through CuPy) or 'sim' (the CPU simulator)")
+                                   "(a GPU through CuPy), 'sim' (the CPU simulator) or 'null' "
+                                   "(kernels that do nothing, to measure host overhead)")
     try:
         import cupy  # noqa: F401
     except Exception as exc:  # CuPy missing or broken

@@ -10,7 +10,7 @@ source a generator can produce with NVRTC (`all_sources`).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,3 +93,22 @@ def struct(fields: Sequence[tuple[str, Any, int]], itemsize: int) -> Any:
 
     return np.dtype({"names": [f[0] for f in fields], "formats": [f[1] for f in fields],
                      "offsets": [f[2] for f in fields], "itemsize": itemsize})
+
+
+def splicer(template: Any, field: str, encode: Callable[[Any], bytes]) -> Callable[[Any], Any]:
+    """Records like `template` (a numpy structured scalar) but for `field`, whose leading bytes
+    are `encode(value)`: the other bytes are taken from the template once, so that each record
+    costs one join of bytes."""
+    import numpy as np
+
+    dtype = template.dtype
+    raw = template.tobytes()
+    offset = dtype.fields[field][1]
+    head = raw[:offset]
+    frombuffer = np.frombuffer
+
+    def pack(value: Any) -> Any:
+        data = encode(value)
+        return frombuffer(head + data + raw[offset + len(data):], dtype)[0]
+
+    return pack

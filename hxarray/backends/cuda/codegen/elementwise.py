@@ -5,19 +5,21 @@ index width. The first call of an operation compiles every same-dtype instantiat
 
 Layouts: the host drops size-1 axes and merges axes that every array steps through contiguously,
 so most launches see one axis, and marks launches where every array is C-contiguous (the kernel
-then indexes by element number).
+then indexes by element number). `packer` packs the arguments of one layout: what never changes
+once, the addresses and scalars per call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import struct as struct_module
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from .... import _dtypes as dt
-from ...._ops import OPS
-from . import C_TYPES, OPTIONS, PREAMBLE, struct
+from ...._ops import OPS, Op, Signature
+from . import C_TYPES, OPTIONS, PREAMBLE, splicer, struct
 
 MAX_DIMS = 8  # HX_MAX_DIMS in hxarray.cuh
 SHAPE = struct([("size", "<i8", 0), ("ndim", "<i4", 8), ("contiguous", "<i4", 12),
@@ -26,53 +28,66 @@ OPERAND = struct([("data", "<u8", 0), ("strides", ("<i8", (MAX_DIMS,)), 8),
                   ("scalar", ("u1", (16,)), 72)], 88)
 OUTPUT = struct([("data", "<u8", 0), ("strides", ("<i8", (MAX_DIMS,)), 8)], 72)
 INDEX_TYPES = ("hx::i32", "hx::i64")
-COPY = "copy"  # the functor of `assign`: the operand itself
 
 
-def functor(name: str) -> str:
-    return f"hx::ops::k_{name}"
+def _copy_kernel(x: Any, *, out: np.ndarray) -> None:
+    np.copyto(out, x, casting="unsafe")
 
 
-def source(name: str) -> str:
-    """The source holding operation `name`'s kernels (`copy` for assignments, `where`)."""
-    if name == "where":
+# The operation of `assign`: the operand itself, cast to the output's dtype.
+COPY = Op("copy", 1, None, "same", _copy_kernel, cuda="a")
+
+
+def functor(op: Op) -> str:
+    return f"hx::ops::k_{op.name}"
+
+
+def source(op: Op) -> str:
+    """The source holding the operation's kernels (`COPY` for assignments)."""
+    if op.selects:
         return PREAMBLE + '#include "elementwise.cuh"\n'
-    if name == COPY:
-        arity, expression = 1, "a"
-    else:
-        op = OPS[name]
-        arity, expression = op.arity, op.cuda
-    params = ", ".join(f"T {v}" for v in "ab"[:arity])
+    params = ", ".join(f"T {v}" for v in "ab"[:op.arity])
     return (PREAMBLE + '#include "elementwise.cuh"\n'
-            f"namespace hx {{ namespace ops {{ struct k_{name} {{\n"
+            f"namespace hx {{ namespace ops {{ struct k_{op.name} {{\n"
             f"    template <typename T> __device__ static auto apply({params}) "
-            f"{{ return {expression}; }}\n}}; }} }}\n")
+            f"{{ return {op.cuda}; }}\n}}; }} }}\n")
 
 
-def kernel_name(name: str, out: dt.DType, compute: dt.DType, operands: Sequence[dt.DType],
+def kernel_name(op: Op, out: dt.DType, compute: dt.DType, operands: Sequence[dt.DType],
                 index: str) -> str:
+    """The instantiation for these dtypes (a `selects` operation's: those of the operands it
+    chooses between; the condition is bool)."""
     types = ", ".join(C_TYPES[d] for d in (out, compute, *operands))
-    if name == "where":
+    if op.selects:
         return f"hx::select<{types}, {index}>"
-    return f"hx::map{len(operands)}<{functor(name)}, {types}, {index}>"
+    return f"hx::map{len(operands)}<{functor(op)}, {types}, {index}>"
 
 
-def same_dtype_batch(name: str, compute: dt.DType) -> list[str]:
-    """The instantiations compiled together on first use (32-bit indexing): every one of `name`
+def kernel(op: Op, signature: Signature, index: str) -> tuple[str, str, list[str]]:
+    """(source, instantiation, what to compile with it) of `op` on `signature` with `index`:
+    with 32-bit indexing and operands of the compute dtype, every such instantiation of `op`
+    at once (the common case); else the one."""
+    operands = signature.operands[1:] if op.selects else signature.operands
+    compute = signature.compute
+    name = kernel_name(op, signature.result, compute, operands, index)
+    same = index == INDEX_TYPES[0] and all(d is compute for d in operands)
+    return source(op), name, same_dtype_batch(op, compute) if same else [name]
+
+
+def same_dtype_batch(op: Op, compute: dt.DType) -> list[str]:
+    """The instantiations compiled together on first use (32-bit indexing): every one of `op`
     whose operands have their compute dtype; for assignments, every cast from `compute`."""
-    if name == COPY:
+    if op is COPY:
         return [kernel_name(COPY, out, compute, (compute,), INDEX_TYPES[0])
                 for out in dt.ALL_DTYPES]
-    arity = 2 if name == "where" else OPS[name].arity
-    return [kernel_name(name, out, c, (c,) * arity, INDEX_TYPES[0])
-            for c, out in signatures(name)]
+    arity = op.arity - op.selects
+    return [kernel_name(op, out, c, (c,) * arity, INDEX_TYPES[0]) for c, out in signatures(op)]
 
 
-def signatures(name: str) -> list[tuple[dt.DType, dt.DType]]:
+def signatures(op: Op) -> list[tuple[dt.DType, dt.DType]]:
     """(compute dtype, result dtype) pairs the operation takes."""
-    if name in (COPY, "where"):
+    if op is COPY or op.selects:
         return [(d, d) for d in dt.ALL_DTYPES]
-    op = OPS[name]
     pairs = []
     for d in dt.CATEGORIES[op.category]:
         out = dt.bool if op.result == "bool" else dt.REAL_OF.get(d, d) if op.result == "real" \
@@ -84,14 +99,15 @@ def signatures(name: str) -> list[tuple[dt.DType, dt.DType]]:
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
     """Every element-wise source with its same-dtype instantiations (and one of each index width
     and of a cast on load), for NVRTC."""
-    names = [n for n, op in OPS.items() if op.cuda is not None and n != "where"]
-    for name in [COPY, "where", *names]:
-        compute, out = signatures(name)[-1]
-        batch = [k for c in (dt.ALL_DTYPES if name == COPY else (compute,))
-                 for k in same_dtype_batch(name, c)]
-        arity = 1 if name == COPY else 2 if name == "where" else OPS[name].arity
-        batch.append(kernel_name(name, out, compute, (dt.int8,) * arity, INDEX_TYPES[1]))
-        yield f"elementwise/{name}.cu", source(name), OPTIONS, batch
+    selects = [op for op in OPS.values() if op.selects]
+    others = [op for op in OPS.values() if op.cuda is not None and not op.selects]
+    for op in [COPY, *selects, *others]:
+        compute, out = signatures(op)[-1]
+        batch = [k for c in (dt.ALL_DTYPES if op is COPY else (compute,))
+                 for k in same_dtype_batch(op, c)]
+        batch.append(kernel_name(op, out, compute, (dt.int8,) * (op.arity - op.selects),
+                                 INDEX_TYPES[1]))
+        yield f"elementwise/{op.name}.cu", source(op), OPTIONS, batch
 
 
 # -- layouts ---------------------------------------------------------------------------------------
@@ -150,3 +166,62 @@ def pack_output(address: int, strides: tuple[int, ...]) -> np.void:
     record["data"] = address
     record["strides"][:len(strides)] = strides
     return record[()]
+
+
+def packer(dims: tuple[int, ...], steps: Sequence[tuple[int, ...]], contiguous: bool,
+           compute: dt.DType, scalars: Sequence[bool]
+           ) -> Callable[[Sequence[Any]], list[np.generic]]:
+    """The kernel arguments of one layout (`dims`, the output's then each array operand's
+    `steps`; which operands are `scalars`) as a function of the operands' addresses (a scalar
+    operand: its value) followed by the output's: the records of `pack_operand`,
+    `pack_output` and `pack_shape`, their fixed bytes packed once here."""
+    shape = pack_shape(dims, contiguous)
+    array_steps = iter(steps[1:])
+    parts = [splicer(pack_operand(None, (), 0, compute), "scalar", scalar_encoder(compute))
+             if scalar else splicer(pack_operand(0, next(array_steps)), "data", _address)
+             for scalar in scalars]
+    parts.append(splicer(pack_output(0, steps[0]), "data", _address))
+
+    def pack(values: Sequence[Any]) -> list[np.generic]:
+        packed = [part(value) for part, value in zip(parts, values)]
+        packed.append(shape)
+        return packed
+
+    return pack
+
+
+def _address(address: int) -> bytes:
+    return address.to_bytes(8, "little")
+
+
+_STRUCT_CODES = {("b", 1): "?", ("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q",
+                 ("u", 1): "B", ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q", ("f", 4): "f",
+                 ("f", 8): "d", ("c", 8): "ff", ("c", 16): "dd"}
+_EXACT_IN_DOUBLE = 2**53
+
+
+def scalar_encoder(compute: dt.DType) -> Callable[[Any], bytes]:
+    """The bytes of a Python scalar as `compute`, as numpy converts it: by `struct` where that
+    is the same conversion (a Python number of the dtype's kind, or an int exact in a double
+    for floating dtypes, in range), else by numpy, overflow to inf included."""
+    code = _STRUCT_CODES[compute.kind, compute.itemsize]
+    pack = struct_module.Struct("<" + code).pack
+    kind, numpy_dtype = compute.kind, compute.numpy
+    fast: tuple[type, ...] = {"b": (bool,), "i": (int, bool), "u": (int, bool),
+                              "f": (float, int, bool), "c": (complex, float, int, bool)}[kind]
+
+    def by_numpy(value: Any) -> bytes:
+        with np.errstate(all="ignore"):
+            return np.asarray(value, dtype=numpy_dtype).tobytes()
+
+    def encode(value: Any) -> bytes:
+        cls = value.__class__
+        if cls not in fast or (cls is int and kind in "fc" and
+                               not -_EXACT_IN_DOUBLE <= value <= _EXACT_IN_DOUBLE):
+            return by_numpy(value)
+        try:
+            return pack(value.real, value.imag) if kind == "c" else pack(value)
+        except (OverflowError, struct_module.error):
+            return by_numpy(value)
+
+    return encode
