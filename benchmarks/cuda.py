@@ -4,6 +4,8 @@
   warm load from the disk cache, launch overhead, a 2^20-element saxpy and a 256x256 GEMM written
   as raw kernels: `hxarray.backends.cuda.sim.bench`), and the same kinds of work through hxarray
   on a simulated `cuda:0`: an element-wise add, a sum, a matmul and a round trip to the device.
+- **hxarray's host overhead** (always): host time per call of a few operations on the null
+  driver, against the targets (`benchmarks.cuda_host`, in a process of its own).
 - **A GPU** (when CuPy sees one): hxarray on `cuda:0` against CuPy's own functions in the same run,
   element-wise bandwidth and sums from 2^20 to 2^28 elements, matmul, `to_device` both ways; each
   kernel's achieved share of the device's peak memory bandwidth (the design's targets: at least
@@ -19,6 +21,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -27,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from . import cuda_host
 from .report import update_docs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,6 +103,13 @@ def simulator(quick: bool) -> dict[str, Any]:
             "stats": device.backend.stats(device)}
 
 
+def host_overhead(quick: bool) -> list[dict[str, Any]]:
+    """`benchmarks.cuda_host`'s rows, measured in a process of its own (on the null driver)."""
+    command = [sys.executable, "-m", "benchmarks.cuda_host", "--json", *(["--quick"] * quick)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
 def gpu(quick: bool) -> dict[str, Any]:
     """hxarray against CuPy on a real GPU; {"skipped": why} without one."""
     try:
@@ -139,6 +150,9 @@ def markdown(document: dict[str, Any]) -> str:
     stats = sim["stats"]
     lines += ["", f"Kernel launches {stats['kernel_launches']}, compilations "
               f"{stats['compilations']}, host fallbacks {stats['host_fallbacks'] or 'none'}.", ""]
+    lines += ["### Host overhead", "", "hxarray's own host time per call on the null driver "
+              "(kernels that do nothing), warm, medians of interleaved rounds:", "",
+              cuda_host.table(document["host_overhead"]), ""]
     real = document["gpu"]
     lines += ["### A GPU", ""]
     if "skipped" in real:
@@ -160,7 +174,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--update-docs", action="store_true",
                         help=f"write the table into {DOCS_PAGE.relative_to(ROOT)}")
     args = parser.parse_args(argv)
-    document = {"simulator": simulator(args.quick), "gpu": gpu(args.quick)}
+    document = {"host_overhead": host_overhead(args.quick), "simulator": simulator(args.quick),
+                "gpu": gpu(args.quick)}
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "cuda-latest.json").write_text(json.dumps(document, indent=1), encoding="utf-8")
     table = markdown(document)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._compiled import speedups
 from .buffer import MemoryBuffer
+from .stream import current_stream
 
 if TYPE_CHECKING:
     import numpy as np
@@ -425,12 +426,11 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
         self._unswept = 0  # frees since the last sweep
 
     def malloc(self, nbytes: int, stream: Stream | None = None) -> Block:
-        from .stream import current_stream
-
         stream = stream or current_stream(self.device)
         size = size_class(nbytes)
         with self._lock:
-            self._release_held()
+            if self._held:
+                self._release_held()
             block = self._reusable(stream, size)
             if block is not None:
                 self._num_allocs += 1
@@ -514,6 +514,8 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
                 self._sweep()
 
     def record_stream(self, block: Block, stream: Stream) -> None:
+        if self._home.get(block.address) is stream:  # (a live block's home never changes)
+            return
         with self._lock:
             home = self._home.get(block.address)
             if home is not None and home is not stream:

@@ -33,7 +33,8 @@ _current: contextvars.ContextVar[tuple[dict[Device, Stream], Any]] = contextvars
 
 def current_stream(device: Device | str | None = None) -> Stream:
     """The stream work on `device` goes to now: the innermost `with stream:`, else the default."""
-    device = default_device() if device is None else Device(device)
+    if device.__class__ is not Device:
+        device = default_device() if device is None else Device(device)
     stream = _current.get()[0].get(device)
     return stream if stream is not None else device.backend.default_stream(device)
 

@@ -17,12 +17,11 @@ from typing import Any
 import numpy as np
 
 from ... import _dtypes as dt
-from ... import _views
 from ..._array import Array
 from ..._compiled import speedups
 from ..._numpy_kernels import QUIET_STATE, errstate_var, quiet
 from ...hal.allocator import Block, CachingAllocator
-from ...hal.backend import Backend
+from ...hal.backend import Backend, fresh_layout
 from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType, default_device
 from . import kernels, parallel
@@ -77,7 +76,6 @@ class CpuBackend(Backend):
         self.device = Device(self.device_type)
         self._allocator = host_allocator()
         self._default_stream = CpuStream(self.device, default=True)
-        self._layouts: dict[tuple[tuple[int, ...], dt.DType], tuple[int, tuple[int, ...]]] = {}
         self.set_thresholds(thresholds or Thresholds())
 
     def _free_cache_for_numpy(self) -> None:
@@ -198,10 +196,7 @@ class CpuBackend(Backend):
 
     # -- creation and data movement ----------------------------------------------------------------
     def empty(self, shape: tuple[int, ...], dtype: dt.DType, device: Device = None) -> Array:
-        layout = self._layouts.get((shape, dtype))
-        if layout is None:
-            layout = self._layout(shape, dtype)
-        nbytes, strides = layout
+        nbytes, strides = fresh_layout(shape, dtype)
         allocator = self._allocator
         block = allocator.malloc(nbytes)
         buffer = MemoryBuffer(self.device, nbytes, block, allocator)  # gives it back on errors
@@ -210,7 +205,7 @@ class CpuBackend(Backend):
     def empty_in(self, allocator: Any, shape: tuple[int, ...], dtype: dt.DType,
                  device: Device = None) -> Array:
         """`empty` from another allocator (a memory scope's pool), with the numpy view."""
-        nbytes, strides = self._layouts.get((shape, dtype)) or self._layout(shape, dtype)
+        nbytes, strides = fresh_layout(shape, dtype)
         block = allocator.malloc(nbytes)
         buffer = MemoryBuffer(self.device, nbytes, block, allocator)
         return _make(buffer, dtype, shape, strides, 0, self._block_view(block, dtype, shape))
@@ -225,12 +220,6 @@ class CpuBackend(Backend):
         h = _ndarray(shape, dtype.numpy, buffer=block.handle)
         block.cache = (dtype, shape, h)
         return h
-
-    def _layout(self, shape: tuple[int, ...], dtype: dt.DType) -> tuple[int, tuple[int, ...]]:
-        layout = (_views.nbytes_of(shape, dtype), _views.contiguous_strides(shape, dtype.itemsize))
-        if len(self._layouts) < 4096:
-            self._layouts[shape, dtype] = layout
-        return layout
 
     def from_host(self, data: np.ndarray, device: Device = None) -> Array:
         dtype = _FROM_NUMPY.get(data.dtype)

@@ -115,6 +115,10 @@ class CudaBackend(Backend):
     def allocator(self, device: Device) -> StreamOrderedAllocator:
         return self._state(device).allocator
 
+    def empty(self, shape: tuple[int, ...], dtype: dt.DType, device: Device) -> Array:
+        state = self._states.get(device.index) or self._state(device)
+        return self.empty_in(state.allocator, shape, dtype, device)
+
     def default_stream(self, device: Device) -> CudaStream:
         return self._state(device).default_stream
 
