@@ -102,6 +102,10 @@ REAL_NUMERIC = INTEGER + REAL_FLOATING
 # The real dtype of a complex one's parts, and the complex dtype of a real floating one.
 REAL_OF = {complex64: float32, complex128: float64}
 COMPLEX_OF = {float32: complex64, float64: complex128}
+# The default accumulator of sum, prod and the cumulative sums and products (spec: sum, "dtype"):
+# the 64-bit integer of an integer's signedness (a bool counts in int64); others accumulate in
+# their own dtype.
+ACCUMULATOR = {**{d: int64 for d in SIGNED}, **{d: uint64 for d in UNSIGNED}, bool: int64}
 INTEGER_BOUNDS = {d: (int(np.iinfo(d.numpy).min), int(np.iinfo(d.numpy).max)) for d in INTEGER}
 BY_NAME = {d.name: d for d in ALL_DTYPES}
 FROM_NUMPY = {d.numpy: d for d in ALL_DTYPES}

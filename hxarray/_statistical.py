@@ -20,9 +20,6 @@ from ._ops import OPS
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
-_ACCUMULATOR = {**{d: dt.int64 for d in dt.SIGNED}, **{d: dt.uint64 for d in dt.UNSIGNED}}
-
-
 def reduce(name: str, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DType) -> Array:
     """The reduction `name` of x over `axis` (None, int or tuple) into a new array of `dtype`."""
     return reduce_axes(name, x, normalize_axes(axis, x.ndim, name), keepdims, dtype)
@@ -43,7 +40,7 @@ def reduce_axes(name: str, x: Array, axes: tuple[int, ...], keepdims: builtins.b
 def _sum_dtype(x: Array, dtype: Any, function: str) -> dt.DType:
     """The spec's accumulator: the default integer of x's signedness for integers, else x's."""
     if dtype is None:
-        return _ACCUMULATOR.get(x._dtype, x._dtype)
+        return dt.ACCUMULATOR.get(x._dtype, x._dtype)
     dtype = as_dtype(dtype, function)
     if x._dtype in dt.COMPLEX_FLOATING and dtype not in dt.COMPLEX_FLOATING:
         raise TypeError(f"{function}(): accumulating complex input in {dtype.name} would discard "
@@ -133,7 +130,7 @@ def _undefined(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Arra
 
 # The compiled fast path: one array below the threading threshold, `axis` and `keepdims` given or
 # not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take.
-_accumulated = {d: _ACCUMULATOR.get(d, d) for d in dt.CATEGORIES["numeric"]}
+_accumulated = {d: dt.ACCUMULATOR.get(d, d) for d in dt.CATEGORIES["numeric"]}
 sum = fast("Reduction", sum, _accumulated)
 prod = fast("Reduction", prod, _accumulated)
 mean = fast("Reduction", mean, {d: d for d in dt.CATEGORIES["floating-point"]})

@@ -63,9 +63,8 @@ def accumulators(name: str) -> list[tuple[dt.DType, dt.DType]]:
     """(input, accumulator) pairs of `name` with the namespace's default accumulator: integers
     sum and multiply in the 64-bit integer of their signedness (booleans count in int64)."""
     if name in ("sum", "prod"):
-        widened = {**{d: dt.int64 for d in dt.SIGNED}, **{d: dt.uint64 for d in dt.UNSIGNED}}
         inputs = ((dt.bool,) if name == "sum" else ()) + dt.NUMERIC
-        return [(d, widened.get(d, dt.int64 if d is dt.bool else d)) for d in inputs]
+        return [(d, dt.ACCUMULATOR.get(d, d)) for d in inputs]
     if name in ("all", "any"):
         return [(d, dt.bool) for d in dt.ALL_DTYPES]
     return [(d, d) for d in dt.REAL_NUMERIC]  # max, min, argmax, argmin
