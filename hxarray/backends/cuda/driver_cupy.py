@@ -9,6 +9,7 @@ Compiled kernels are cached by CuPy itself (its kernel cache directory); NVRTC i
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -55,8 +56,8 @@ class CupyFunction(Function):
         self.index = index
         self.params = None  # CuPy does not expose the signature
 
-    @property
-    def attributes(self) -> FunctionAttributes:
+    @functools.cached_property
+    def attributes(self) -> FunctionAttributes:  # (ten driver calls: read once)
         with cupy.cuda.Device(self.index):
             a = self.ckernel.attributes
         return FunctionAttributes(
