@@ -277,6 +277,9 @@ def round(x: Array, /) -> Array:
     return OPERATIONS["round"](x)
 
 
+_CLIP = OPS["clip"]
+
+
 def clip(x: Array, /, min: Array | Scalar | None = None,
          max: Array | Scalar | None = None) -> Array:
     """Clamp to [min, max]. The result has x's dtype and the broadcast shape of x and the bounds;
@@ -319,10 +322,10 @@ def clip(x: Array, /, min: Array | Scalar | None = None,
         result = clip(x, low, given[0] if max is not None else None)
         return numpy_mode.reinterpret(result, dt.bool) if dtype is dt.bool else result
     shape = broadcast_shapes(*shapes)
-    op = OPS["clip"]
-    signature = op.signature(*(b._dtype if b.__class__ is _Array else x._dtype
-                               for b in (x, *bounds)))
-    return _backend_of(x).elementwise(op, (x, *bounds), signature, shape)
+    low, high = bounds
+    signature = _CLIP.signature(x._dtype, low._dtype if low.__class__ is _Array else x._dtype,
+                                high._dtype if high.__class__ is _Array else x._dtype)
+    return _backend_of(x).elementwise(_CLIP, (x, low, high), signature, shape)
 
 
 __all__ = [*UNARY, *BINARY, "clip"]

@@ -18,9 +18,8 @@ dtypes) once, above the backend seam (`Backend.elementwise`); backends take both
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -59,6 +58,7 @@ class Op:
     cuda: str | None = None
     selects: bool = False
     chain: tuple[Op, ...] = ()
+    _signatures: dict[tuple[dt.DType, ...], Signature] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         return f"Op({self.name!r})"
@@ -72,19 +72,18 @@ class Op:
     def signature(self, *operands: dt.DType) -> Signature:
         """The signature on operands of these dtypes (the caller has checked their categories):
         compute in their promoted dtype (a `chain`'s: the first operand's; a `selects`'s: that
-        of the operands it chooses between), the result by the operation's result rule."""
-        return _signature(self, operands)
-
-
-@functools.cache
-def _signature(op: Op, operands: tuple[dt.DType, ...]) -> Signature:
-    if op.chain:
-        compute = operands[0]
-    else:
-        compute = dt.result_type_of(*(operands[1:] if op.selects else operands))
-    result = dt.bool if op.result == "bool" else dt.REAL_OF.get(compute, compute) \
-        if op.result == "real" else compute
-    return Signature(operands, compute, result)
+        of the operands it chooses between), the result by the operation's result rule.
+        Cached: the same object for the same dtypes."""
+        found = self._signatures.get(operands)
+        if found is None:
+            if self.chain:
+                compute = operands[0]
+            else:
+                compute = dt.result_type_of(*(operands[1:] if self.selects else operands))
+            result = dt.bool if self.result == "bool" else dt.REAL_OF.get(compute, compute) \
+                if self.result == "real" else compute
+            found = self._signatures.setdefault(operands, Signature(operands, compute, result))
+        return found
 
 
 HEAVY = True

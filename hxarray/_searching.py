@@ -103,6 +103,9 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
     return out
 
 
+_WHERE = OPS["where"]
+
+
 class _Missing:
     """The default of where()'s x1 and x2, so that numpy mode can take numpy's where(condition)."""
 
@@ -141,10 +144,10 @@ def _where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISS
     except NumpyRule:  # numpy: any condition by truth value, NEP 50 promotion, two scalars
         return _numpy_where(condition, x1, x2)
     shape = broadcast_shapes(condition._shape, *(a._shape for a in arrays))
-    where = OPS["where"]
-    signature = where.signature(dt.bool, *(a._dtype if a.__class__ is Array else dtype
-                                           for a in operands))
-    return condition._buffer.device.backend.elementwise(where, (condition, *operands), signature,
+    y1, y2 = operands
+    signature = _WHERE.signature(dt.bool, y1._dtype if y1.__class__ is Array else dtype,
+                                 y2._dtype if y2.__class__ is Array else dtype)
+    return condition._buffer.device.backend.elementwise(_WHERE, (condition, y1, y2), signature,
                                                         shape)
 
 

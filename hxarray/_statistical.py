@@ -18,6 +18,9 @@ from ._compiled import fast
 from ._numpy_mode import back_to_bool, numpy_positional
 from ._ops import OPS
 
+# The element-wise operations mean, var and std are composed of.
+_DIVIDE, _SUBTRACT, _MULTIPLY, _SQRT = (OPS[n] for n in ("divide", "subtract", "multiply", "sqrt"))
+
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
 def reduce(name: str, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DType) -> Array:
@@ -114,9 +117,8 @@ def _mean(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Array:
 def _divide_in_place(x: Array, divisor: int | float) -> None:
     """x /= divisor, part by part for complex x."""
     backend = x._buffer.device.backend
-    divide = OPS["divide"]
     for part in _views.parts(x):
-        backend.elementwise(divide, (part, divisor), divide.signature(part._dtype, part._dtype),
+        backend.elementwise(_DIVIDE, (part, divisor), _DIVIDE.signature(part._dtype, part._dtype),
                             part._shape, out=part)
 
 
@@ -157,15 +159,15 @@ def _spread(name: str, x: Array, axis: Any, correction: int | float,
         return _undefined(x, axes, keepdims)
     backend = x._buffer.device.backend
     mean = _mean(x, axes, True)
-    subtract, multiply, sqrt = OPS["subtract"], OPS["multiply"], OPS["sqrt"]
-    deviation = backend.elementwise(subtract, (x, mean), subtract.signature(x._dtype, x._dtype),
+    deviation = backend.elementwise(_SUBTRACT, (x, mean), _SUBTRACT.signature(x._dtype, x._dtype),
                                     x._shape)
-    backend.elementwise(multiply, (deviation, deviation),
-                        multiply.signature(x._dtype, x._dtype), x._shape, out=deviation)
+    backend.elementwise(_MULTIPLY, (deviation, deviation),
+                        _MULTIPLY.signature(x._dtype, x._dtype), x._shape, out=deviation)
     result = reduce_axes("sum", deviation, axes, keepdims, x._dtype)
     _divide_in_place(result, dof)
     if name == "std":
-        backend.elementwise(sqrt, (result,), sqrt.signature(x._dtype), result._shape, out=result)
+        backend.elementwise(_SQRT, (result,), _SQRT.signature(x._dtype), result._shape,
+                            out=result)
     return result
 
 

@@ -45,23 +45,24 @@ if TYPE_CHECKING:
     from .allocator import Allocator
     from .stream import Event
 
-__all__ = ["Backend", "fresh_layout"]
+__all__ = ["FRESH_LAYOUTS", "Backend", "fresh_layout"]
 
 Shape = tuple[int, ...]
 Scalar = bool | int | float | complex
 
-_LAYOUTS: dict[tuple[Shape, DType], tuple[int, Shape]] = {}
+# (bytes, C-contiguous byte strides) of a new array, by (shape, dtype): `fresh_layout` fills it.
+FRESH_LAYOUTS: dict[tuple[Shape, DType], tuple[int, Shape]] = {}
 
 
 def fresh_layout(shape: Shape, dtype: DType) -> tuple[int, Shape]:
     """(bytes, C-contiguous byte strides) of a new array of `shape` and `dtype` (the errors of
-    `_views.nbytes_of`); the first 4096 layouts asked for are kept."""
-    layout = _LAYOUTS.get((shape, dtype))
+    `_views.nbytes_of`); the first 4096 layouts asked for are kept in FRESH_LAYOUTS."""
+    layout = FRESH_LAYOUTS.get((shape, dtype))
     if layout is None:
         layout = (_views.nbytes_of(shape, dtype),
                   _views.contiguous_strides(shape, dtype.itemsize))
-        if len(_LAYOUTS) < 4096:
-            _LAYOUTS[shape, dtype] = layout
+        if len(FRESH_LAYOUTS) < 4096:
+            FRESH_LAYOUTS[shape, dtype] = layout
     return layout
 
 
@@ -129,7 +130,7 @@ class Backend(ABC):
     def empty_in(self, allocator: Allocator, shape: Shape, dtype: DType,
                  device: Device) -> Array:
         """`empty` with the memory from `allocator`: the device's, or a memory scope's pool."""
-        nbytes, strides = _LAYOUTS.get((shape, dtype)) or fresh_layout(shape, dtype)
+        nbytes, strides = FRESH_LAYOUTS.get((shape, dtype)) or fresh_layout(shape, dtype)
         return array_module.Array._make(allocator.allocate(nbytes), dtype, shape, strides)
 
     def scope_allocator(self, device: Device) -> Allocator:

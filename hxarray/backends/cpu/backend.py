@@ -21,7 +21,7 @@ from ..._array import Array
 from ..._compiled import speedups
 from ..._numpy_kernels import QUIET_STATE, errstate_var, quiet
 from ...hal.allocator import Block, CachingAllocator
-from ...hal.backend import Backend, fresh_layout
+from ...hal.backend import FRESH_LAYOUTS, Backend, fresh_layout
 from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType, default_device
 from . import kernels, parallel
@@ -196,7 +196,7 @@ class CpuBackend(Backend):
 
     # -- creation and data movement ----------------------------------------------------------------
     def empty(self, shape: tuple[int, ...], dtype: dt.DType, device: Device = None) -> Array:
-        nbytes, strides = fresh_layout(shape, dtype)
+        nbytes, strides = FRESH_LAYOUTS.get((shape, dtype)) or fresh_layout(shape, dtype)
         allocator = self._allocator
         block = allocator.malloc(nbytes)
         buffer = MemoryBuffer(self.device, nbytes, block, allocator)  # gives it back on errors
@@ -205,7 +205,7 @@ class CpuBackend(Backend):
     def empty_in(self, allocator: Any, shape: tuple[int, ...], dtype: dt.DType,
                  device: Device = None) -> Array:
         """`empty` from another allocator (a memory scope's pool), with the numpy view."""
-        nbytes, strides = fresh_layout(shape, dtype)
+        nbytes, strides = FRESH_LAYOUTS.get((shape, dtype)) or fresh_layout(shape, dtype)
         block = allocator.malloc(nbytes)
         buffer = MemoryBuffer(self.device, nbytes, block, allocator)
         return _make(buffer, dtype, shape, strides, 0, self._block_view(block, dtype, shape))
