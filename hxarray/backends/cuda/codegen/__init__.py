@@ -95,10 +95,16 @@ def struct(fields: Sequence[tuple[str, Any, int]], itemsize: int) -> Any:
                      "offsets": [f[2] for f in fields], "itemsize": itemsize})
 
 
-def splicer(template: Any, field: str, encode: Callable[[Any], bytes]) -> Callable[[Any], Any]:
+_MEMO_SIZE = 8  # records a memoising splicer keeps (all forgotten at once when full)
+
+
+def splicer(template: Any, field: str, encode: Callable[[Any], bytes],
+            memo: bool = False) -> Callable[[Any], Any]:
     """Records like `template` (a numpy structured scalar) but for `field`, whose leading bytes
     are `encode(value)`: the other bytes are taken from the template once, so that each record
-    costs one join of bytes."""
+    costs one join of bytes. With `memo` (for values that encode alike exactly when they are
+    equal, such as addresses), the last records made are kept by value and handed out again:
+    records are read-only, and a caching allocator gives the same addresses again and again."""
     import numpy as np
 
     dtype = template.dtype
@@ -111,4 +117,16 @@ def splicer(template: Any, field: str, encode: Callable[[Any], bytes]) -> Callab
         data = encode(value)
         return frombuffer(head + data + raw[offset + len(data):], dtype)[0]
 
-    return pack
+    if not memo:
+        return pack
+    made: dict[Any, Any] = {}
+
+    def recall(value: Any) -> Any:
+        record = made.get(value)
+        if record is None:
+            if len(made) >= _MEMO_SIZE:
+                made.clear()
+            record = made[value] = pack(value)
+        return record
+
+    return recall

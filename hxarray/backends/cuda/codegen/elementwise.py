@@ -174,13 +174,14 @@ def packer(dims: tuple[int, ...], steps: Sequence[tuple[int, ...]], contiguous: 
     """The kernel arguments of one layout (`dims`, the output's then each array operand's
     `steps`; which operands are `scalars`) as a function of the operands' addresses (a scalar
     operand: its value) followed by the output's: the records of `pack_operand`,
-    `pack_output` and `pack_shape`, their fixed bytes packed once here."""
+    `pack_output` and `pack_shape`, their fixed bytes packed once here (and the records of
+    recent addresses kept)."""
     shape = pack_shape(dims, contiguous)
     array_steps = iter(steps[1:])
     parts = [splicer(pack_operand(None, (), 0, compute), "scalar", scalar_encoder(compute))
-             if scalar else splicer(pack_operand(0, next(array_steps)), "data", _address)
+             if scalar else splicer(pack_operand(0, next(array_steps)), "data", _address, memo=True)
              for scalar in scalars]
-    parts.append(splicer(pack_output(0, steps[0]), "data", _address))
+    parts.append(splicer(pack_output(0, steps[0]), "data", _address, memo=True))
 
     def pack(values: Sequence[Any]) -> list[np.generic]:
         packed = [part(value) for part, value in zip(parts, values)]
