@@ -40,9 +40,10 @@ def _where(condition: np.ndarray, x1: Any, x2: Any, *, out: np.ndarray) -> None:
     np.bitwise_xor(target, u2, out=target)
 
 
-# The kernel of each operation: its numpy kernel, quietly; `where` selects bits where it can.
-ELEMENTWISE: dict[Op, Callable[..., None]] = {op: quietly(op.numpy) for op in OPS.values()}
-ELEMENTWISE[OPS["where"]] = quietly(_where)
+# The kernel of each operation: its numpy kernel, quietly; a `selects` one (where) selects bits
+# where it can.
+ELEMENTWISE: dict[Op, Callable[..., None]] = {
+    op: quietly(_where if op.selects else op.numpy) for op in OPS.values()}
 # For the compiled fast path, by name: the kernels, the bare ufunc where a kernel is exactly
 # `ufunc(*args, out=out)` with warnings silenced, and the compute-bound operations (worth threads
 # on mid-size arrays).
