@@ -27,6 +27,7 @@ from ._array import Array
 from ._modes import is_strict
 from ._numpy_mode import assign_inplace
 from ._ops import OPS
+from ._views import may_overlap
 
 _NoValue = np._NoValue  # numpy's "not given" default
 
@@ -759,16 +760,6 @@ def _isrealobj(dev: Any, x: Any) -> builtins.bool:
     return not _iscomplexobj(dev, x)
 
 
-def _byte_span(x: Array) -> tuple[int, int]:
-    """The bytes of x's buffer its elements occupy, [low, high)."""
-    low = high = x._offset
-    for n, s in zip(x._shape, x._strides):
-        if n == 0:
-            return x._offset, x._offset
-        low, high = (low + (n - 1) * s, high) if s < 0 else (low, high + (n - 1) * s)
-    return low, high + x._dtype.itemsize
-
-
 @_implements(np.may_share_memory, np.shares_memory)
 def _shares_memory(dev: Any, a: Any, b: Any, max_work: Any = None) -> builtins.bool:
     """On the host numpy's own answer; an array without host memory shares memory only with an
@@ -777,10 +768,9 @@ def _shares_memory(dev: Any, a: Any, b: Any, max_work: Any = None) -> builtins.b
             v._buffer.device.backend.host_view(v) is not None]
     if len(host) + sum(v.__class__ is not Array for v in (a, b)) == 2:
         raise _Fallback  # all in host memory: numpy decides, exactly
-    if a.__class__ is not Array or b.__class__ is not Array or a._buffer is not b._buffer:
+    if a.__class__ is not Array or b.__class__ is not Array:
         return False
-    (low1, high1), (low2, high2) = _byte_span(a), _byte_span(b)
-    return low1 < high2 and low2 < high1  # may share; the same bound answers shares_memory
+    return may_overlap(a, b)  # may share; the same bound answers shares_memory
 
 
 @_implements(np.average)
