@@ -126,9 +126,8 @@ class RawKernel:
 
     def __call__(self, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0,
                  stream: Any = None) -> None:
-        from .hal.stream import Stream, current_stream
-
         from .backends.cuda.raw import refuse_read_only, to_kernel_args
+        from .hal.stream import Stream, current_stream
 
         if not isinstance(args, (tuple, list)):
             raise TypeError(f"kernel arguments are a tuple or list, got {type(args).__name__}")
