@@ -85,8 +85,9 @@ def _operator_writes() -> dict[str, Write]:
 def _keys(t: Any) -> dict[str, Any]:
     """Index keys of every kind for a target of t's shape."""
     d = t.device
-    keys: dict[str, Any] = {"()": (), "...": Ellipsis, "0": 0, "-1": -1, "::2": slice(None, None, 2),
-                            "None": None, "True": True, "list [0]": [0],
+    keys: dict[str, Any] = {"()": (), "...": Ellipsis, "0": 0, "-1": -1,
+                            "::2": slice(None, None, 2), "None": None, "True": True,
+                            "list [0]": [0],
                             "numpy int array": np.array([0]),
                             "0-d int array": xp.asarray(0, device=d),
                             "int array": xp.asarray([0, -1], device=d),
