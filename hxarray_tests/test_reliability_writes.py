@@ -235,6 +235,8 @@ def test_const_pointer_declarations(device) -> None:
                                           const float** d, float* e, const int f) {}"""
     assert const_pointers(code, "k") == frozenset({0, 1})
     assert const_pointers(code, "missing") == frozenset()
+    unknown = """extern "C" __global__ void k(pair<int, int> p, const float* x, float* y) {}"""
+    assert const_pointers(unknown, "k") == frozenset()  # positions cannot be told: none
 
 
 # -- DLPack: exports of read-only arrays say so (or copy); imports never write a producer -----

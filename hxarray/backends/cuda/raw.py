@@ -84,9 +84,11 @@ def parse_params(source: str, name: str) -> tuple[ParamInfo, ...] | None:
 
 def const_pointers(source: str, name: str) -> frozenset[int]:
     """The positions of kernel `name`'s parameters declared as pointers to const (`const T*`,
-    `T const*`), through which it cannot write; none where the declaration cannot be found (a
-    template instantiated by name expression)."""
-    declarations = _declarations(source, name) or []
+    `T const*`), through which it cannot write; none where the declaration cannot be read (a
+    template instantiated by name expression, a type the parser does not know)."""
+    declarations = _declarations(source, name)
+    if declarations is None or parse_params(source, name) is None:
+        return frozenset()
     return frozenset(i for i, decl in enumerate(declarations)
                      if decl.count("*") == 1 and re.search(r"\bconst\b", decl.split("*")[0]))
 
