@@ -295,32 +295,29 @@ def _overlap(device: Any, rng: random.Random) -> str | None:
                                                       f"{expected.tolist()}"
 
 
-def cases(device: Any, scale_dtypes: list[str]) -> list[tuple[str, str, str, str]]:
-    """Every (kind, dtype, view, path) to check: refusals on every read-only view, allowed
-    writes on every writable view."""
+def _paths(device: Any, dtype: str) -> dict[str, Write]:
+    """Every write path but setitem's (whose keys depend on the target's shape)."""
+    return {**_operator_writes(), **_ufunc_writes(), **_function_writes(),
+            **_in_place_function_writes(), **_dlpack_writes(), **_raw_kernel_writes(device, dtype)}
+
+
+def cases(paths: dict[str, dict[str, Write]], device: Any) -> list[tuple[str, str, str, str]]:
+    """Every (kind, dtype, view, path) to check, for `paths` by dtype: refusals on every
+    read-only view, allowed writes on every writable view."""
     found = []
-    for dtype in scale_dtypes:
-        probe = xp.zeros(SHAPE, dtype=dtype, device=device)
-        paths = [*_paths(device, dtype, probe)]
+    for dtype, fixed in paths.items():
+        every = [*fixed, *_setitem_writes(xp.zeros(SHAPE, dtype=dtype, device=device))]
         for view in READ_ONLY_VIEWS:
-            found += [("refusal", dtype, view, p) for p in paths]
+            found += [("refusal", dtype, view, p) for p in every]
         for view in WRITABLE_VIEWS:
-            found += [("allowed", dtype, view, p) for p in paths]
+            found += [("allowed", dtype, view, p) for p in every]
     return found
 
 
-def _paths(device: Any, dtype: str, probe: Any) -> dict[str, Write]:
-    return {**_operator_writes(), **_setitem_writes(probe), **_ufunc_writes(),
-            **_function_writes(), **_in_place_function_writes(), **_dlpack_writes(),
-            **_raw_kernel_writes(device, dtype)}
-
-
-def _write_for(device: Any, dtype: str, path: str, t: Any) -> Write | None:
+def _write_for(fixed: dict[str, Write], path: str, t: Any) -> Write | None:
     """The write `path` for target `t`, or None where it does not apply (a setitem key of more
     dimensions than `t` has)."""
-    if path.startswith("x["):
-        return _setitem_writes(t).get(path)
-    return _paths(device, dtype, t)[path]
+    return fixed[path] if path in fixed else _setitem_writes(t).get(path)
 
 
 def main(device_name: str, count: int, seed: int, scale: str = "ci") -> dict[str, Any]:
@@ -329,7 +326,8 @@ def main(device_name: str, count: int, seed: int, scale: str = "ci") -> dict[str
     warnings.simplefilter("ignore")  # numpy's warnings for the values of unusual ufuncs
     device = xp.Device(device_name)
     rng = random.Random(seed)
-    every = cases(device, DTYPES[scale])
+    paths = {dtype: _paths(device, dtype) for dtype in DTYPES[scale]}
+    every = cases(paths, device)
     chosen = every if count == 0 or count >= len(every) else rng.sample(every, count)
     start = time.perf_counter()
     report: dict[str, Any] = {"device": device_name, "cases": len(chosen), "of": len(every),
@@ -339,7 +337,7 @@ def main(device_name: str, count: int, seed: int, scale: str = "ci") -> dict[str
     for kind, dtype, view, path in chosen:
         if kind == "refusal":
             probe = READ_ONLY_VIEWS[view](xp.zeros(4, dtype=dtype, device=device))
-            write = _write_for(device, dtype, path, probe)
+            write = _write_for(paths[dtype], path, probe)
             if write is None:
                 continue
             problem = _refusal(device, dtype, view, write)
@@ -350,7 +348,7 @@ def main(device_name: str, count: int, seed: int, scale: str = "ci") -> dict[str
                 report[bucket].append(f"{dtype} {view}: {path}: {problem}")
         else:
             probe = WRITABLE_VIEWS[view](xp.zeros(SHAPE, dtype=dtype, device=device))
-            write = _write_for(device, dtype, path, probe)
+            write = _write_for(paths[dtype], path, probe)
             if write is None:
                 continue
             wrote, problem = _allowed(device, dtype, view, write)
