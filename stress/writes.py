@@ -12,8 +12,9 @@ buffer outside its elements and no other array (the operands, a canary). Writes 
 overlaps the target (`x[t] = x[s]`, `x[t] += x[s]` on slices of one array) must give numpy's
 answer on copies.
 
-`python -m stress.writes DEVICE CASES SEED` runs CASES of the cases (all of them where CASES
-is 0), drawn with SEED, and prints the figures as JSON."""
+`python -m stress.writes DEVICE DTYPES SEED [CASES]` runs the cases for the comma-separated
+DTYPES (CASES of them drawn with SEED, or all), and random overlaps drawn with SEED, and prints
+the figures as JSON."""
 
 from __future__ import annotations
 
@@ -49,7 +50,6 @@ READ_ONLY_VIEWS: dict[str, Callable[[Any], Any]] = {
     "broadcast transposed": lambda v: xp.broadcast_to(v, SHAPE).T,
     "broadcast new axis": lambda v: xp.broadcast_to(v, SHAPE)[None],
 }
-DTYPES = {"ci": ["float64"], "full": ["float64", "int32", "complex64", "bool"]}
 _RAW = r"""
 extern "C" __global__ void plus_one(const {T}* __restrict__ x, {T}* y, long long n) {{
     for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -320,13 +320,13 @@ def _write_for(fixed: dict[str, Write], path: str, t: Any) -> Write | None:
     return fixed[path] if path in fixed else _setitem_writes(t).get(path)
 
 
-def main(device_name: str, count: int, seed: int, scale: str = "ci") -> dict[str, Any]:
+def main(device_name: str, dtypes: list[str], seed: int, count: int = 0) -> dict[str, Any]:
     import warnings
 
     warnings.simplefilter("ignore")  # numpy's warnings for the values of unusual ufuncs
     device = xp.Device(device_name)
     rng = random.Random(seed)
-    paths = {dtype: _paths(device, dtype) for dtype in DTYPES[scale]}
+    paths = {dtype: _paths(device, dtype) for dtype in dtypes}
     every = cases(paths, device)
     chosen = every if count == 0 or count >= len(every) else rng.sample(every, count)
     start = time.perf_counter()
@@ -371,5 +371,5 @@ def main(device_name: str, count: int, seed: int, scale: str = "ci") -> dict[str
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]),
-                          *(sys.argv[4:5] or []))))
+    print(json.dumps(main(sys.argv[1], sys.argv[2].split(","), int(sys.argv[3]),
+                          int(sys.argv[4]) if len(sys.argv) > 4 else 0)))
