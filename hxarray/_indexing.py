@@ -20,7 +20,7 @@ from ._array import Array
 from ._checks import check_array, normalize_axis, same_device
 from ._modes import NumpyRule, is_strict
 from ._numpy_mode import numpy_positional
-from ._views import broadcast_shapes, broadcast_to, permute, view
+from ._views import broadcast_shapes, broadcast_to, may_overlap, permute, same_view, view
 
 __all__ = ["take", "take_along_axis"]
 
@@ -278,6 +278,16 @@ def check_writable(x: Array, what: str) -> None:
                          "write to a copy (hxarray.asarray(x, copy=True)) instead")
 
 
+def _unaliased(value: Any, target: Array) -> Any:
+    """`value`, or a copy of it where it may share memory with `target` other than as the same
+    view: a write reads each value once, as if the value had been copied first (x[::2] = x[:5]
+    on every device; backends may assume that a source and its destination do not overlap)."""
+    if value.__class__ is not Array or value._buffer is not target._buffer or \
+            same_view(value, target) or not may_overlap(value, target):
+        return value
+    return value._buffer.device.backend.copy(value)
+
+
 def setitem(x: Array, key: Any, value: Any) -> None:
     check_writable(x, "__setitem__")
     value = _check_value(x, value)
@@ -290,14 +300,17 @@ def setitem(x: Array, key: Any, value: Any) -> None:
                 broadcast_shapes(value._shape, target._shape) != target._shape:
             raise ValueError(f"__setitem__: value of shape {value._shape} does not broadcast to "
                              f"the selection's shape {target._shape}")
-        backend.assign(target, value)
+        backend.assign(target, _unaliased(value, target))
         return
     target, axis, indices = _gather_plan(x, _advanced_key(x, key))
     shape = _gathered_shape(target, axis, indices)
+    indices = tuple(_unaliased(index, target) for index in indices)
     if value.__class__ is not Array:
         value = backend.full((), value, x._dtype, x._buffer.device)
     elif value._dtype is not x._dtype:
         value = backend.copy(value, x._dtype)
+    else:
+        value = _unaliased(value, target)
     try:
         value = broadcast_to(value, shape)
     except ValueError:

@@ -15,7 +15,8 @@ array functions (the conversion `np.asarray` makes), as hxarray did before these
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -24,15 +25,62 @@ import hxarray
 
 from . import _dtypes as dt
 from ._array import Array
+from ._indexing import check_writable
 from ._modes import is_strict
 from ._numpy_mode import assign_inplace
 from ._ops import OPS
+from ._views import may_overlap
 
 _NoValue = np._NoValue  # numpy's "not given" default
 
 
 class _Fallback(Exception):
     """An argument the namespace equivalent does not take: numpy runs the call instead."""
+
+
+# -- writes ----------------------------------------------------------------------------------------
+
+# numpy's functions that write into an argument other than `out=`: the parameter's name
+_WRITES_INTO = {np.copyto: "dst", np.put: "a", np.place: "arr", np.putmask: "a",
+                np.fill_diagonal: "a", np.put_along_axis: "arr"}
+
+
+def _refuse_read_only(call: str, targets: Iterable[Any]) -> None:
+    """The ValueError of `b += 1` if an hxarray array among `targets` (what `call` would write
+    into) is read-only; checked before anything is computed or handed to numpy (whose ufunc.at
+    ignores the read-only flag), so nothing is written."""
+    for target in targets:
+        if target.__class__ is Array and target._readonly:
+            check_writable(target, call)
+
+
+def _outputs(value: Any) -> tuple[Any, ...]:
+    """An `out` argument as a tuple of its arrays."""
+    return value if isinstance(value, tuple) else () if value is None else (value,)
+
+
+_SIGNATURES: dict[Callable[..., Any], inspect.Signature | None] = {}
+
+
+def _function_targets(func: Callable[..., Any], args: tuple[Any, ...],
+                      kwargs: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+    """What numpy's `func` writes into, by parameter (`out`, and the destination of copyto,
+    put, ...), found from its signature only where an argument is a read-only hxarray array."""
+    given = (*args, *kwargs.values(), *_outputs(kwargs.get("out")))
+    if not any(v.__class__ is Array and v._readonly for v in given):
+        return {}
+    if func not in _SIGNATURES:
+        try:
+            _SIGNATURES[func] = inspect.signature(func)
+        except (TypeError, ValueError):
+            _SIGNATURES[func] = None
+    signature = _SIGNATURES[func]
+    try:
+        bound = signature.bind(*args, **kwargs).arguments if signature is not None else {}
+    except TypeError:  # numpy raises its own TypeError for the call
+        return {}
+    return {name: _outputs(bound.get(name)) for name in ("out", _WRITES_INTO.get(func))
+            if name is not None}
 
 
 # -- conversions -----------------------------------------------------------------------------------
@@ -191,10 +239,15 @@ def array_ufunc(self: Array, ufunc: np.ufunc, method: str, *inputs: Any, **kwarg
         raise TypeError("operand 'Array' does not support ufuncs (__array_ufunc__=None): hxarray "
                         "runs numpy ufuncs only outside strict mode; use the hxarray namespace "
                         "or np.asarray(x)")
-    for value in (*inputs, *(kwargs.get("out") or ())):
+    outs = kwargs.get("out") or ()
+    for value in (*inputs, *outs):
         if hasattr(value, "__array_ufunc__") and not isinstance(value, (Array, np.ndarray,
                                                                          np.generic)):
             return NotImplemented  # another library's array: let it (or numpy) decide
+    call = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+    _refuse_read_only(f"numpy.{call}(out=...)", outs)
+    if method == "at":  # ufunc.at(a, indices, ...) writes into `a`
+        _refuse_read_only(f"numpy.{call}", inputs[:1])
     try:
         return _call_ufunc(ufunc, method, inputs, dict(kwargs))
     except _Fallback:
@@ -748,16 +801,6 @@ def _isrealobj(dev: Any, x: Any) -> builtins.bool:
     return not _iscomplexobj(dev, x)
 
 
-def _byte_span(x: Array) -> tuple[int, int]:
-    """The bytes of x's buffer its elements occupy, [low, high)."""
-    low = high = x._offset
-    for n, s in zip(x._shape, x._strides):
-        if n == 0:
-            return x._offset, x._offset
-        low, high = (low + (n - 1) * s, high) if s < 0 else (low, high + (n - 1) * s)
-    return low, high + x._dtype.itemsize
-
-
 @_implements(np.may_share_memory, np.shares_memory)
 def _shares_memory(dev: Any, a: Any, b: Any, max_work: Any = None) -> builtins.bool:
     """On the host numpy's own answer; an array without host memory shares memory only with an
@@ -766,10 +809,9 @@ def _shares_memory(dev: Any, a: Any, b: Any, max_work: Any = None) -> builtins.b
             v._buffer.device.backend.host_view(v) is not None]
     if len(host) + sum(v.__class__ is not Array for v in (a, b)) == 2:
         raise _Fallback  # all in host memory: numpy decides, exactly
-    if a.__class__ is not Array or b.__class__ is not Array or a._buffer is not b._buffer:
+    if a.__class__ is not Array or b.__class__ is not Array:
         return False
-    (low1, high1), (low2, high2) = _byte_span(a), _byte_span(b)
-    return low1 < high2 and low2 < high1  # may share; the same bound answers shares_memory
+    return may_overlap(a, b)  # may share; the same bound answers shares_memory
 
 
 @_implements(np.average)
@@ -1000,6 +1042,8 @@ def array_function(self: Array, func: Callable[..., Any], types: tuple[type, ...
         return func._implementation(*args, **kwargs)  # type: ignore[attr-defined]
     if not all(issubclass(t, (Array, np.ndarray)) for t in types):
         return NotImplemented  # another library's array takes part
+    for name, targets in _function_targets(func, args, kwargs).items():
+        _refuse_read_only(f"numpy.{func.__name__}({name}=...)", targets)
     adapter = _FUNCTIONS.get(func)
     if adapter is not None:
         try:

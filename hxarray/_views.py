@@ -101,6 +101,31 @@ def view(x: Array, shape: Shape, strides: Shape, offset: int) -> Array:
     return x._view(x, shape, strides, offset)  # (Array imports this module, so not the reverse)
 
 
+def byte_span(x: Array) -> tuple[int, int]:
+    """The bytes of x's buffer its elements occupy, [low, high) (empty for an empty array)."""
+    low = high = x._offset
+    for n, s in zip(x._shape, x._strides):
+        if n == 0:
+            return x._offset, x._offset
+        low, high = (low + (n - 1) * s, high) if s < 0 else (low, high + (n - 1) * s)
+    return low, high + x._dtype.itemsize
+
+
+def may_overlap(a: Array, b: Array) -> bool:
+    """Whether `a` and `b` may share an element: the same buffer and intersecting byte spans (a
+    bound: interleaved views such as x[::2] and x[1::2] count as overlapping)."""
+    if a._buffer is not b._buffer:
+        return False
+    (low1, high1), (low2, high2) = byte_span(a), byte_span(b)
+    return low1 < high2 and low2 < high1
+
+
+def same_view(a: Array, b: Array) -> bool:
+    """Whether `a` and `b` are the same elements of the same buffer in the same order."""
+    return a._buffer is b._buffer and a._offset == b._offset and a._shape == b._shape and \
+        a._strides == b._strides and a._dtype is b._dtype
+
+
 def parts(x: Array) -> tuple[Array, ...]:
     """The real and imaginary parts of a complex `x` as views of its memory (real dtype, same
     shape and strides); `(x,)` for any other `x`."""

@@ -15,7 +15,8 @@ The same call runs on a GPU (through CuPy and NVRTC) or on the CPU simulator
     x = xp.ones(1000, dtype=xp.float32, device="cuda:0")
     scale((8,), (128,), (x, 2.5, x.size))
 
-Arguments: hxarray arrays on the kernel's device pass the address of their first element;
+Arguments: hxarray arrays on the kernel's device pass the address of their first element
+(read-only arrays, such as broadcast views, only to parameters declared `const T*`);
 Python and numpy scalars are typed by the kernel's parameters (from the simulator, or from an
 `extern "C"` declaration; a value that does not fit is an error, never garbage bytes).
 """
@@ -125,6 +126,7 @@ class RawKernel:
 
     def __call__(self, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0,
                  stream: Any = None) -> None:
+        from .backends.cuda.raw import refuse_read_only, to_kernel_args
         from .hal.stream import Stream, current_stream
 
         if not isinstance(args, (tuple, list)):
@@ -139,11 +141,11 @@ class RawKernel:
                 if a._buffer.device is not self.device:
                     raise ValueError(f"argument {i} is an array on {a.device}; this kernel runs "
                                      f"on {self.device} (move it with to_device())")
+                if a._readonly and i not in self._kernel.const:
+                    refuse_read_only(i, self.name)
                 a._buffer.allocator.record_stream(a._buffer.block, stream)  # (scope pools too)
                 a = a._buffer.address + a._offset
             values.append(a)
-        from .backends.cuda.raw import to_kernel_args
-
         typed = to_kernel_args(self._kernel.params, values, self.name)
         driver = _driver(self.device)
         driver.launch(self._kernel.function, grid, block, typed, shared_mem, stream.handle)

@@ -154,13 +154,22 @@ class CudaBackend(Backend):
         return (1, 0) if self.simulated else (2, device.index)  # kDLCPU, kDLCUDA
 
     def dlpack(self, x: Array, *, stream: Any, max_version: Any, dl_device: Any, copy: Any) -> Any:
-        """On a GPU, CuPy's exporter over the memory in place, with the consumer's stream; on the
-        simulator, the host memory in place once the device's work is done (kDLCPU)."""
+        """On a GPU, CuPy's exporter over the memory in place, with the consumer's stream (a
+        read-only array as a copy: CuPy's arrays have no read-only flag); on the simulator, the
+        host memory in place once the device's work is done (kDLCPU, read-only where x is)."""
         if not self.simulated:
-            from .interop import cupy_view
+            from .interop import cupy_view, on_stream
 
-            return cupy_view(self, x).__dlpack__(stream=stream, max_version=max_version,
-                                                 dl_device=dl_device, copy=copy)
+            if not x._readonly:
+                return cupy_view(self, x).__dlpack__(stream=stream, max_version=max_version,
+                                                     dl_device=dl_device, copy=copy)
+            if copy is False:
+                raise BufferError(f"__dlpack__(copy=False): a read-only array on {x.device} can "
+                                  "only be exported as a copy (CuPy's arrays have no read-only "
+                                  "flag)")
+            with on_stream(self, x._buffer.device):  # the copy, ordered after x's work
+                return cupy_view(self, x).copy().__dlpack__(
+                    stream=stream, max_version=max_version, dl_device=dl_device)
         if dl_device is not None and tuple(dl_device) != (1, 0):
             raise BufferError(f"{x.device} is simulated in host memory: it exports to DLPack as "
                               f"kDLCPU (1, 0), not {tuple(dl_device)}")
@@ -736,10 +745,13 @@ def _config(launch: rd.Launch) -> tuple[tuple[int, int, int], tuple[int, int, in
 
 
 def _host_memory(x: Array) -> np.ndarray:
-    """A numpy view of a simulated device array's memory that keeps its buffer alive."""
+    """A numpy view of a simulated device array's memory that keeps its buffer alive (read-only
+    where x is)."""
     owner = _HostMemory(x._buffer)
-    return np.ndarray(x._shape, x._dtype.numpy, buffer=np.asarray(owner), offset=x._offset,
+    host = np.ndarray(x._shape, x._dtype.numpy, buffer=np.asarray(owner), offset=x._offset,
                       strides=x._strides)
+    host.flags.writeable = not x._readonly
+    return host
 
 
 class _HostMemory:

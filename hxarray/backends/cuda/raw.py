@@ -10,20 +10,23 @@ garbage bytes.
 Accepted per parameter kind: pointers take `numpy.uintp`/`numpy.uint64` scalars, Python ints
 (device addresses) or objects with `__cuda_array_interface__`; integer, floating and bool
 parameters take Python scalars (typed by the parameter) or numpy scalars of the same size and kind;
-struct parameters take a numpy scalar of the same size.
+struct parameters take a numpy scalar of the same size. Read-only memory (an interface whose data
+is marked read-only) goes only to parameters declared as pointers to const (`const T*`): anything
+else is a ValueError naming the argument.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from .driver import Driver, Function, Module, ParamInfo
 
-__all__ = ["RawKernel", "RawModule", "parse_params", "to_kernel_args"]
+__all__ = ["RawKernel", "RawModule", "const_pointers", "parse_params", "refuse_read_only",
+           "to_kernel_args"]
 
 _C_TYPES: dict[str, tuple[int, str]] = {
     "bool": (1, "bool"), "char": (1, "signed"), "signed char": (1, "signed"),
@@ -44,9 +47,9 @@ _C_TYPES: dict[str, tuple[int, str]] = {
 _QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|__grid_constant__)\b")
 
 
-def parse_params(source: str, name: str) -> tuple[ParamInfo, ...] | None:
-    """The parameters of `extern "C"` kernel `name` from its declaration, or None when they
-    cannot be told from the text (a template, a macro, an unknown type)."""
+def _declarations(source: str, name: str) -> list[str] | None:
+    """The parameter declarations of `extern "C"` kernel `name` as written, or None when its
+    declaration cannot be found."""
     from .sim.compiler import strip_comments_and_strings
 
     code = strip_comments_and_strings(source)
@@ -54,10 +57,17 @@ def parse_params(source: str, name: str) -> tuple[ParamInfo, ...] | None:
     if m is None:
         return None
     text = m.group(1).strip()
-    if text in ("", "void"):
-        return ()
+    return [] if text in ("", "void") else text.split(",")
+
+
+def parse_params(source: str, name: str) -> tuple[ParamInfo, ...] | None:
+    """The parameters of `extern "C"` kernel `name` from its declaration, or None when they
+    cannot be told from the text (a template, a macro, an unknown type)."""
+    declarations = _declarations(source, name)
+    if declarations is None:
+        return None
     params = []
-    for raw in text.split(","):
+    for raw in declarations:
         decl = re.sub(r"\s+", " ", _QUALIFIERS.sub(" ", raw)).strip()
         if "*" in decl:
             params.append(ParamInfo(8, 8, "pointer"))
@@ -72,6 +82,17 @@ def parse_params(source: str, name: str) -> tuple[ParamInfo, ...] | None:
     return tuple(params)
 
 
+def const_pointers(source: str, name: str) -> frozenset[int]:
+    """The positions of kernel `name`'s parameters declared as pointers to const (`const T*`,
+    `T const*`), through which it cannot write; none where the declaration cannot be read (a
+    template instantiated by name expression, a type the parser does not know)."""
+    declarations = _declarations(source, name)
+    if declarations is None or parse_params(source, name) is None:
+        return frozenset()
+    return frozenset(i for i, decl in enumerate(declarations)
+                     if decl.count("*") == 1 and re.search(r"\bconst\b", decl.split("*")[0]))
+
+
 _INT: dict[tuple[int, str], type[np.integer[Any]]] = {
         (1, "signed"): np.int8, (2, "signed"): np.int16, (4, "signed"): np.int32,
         (8, "signed"): np.int64, (1, "unsigned"): np.uint8, (2, "unsigned"): np.uint16,
@@ -80,7 +101,26 @@ _FLOAT = {4: np.float32, 8: np.float64}
 _NUMPY_KIND = {"signed": "i", "unsigned": "u", "float": "f", "bool": "b"}
 
 
-def _pointer(value: Any, i: int) -> np.generic:
+def refuse_read_only(i: int, name: str) -> NoReturn:
+    """The ValueError for read-only memory passed as argument `i` of kernel `name` where the
+    parameter is not a pointer to const."""
+    raise ValueError(f"argument {i} of kernel '{name}' is read-only memory (a broadcast view "
+                     f"or a view of one, whose elements share memory), but parameter {i} is not "
+                     "declared as a pointer to const (`const T*`), so the kernel could write "
+                     "through it; pass a copy (hxarray.asarray(x, copy=True)) or declare the "
+                     "parameter const")
+
+
+def _interface_address(value: Any, i: int, name: str, const: frozenset[int]) -> np.generic:
+    """The device address of an object with `__cuda_array_interface__`, refused where its
+    memory is read-only and parameter `i` is not a pointer to const."""
+    address, read_only = value.__cuda_array_interface__["data"]
+    if read_only and i not in const:
+        refuse_read_only(i, name)
+    return np.uintp(address)
+
+
+def _pointer(value: Any, i: int, name: str, const: frozenset[int]) -> np.generic:
     if isinstance(value, (np.uintp, np.uint64)):
         return np.uintp(value)
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
@@ -89,15 +129,15 @@ def _pointer(value: Any, i: int) -> np.generic:
         return np.uintp(int(value))
     interface = getattr(value, "__cuda_array_interface__", None)
     if isinstance(interface, dict) and "data" in interface:
-        return np.uintp(interface["data"][0])
+        return _interface_address(value, i, name, const)
     raise TypeError(f"argument {i} is a pointer parameter; pass a device address (int or "
                     f"numpy.uintp) or an object with __cuda_array_interface__, not "
                     f"{type(value).__name__}")
 
 
-def _convert(value: Any, p: ParamInfo, i: int) -> np.generic:
+def _convert(value: Any, p: ParamInfo, i: int, name: str, const: frozenset[int]) -> np.generic:
     if p.kind == "pointer":
-        return _pointer(value, i)
+        return _pointer(value, i, name, const)
     if isinstance(value, np.generic):
         if value.nbytes != p.size or (p.kind in _NUMPY_KIND and value.dtype.kind !=
                                       _NUMPY_KIND[p.kind]):
@@ -119,27 +159,30 @@ def _convert(value: Any, p: ParamInfo, i: int) -> np.generic:
                     f"{type(value).__name__} {value!r} cannot be passed to it")
 
 
-def _untyped(value: Any, i: int) -> np.generic:
+def _untyped(value: Any, i: int, name: str) -> np.generic:
     """Without a known signature: numpy scalars as they are, like CuPy; nothing else."""
     if isinstance(value, np.generic):
         return value
     interface = getattr(value, "__cuda_array_interface__", None)
     if isinstance(interface, dict):
-        return np.uintp(interface["data"][0])
+        return _interface_address(value, i, name, frozenset())
     raise TypeError(f"argument {i}: the kernel's parameter types are unknown (a template or "
                     f"an unparsed declaration), so pass numpy scalars, not {type(value).__name__}")
 
 
 def to_kernel_args(params: Sequence[ParamInfo] | None, args: Sequence[Any],
-                   name: str = "kernel") -> list[np.generic]:
-    """`args` typed for `params` (see the module docstring)."""
+                   name: str = "kernel", const: frozenset[int] = frozenset()
+                   ) -> list[np.generic]:
+    """`args` typed for `params` (see the module docstring); read-only memory (a
+    `__cuda_array_interface__` whose data is marked read-only) only at the positions `const`
+    (the parameters declared as pointers to const)."""
     if not isinstance(args, (tuple, list)):
         raise TypeError(f"kernel arguments are a tuple or list, got {type(args).__name__}")
     if params is None:
-        return [_untyped(a, i) for i, a in enumerate(args)]
+        return [_untyped(a, i, name) for i, a in enumerate(args)]
     if len(args) != len(params):
         raise TypeError(f"kernel '{name}' takes {len(params)} arguments, {len(args)} given")
-    return [_convert(a, p, i) for i, (a, p) in enumerate(zip(args, params))]
+    return [_convert(a, p, i, name, const) for i, (a, p) in enumerate(zip(args, params))]
 
 
 class RawKernel:
@@ -156,6 +199,7 @@ class RawKernel:
         self.params = self.function.params
         if self.params is None:
             self.params = parse_params(code, name)
+        self.const = const_pointers(code, name)  # where read-only memory may be passed
 
     @property
     def attributes(self) -> Any:
@@ -163,7 +207,7 @@ class RawKernel:
 
     def __call__(self, grid: Any, block: Any, args: Sequence[Any], shared_mem: int = 0,
                  stream: Any = None) -> None:
-        typed = to_kernel_args(self.params, args, self.name)
+        typed = to_kernel_args(self.params, args, self.name, self.const)
         if stream is None:
             stream = self.driver.default_stream(self.device)
         self.driver.launch(self.function, grid, block, typed, shared_mem, stream)
