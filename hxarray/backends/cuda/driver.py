@@ -23,12 +23,13 @@ Conventions shared by both drivers:
 from __future__ import annotations
 
 import abc
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from ...hal.settings import CUDA_DRIVER
 
 __all__ = [
     "CUDAUnavailableError", "CompileError", "DeviceProperties", "Driver", "Function",
@@ -137,6 +138,9 @@ class Driver(abc.ABC):
 
     #: True for the CPU simulator
     simulated: bool = False
+    #: True where every allocation ends at a guard (the simulator's check mode): the backend then
+    #: asks for exactly the bytes an array needs, so that the first byte past it faults
+    check: bool = False
 
     # -- devices --------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -320,7 +324,7 @@ def check_launch(props: DeviceProperties, function: Function, grid: Sequence[int
 def load_driver() -> Driver:
     """The driver `HXARRAY_CUDA_DRIVER` names ('sim' or 'cupy'); unset: CuPy when it imports and
     sees a GPU, else CUDAUnavailableError saying why."""
-    choice = os.environ.get("HXARRAY_CUDA_DRIVER", "").strip().lower()
+    choice = CUDA_DRIVER.get()
     if choice == "sim":
         from .sim import SimDriver
 
@@ -329,9 +333,6 @@ def load_driver() -> Driver:
         from .driver_cupy import CupyDriver
 
         return CupyDriver()
-    if choice:
-        raise CUDAUnavailableError(f"HXARRAY_CUDA_DRIVER={choice!r} is not a driver; use 'cupy' "
-                                   "(a GPU through CuPy) or 'sim' (the CPU simulator)")
     try:
         import cupy  # noqa: F401
     except Exception as exc:  # CuPy missing or broken
