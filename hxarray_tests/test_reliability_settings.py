@@ -35,7 +35,7 @@ def _refused(done: subprocess.CompletedProcess[str], name: str, value: str) -> N
     assert "Error" in last and f"{name}={value!r}" in last and accepted in last, done.stderr
 
 
-# -- the numbered reproducers ------------------------------------------------------------------------
+# -- the reproducers ----------------------------------------------------------------------------
 @pytest.mark.parametrize("value", ["inf", "1e18", "1e10", "Infinity"])
 def test_watchdog_inf_or_huge_is_no_limit(value: str) -> None:
     done = _run(SUM, HXARRAY_CUDA_SIM_WATCHDOG=value)

@@ -175,7 +175,8 @@ CUDA_SIM_DEVICES = _declare(
     "when the simulator starts", "number of simulated devices")
 CUDA_SIM_CHECK = _declare(
     "HXARRAY_CUDA_SIM_CHECK", _flag(), lambda: False, "0", "when the simulator starts",
-    "check mode: guard pages and bounds checks ([cuda](cuda.md#errors-check-mode-and-the-watchdog))")
+    "check mode: guard pages, bounds checks "
+    "([cuda](cuda.md#errors-check-mode-and-the-watchdog))")
 CUDA_SIM_WATCHDOG = _declare(
     "HXARRAY_CUDA_SIM_WATCHDOG", _seconds(0.001), lambda: 60.0, "60", "when the simulator starts",
     "seconds a simulated launch may run")
@@ -214,7 +215,3 @@ def markdown() -> str:
         lines.append(f"| `{s.name}` | {s.accepted} | {s.default_text} | {s.read} | "
                      f"{s.meaning} |")
     return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":  # python -m hxarray.hal.settings: the table, for the docs
-    print(markdown(), end="")
