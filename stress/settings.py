@@ -109,7 +109,7 @@ def draw(per_variable: int, seed: int) -> list[tuple[str, str, str, bool]]:
 
 def judge(name: str, value: str, good: bool, returncode: int | None, stderr: str) -> str:
     """The outcome of one process (`good`: the declaration accepts the value): "worked",
-    "refused" or one of FAILURES."""
+    "refused", "no GPU" or one of FAILURES."""
     if returncode is None:
         return "hangs"
     if returncode < 0:
@@ -118,7 +118,9 @@ def judge(name: str, value: str, good: bool, returncode: int | None, stderr: str
         return "worked" if good else "bad values accepted"
     last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
     kind = last.partition(":")[0].rpartition(".")[2]
-    named = f"{name}={value!r}" in last or (
+    if good and kind == "DeviceUnavailableError" and "CUDA is unavailable" in last:
+        return "no GPU"  # a driver choice (or the default) this machine cannot give
+    named = any(f"{name}={text!r}" in last for text in (value, value.strip())) or (
         name == "HXARRAY_DEFAULT_DEVICE" and kind == "DeviceUnavailableError"
         and value.strip() in last)
     if kind not in ("ValueError", "DeviceUnavailableError") or not named:

@@ -177,6 +177,29 @@ def _shared_alias_asm(names: Sequence[str]) -> str:
             '    .section .note.GNU-stack,"",@progbits\n')
 
 
+def _names_a_target(program: str) -> bool:
+    """Whether `program -dumpmachine` prints a target triple and exits, as g++ and clang++ do
+    (read at most one short line, and wait at most 10 s: any program may be named)."""
+    try:
+        proc = subprocess.Popen([program, "-dumpmachine"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return False
+    timer = threading.Timer(10, proc.kill)
+    timer.start()
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline(200).decode(errors="replace").strip()
+        return re.fullmatch(r"[\w.]+(-[\w.]+)+", line) is not None and proc.wait(10) == 0
+    except subprocess.TimeoutExpired:
+        return False
+    finally:
+        timer.cancel()
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()  # type: ignore[union-attr]
+
+
 class HostCompiler:
     """Compiles CUDA C for the simulator and loads the results; one per process is enough.
     `pch`: whether to use a precompiled header (None: `HXARRAY_CUDA_SIM_PCH`)."""
@@ -201,8 +224,9 @@ class HostCompiler:
         chosen = CUDA_SIM_CXX.get()
         if chosen:
             path = shutil.which(chosen)
-            if path is None:
-                raise ValueError(f"{CUDA_SIM_CXX.name}={chosen!r} is not a program on PATH; "
+            if path is None or not _names_a_target(path):
+                what = "a program on PATH" if path is None else "a C++ compiler"
+                raise ValueError(f"{CUDA_SIM_CXX.name}={chosen!r} is not {what}; "
                                  f"expected {CUDA_SIM_CXX.accepted}")
             return path
         wanted = os.environ.get("CXX")
