@@ -188,11 +188,11 @@ def markdown(report: dict[str, Any]) -> str:
             r["compiles"], len(r["temporary_files_left"]), len(r["files_outside"])])
     if report.get("settings"):
         lines += _table(["settings", "variables", "processes", "worked", "refused, naming the "
-                         "variable", *FAILURES_OF_SETTINGS, "slowest (s)"], report["settings"],
-                        lambda r: [r["tally"]["variables"], r["tally"]["processes"],
-                                   *(r["tally"].get(k, 0) for k in ("worked", "refused",
-                                                                    *FAILURES_OF_SETTINGS)),
-                                   r["slowest"]])
+                         "variable", "no GPU", *FAILURES_OF_SETTINGS, "slowest (s)"],
+                        report["settings"], lambda r: [
+            r["tally"]["variables"], r["tally"]["processes"],
+            *(r["tally"].get(k, 0) for k in ("worked", "refused", "no GPU",
+                                             *FAILURES_OF_SETTINGS)), r["slowest"]])
     lines.append("**Failures**: " + ("; ".join(report["failures"]) if report["failures"]
                                      else "none"))
     return "\n".join(lines)
