@@ -300,8 +300,9 @@ class SimDriver(Driver):
                  cache: KernelCache | None = None) -> None:
         env = settings_from_env()
         self.devices = env["devices"] if devices is None else int(devices)
-        if self.devices < 1:
-            raise ValueError(f"the simulator needs at least 1 device, got {devices}")
+        if not 1 <= self.devices <= settings.MAX_SIM_DEVICES:
+            raise ValueError(f"the simulator needs at least 1 device and at most "
+                             f"{settings.MAX_SIM_DEVICES}, got {devices}")
         self.check = env["check"] if check is None else bool(check)
         self.watchdog = env["watchdog"] if watchdog is None else float(watchdog)
         if not self.watchdog > 0:
