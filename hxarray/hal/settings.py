@@ -23,7 +23,7 @@ __all__ = ["SETTINGS", "Setting", "markdown"]
 T = TypeVar("T")
 
 _KIB, _MIB, _GIB = 1 << 10, 1 << 20, 1 << 30
-MAX_BYTES = 1 << 62  # the largest block an allocator hands out, and so the largest byte count
+MAX_BYTES = 1 << 62  # the largest byte count: the largest block an allocator hands out
 MAX_SIM_WORKERS = 1024  # OS threads running simulated blocks (each reserves its fiber stacks)
 MAX_SIM_STACK = 1 << 20  # bytes per simulated CUDA thread; a worker maps 1024 such stacks
 MAX_SIM_DEVICES = 64
@@ -77,13 +77,13 @@ def _flag() -> _Parser[bool]:
     return _Parser("1, true, yes, on or 0, false, no, off (any case)", parse)
 
 
-def _choice(*choices: str, note: str = "") -> _Parser[str]:
+def _choice(*choices: str) -> _Parser[str]:
     def parse(text: str) -> str:
         if text.lower() not in choices:
             raise ValueError("not one of the choices")
         return text.lower()
 
-    return _Parser(" or ".join(repr(c) for c in choices) + note, parse)
+    return _Parser(" or ".join(repr(c) for c in choices), parse)
 
 
 def _text(accepted: str) -> _Parser[str]:

@@ -187,17 +187,16 @@ def _names_a_target(program: str) -> bool:
         return False
     timer = threading.Timer(10, proc.kill)
     timer.start()
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline(200).decode(errors="replace").strip()
-        return re.fullmatch(r"[\w.]+(-[\w.]+)+", line) is not None and proc.wait(10) == 0
-    except subprocess.TimeoutExpired:
-        return False
-    finally:
-        timer.cancel()
-        proc.kill()
-        proc.wait()
-        proc.stdout.close()  # type: ignore[union-attr]
+    with proc:  # closes the pipe and waits on leaving
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline(200).decode(errors="replace").strip()
+            return re.fullmatch(r"[\w.]+(-[\w.]+)+", line) is not None and proc.wait(10) == 0
+        except subprocess.TimeoutExpired:
+            return False
+        finally:
+            timer.cancel()
+            proc.kill()
 
 
 class HostCompiler:
