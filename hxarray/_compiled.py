@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import os
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from .hal.settings import PURE_PYTHON
+
 speedups: ModuleType | None = None
-if os.environ.get("HXARRAY_PURE_PYTHON", "0") in ("", "0"):
+if not PURE_PYTHON.get():
     try:
         speedups = importlib.import_module("hxarray._speedups")
     except ImportError:  # pragma: no cover - installs without a C compiler

@@ -14,18 +14,14 @@ reach a case the standard leaves open ask `is_strict()` there.
 from __future__ import annotations
 
 import contextvars
-import os
 from types import TracebackType
+
+from .hal.settings import STRICT
 
 __all__ = ["is_strict", "set_strict"]
 
 
-def _env_strict() -> bool:
-    value = os.environ.get("HXARRAY_STRICT", "").strip().lower()
-    return value not in ("", "0", "false", "no", "off")
-
-
-_DEFAULT = _env_strict()  # HXARRAY_STRICT, read once at import
+_DEFAULT = STRICT.get()  # read once, at import
 _STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("hxarray_strict", default=_DEFAULT)
 is_strict = _STRICT.get  # is_strict() -> bool: whether the current context runs in strict mode
 

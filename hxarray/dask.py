@@ -37,6 +37,7 @@ except ImportError:  # dask without distributed: no thread rule to apply
 
 import hxarray as xp
 from hxarray import Array
+from hxarray.hal.settings import NUM_THREADS
 
 __all__ = ["HxarrayBackendEntrypoint", "RandomState", "backend_entrypoint", "to_device",
            "to_hxarray_dispatch", "worker_threads", "ThreadRulePlugin", "dask_setup"]
@@ -302,7 +303,7 @@ def _apply_thread_rule(worker: Any, host_workers: int) -> int:
     configured = dask.config.get(THREADS_KEY, None)
     if configured is not None:
         count = int(configured)
-    elif os.environ.get("HXARRAY_NUM_THREADS", "").strip():
+    elif NUM_THREADS.raw() is not None:
         return xp.get_num_threads()  # the user's explicit setting stands
     else:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (

@@ -4,6 +4,7 @@ plug-ins. Each test builds its own registry so the process-wide one is left alon
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 import time
 import warnings
@@ -57,12 +58,18 @@ def _raise(exc: Exception) -> Any:
     raise exc
 
 
+def _without_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make CUDA unusable, whatever this machine has: no driver named, and CuPy does not
+    import."""
+    monkeypatch.delenv("HXARRAY_CUDA_DRIVER", raising=False)
+    monkeypatch.setitem(sys.modules, "cupy", None)
+
+
 @pytest.fixture
 def reg(monkeypatch: pytest.MonkeyPatch) -> BackendRegistry:
-    """A fresh registry that sees no installed plug-ins, on a machine where CUDA cannot run (an
-    unknown driver is named), whatever this one has."""
+    """A fresh registry that sees no installed plug-ins, on a machine where CUDA cannot run."""
     monkeypatch.setattr(registry_module, "entry_points", lambda group: [])
-    monkeypatch.setenv("HXARRAY_CUDA_DRIVER", "none-in-these-tests")
+    _without_cuda(monkeypatch)
     return BackendRegistry()
 
 
@@ -259,7 +266,7 @@ def test_discovery_reads_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
         device_type = DeviceType.register("regdiscover")
 
     monkeypatch.setattr(registry_module, "entry_points", fake_entry_points)
-    monkeypatch.setenv("HXARRAY_CUDA_DRIVER", "none-in-these-tests")
+    _without_cuda(monkeypatch)
     reg = BackendRegistry()
     with pytest.warns(RuntimeWarning, match="ignoring hxarray backend entry point 'bad_module"):
         reg.discover()

@@ -1,9 +1,10 @@
 """`python -m stress [--scale ci|full] [--devices cpu,ref:0,cuda:0] [--modes compiled,pure]
-[--parts fuzz,leak,threads,oom,cache,writes] [--seed N] [--json PATH]`: the reliability suite
-of issue 13. Each part runs in processes of its own, on each device and in each mode (the compiled
-speedups or their pure-Python twins); the figures go to stdout as a table and to a JSON file.
-The exit status is 1 if any part failed its criterion (see docs/reliability.md), 2 if a device
-cannot be used (cuda:0 needs a GPU, or HXARRAY_CUDA_DRIVER=sim for the simulator)."""
+[--parts PART,...] [--seed N] [--json PATH]`: the reliability suite (docs/reliability.md;
+PARTS lists the parts). Each part runs in processes of its own, on each device and in
+each mode (the compiled speedups or their pure-Python twins); the figures go to stdout as a
+table and to a JSON file. The exit status is 1 if any part failed its criterion (see
+docs/reliability.md), 2 if a device cannot be used (cuda:0 needs a GPU, or
+HXARRAY_CUDA_DRIVER=sim for the simulator)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import fuzz
+from .settings import FAILURES as FAILURES_OF_SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "stress" / "results"
@@ -26,12 +28,12 @@ RESULTS = ROOT / "stress" / "results"
 # the write cases.
 SCALES = {
     "ci": {"fuzz": 700, "leak": 300, "threads": (4, 3.0), "oom": 8, "cache": (3, 150),
-           "numpy_retry": False, "timeout": 60.0, "writes": "float64"},
+           "numpy_retry": False, "timeout": 60.0, "writes": "float64", "settings": 3},
     "full": {"fuzz": 20_000, "leak": 20_000, "threads": (8, 20.0), "oom": 200,
              "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0,
-             "writes": "float64,int32,complex64,bool"},
+             "writes": "float64,int32,complex64,bool", "settings": 0},
 }
-PARTS = ("fuzz", "leak", "threads", "oom", "cache", "writes")
+PARTS = ("fuzz", "leak", "threads", "oom", "cache", "writes", "settings")
 
 
 def _part(module: str, args: list[Any], mode: str, timeout: float) -> dict[str, Any]:
@@ -51,8 +53,7 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
         seed: int) -> dict[str, Any]:
     settings = SCALES[scale]
     report: dict[str, Any] = {"scale": scale, "devices": devices, "modes": modes, "seed": seed,
-                              "fuzz": [], "leak": [], "threads": [], "oom": [], "cache": [],
-                              "writes": []}
+                              **{part: [] for part in PARTS}}
     start = time.perf_counter()
     logs = RESULTS / "logs"
     if "fuzz" in parts:
@@ -85,6 +86,10 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
         _say("kernel cache")
         processes, per_process = settings["cache"]
         report["cache"].append(_part("kernel_cache", [processes, per_process], "compiled", 3600))
+    if "settings" in parts:  # each process runs in one mode or the other, on cpu and cuda:0
+        _say("settings")
+        report["settings"].append(_part("settings", [settings["settings"], seed,
+                                                     settings["timeout"]], "compiled", 3600))
     report["seconds"] = round(time.perf_counter() - start, 1)
     report["failures"] = failures(report)
     return report
@@ -123,6 +128,9 @@ def failures(report: dict[str, Any]) -> list[str]:
     for r in report["cache"]:
         if not r.get("clean"):
             found.append(f"kernel cache: {r.get('failure') or 'not clean'}")
+    for r in report.get("settings", []):
+        if not r.get("clean"):
+            found.append(f"settings: {r.get('failure') or r['tally']}")
     return found
 
 
@@ -193,6 +201,13 @@ def markdown(report: dict[str, Any]) -> str:
                          "files outside"], report["cache"], lambda r: [
             r["processes"], r["calls"], r["corruptions"], r["wrong"], r["errors"],
             r["compiles"], len(r["temporary_files_left"]), len(r["files_outside"])])
+    if report.get("settings"):
+        lines += _table(["settings", "variables", "processes", "worked", "refused, naming the "
+                         "variable", "no GPU", *FAILURES_OF_SETTINGS, "slowest (s)"],
+                        report["settings"], lambda r: [
+            r["tally"]["variables"], r["tally"]["processes"],
+            *(r["tally"].get(k, 0) for k in ("worked", "refused", "no GPU",
+                                             *FAILURES_OF_SETTINGS)), r["slowest"]])
     lines.append("**Failures**: " + ("; ".join(report["failures"]) if report["failures"]
                                      else "none"))
     return "\n".join(lines)

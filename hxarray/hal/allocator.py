@@ -138,6 +138,13 @@ size_class: Callable[[int], int] = lru_cache(maxsize=8192)(_size_class) if speed
     else speedups.size_class
 
 
+def _exact_size(nbytes: int) -> int:
+    """The size class of an allocator that does not round: the request itself (0 to 2**62)."""
+    if not 0 <= nbytes <= MAX_BLOCK:
+        raise ValueError(f"nbytes must be from 0 to 2**62, got {nbytes}")
+    return nbytes
+
+
 class _Guard:
     """The lock of an allocator's bookkeeping. A block freed on the thread that holds it (by a
     buffer's finalizer, which the garbage collector may run while the bookkeeping allocates) is
@@ -414,12 +421,17 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
     a pool any stream takes from, so the allocator holds no stream the program has dropped (nor
     its worker thread). Always the Python base: devices that need it run their work away from
     the host, so the allocator is not on a hot host path.
+
+    `exact=True` serves every request with a block of exactly its size (no size classes), for
+    raw allocators that put a guard right after each block (a debugging mode).
     """
 
     SWEEP_EVERY = 256
 
-    def __init__(self, raw: Allocator, max_cached_bytes: int | None = None) -> None:
+    def __init__(self, raw: Allocator, max_cached_bytes: int | None = None, *,
+                 exact: bool = False) -> None:
         super().__init__(raw, max_cached_bytes)
+        self._size_class = _exact_size if exact else size_class
         self._home: dict[int, Stream] = {}  # live block address -> the stream it was made for
         self._users: dict[int, set[Stream]] = {}  # live block address -> other streams using it
         self._held: list[tuple[Block, Stream, list[Event]]] = []  # freed, used elsewhere
@@ -427,7 +439,7 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
 
     def malloc(self, nbytes: int, stream: Stream | None = None) -> Block:
         stream = stream or current_stream(self.device)
-        size = size_class(nbytes)
+        size = self._size_class(nbytes)
         with self._lock:
             if self._held:
                 self._release_held()

@@ -10,10 +10,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import operator
-import os
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
+
+from .settings import DEFAULT_DEVICE
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -172,7 +173,7 @@ def default_device() -> Device:
     if device is not None:
         return device
     if not _env_default:
-        spec = os.environ.get("HXARRAY_DEFAULT_DEVICE", "").strip() or "cpu"
+        spec = DEFAULT_DEVICE.get()
         try:
             if spec == "best":
                 from .selection import best_device

@@ -24,16 +24,17 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from .settings import KERNEL_CACHE, KERNEL_CACHE_SIZE
+
 __all__ = ["KernelCache", "default_cache_dir"]
 
 _MAGIC = b"HXKC1\n"
 _SUFFIX = ".hxk"
-DEFAULT_MAX_BYTES = 1 << 30
 
 
 def default_cache_dir() -> Path:
     """`HXARRAY_KERNEL_CACHE` if set, else `$XDG_CACHE_HOME/hxarray/kernels` (or ~/.cache/...)."""
-    configured = os.environ.get("HXARRAY_KERNEL_CACHE")
+    configured = KERNEL_CACHE.get()
     if configured:
         return Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -54,11 +55,7 @@ class KernelCache:
     def __init__(self, directory: Path | str | None = None, max_bytes: int | None = None) -> None:
         self.directory = Path(directory) if directory is not None else None
         if max_bytes is None:
-            raw = os.environ.get("HXARRAY_KERNEL_CACHE_SIZE", "")
-            try:
-                max_bytes = int(raw) if raw.strip() else DEFAULT_MAX_BYTES
-            except ValueError:
-                raise ValueError(f"HXARRAY_KERNEL_CACHE_SIZE={raw!r} is not a byte count") from None
+            max_bytes = KERNEL_CACHE_SIZE.get()
         if not isinstance(max_bytes, int) or max_bytes < 0:
             raise ValueError(f"max_bytes must be an int >= 0, got {max_bytes!r}")
         self.max_bytes = max_bytes

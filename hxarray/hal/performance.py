@@ -17,6 +17,8 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .settings import CACHE_DIR
+
 if TYPE_CHECKING:
     from .backend import Backend
     from .device import Device
@@ -38,7 +40,7 @@ _estimates: weakref.WeakKeyDictionary[Backend, dict[Device, dict[str, Any]]] = \
 def cache_dir() -> Path:
     """hxarray's cache directory: `HXARRAY_CACHE_DIR`, else `$XDG_CACHE_HOME/hxarray`, else
     `~/.cache/hxarray`."""
-    explicit = os.environ.get("HXARRAY_CACHE_DIR")
+    explicit = CACHE_DIR.get()
     if explicit:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

@@ -343,10 +343,10 @@ def test_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = settings_from_env()
     assert (settings["devices"], settings["check"], settings["watchdog"]) == (3, True, 2.5)
     monkeypatch.setenv("HXARRAY_CUDA_SIM_DEVICES", "zero")
-    with pytest.raises(ValueError, match="HXARRAY_CUDA_SIM_DEVICES='zero' is not a valid int"):
+    with pytest.raises(ValueError, match="HXARRAY_CUDA_SIM_DEVICES='zero' is invalid"):
         settings_from_env()
     monkeypatch.setenv("HXARRAY_CUDA_SIM_DEVICES", "0")
-    with pytest.raises(ValueError, match="must be at least 1"):
+    with pytest.raises(ValueError, match="an integer from 1 to 64"):
         settings_from_env()
     monkeypatch.setenv("HXARRAY_CUDA_SIM_DEVICES", "1")
     monkeypatch.setenv("HXARRAY_CUDA_SIM_FIBERS", "threads")
@@ -374,7 +374,7 @@ def test_load_driver(monkeypatch: pytest.MonkeyPatch, kernel_cache: KernelCache)
     driver = load_driver()
     assert driver.simulated and driver.device_count() == 2
     monkeypatch.setenv("HXARRAY_CUDA_DRIVER", "opencl")
-    with pytest.raises(CUDAUnavailableError, match="'opencl' is not a driver"):
+    with pytest.raises(ValueError, match="HXARRAY_CUDA_DRIVER='opencl' is invalid"):
         load_driver()
     monkeypatch.delenv("HXARRAY_CUDA_DRIVER")
     try:

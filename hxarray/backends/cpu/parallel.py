@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-MAX_THREADS = 1024  # more is a mistake (a thread costs memory), and threadpoolctl takes a C int
+from ...hal.settings import MAX_THREADS, NUM_THREADS
 
 
 class Thresholds(NamedTuple):
@@ -55,20 +55,7 @@ def _count(value: Any, where: str) -> int:
     return value
 
 
-def _default_threads() -> int:
-    configured = os.environ.get("HXARRAY_NUM_THREADS", "").strip()
-    if configured:
-        try:
-            count = int(configured)
-        except ValueError:
-            raise ValueError(f"HXARRAY_NUM_THREADS must be a positive integer, got "
-                             f"{configured!r}") from None
-        return _count(count, "HXARRAY_NUM_THREADS")
-    found = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return min(found or 1, MAX_THREADS)
-
-
-_process_threads = _default_threads()  # set_num_threads; a threads() block overrides it
+_process_threads = NUM_THREADS.get()  # set_num_threads; a threads() block overrides it
 _process_blas_threads: int | None = None  # set_num_threads' BLAS limit (None: the libraries')
 _threads: contextvars.ContextVar[int] = contextvars.ContextVar("hxarray_threads")
 _blas_threads: contextvars.ContextVar[int | None] = contextvars.ContextVar("hxarray_blas_threads")

@@ -52,7 +52,8 @@ class _DeviceState:
         self.default_stream = CudaStream(driver, device, driver.default_stream(device.index))
         self.memory = CudaMemory(driver, device, self.default_stream)
         total = self.properties.total_memory
-        self.allocator = StreamOrderedAllocator(self.memory, max_cached_bytes=total // 2)
+        self.allocator = StreamOrderedAllocator(self.memory, max_cached_bytes=total // 2,
+                                                exact=driver.check)
         self.library = Library(driver, device.index)
         self.kernels: dict[tuple[Op, Signature, str], Any] = {}  # element-wise, compiled
         self.plans: dict[tuple[Any, ...], _Plan] = {}  # launches by operation and layout

@@ -24,12 +24,13 @@ Conventions shared by both drivers:
 from __future__ import annotations
 
 import abc
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from ...hal.settings import CUDA_DRIVER
 
 __all__ = [
     "CUDAUnavailableError", "CompileError", "DeviceProperties", "Driver", "Function",
@@ -138,6 +139,9 @@ class Driver(abc.ABC):
 
     #: True for the CPU simulator
     simulated: bool = False
+    #: True where every allocation ends at a guard (the simulator's check mode): the backend then
+    #: asks for exactly the bytes an array needs, so that the first byte past it faults
+    check: bool = False
 
     # -- devices --------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -321,7 +325,7 @@ def check_launch(props: DeviceProperties, function: Function, grid: Sequence[int
 def load_driver() -> Driver:
     """The driver `HXARRAY_CUDA_DRIVER` names ('sim', 'cupy' or 'null'); unset: CuPy when it
     imports and sees a GPU, else CUDAUnavailableError saying why."""
-    choice = os.environ.get("HXARRAY_CUDA_DRIVER", "").strip().lower()
+    choice = CUDA_DRIVER.get()
     if choice == "sim":
         from .sim import SimDriver
 
@@ -334,10 +338,6 @@ def load_driver() -> Driver:
         from .driver_null import NullDriver
 
         return NullDriver()
-    if choice:
-        raise CUDAUnavailableError(f"HXARRAY_CUDA_DRIVER={choice!r} is not a driver; use 'cupy' "
-                                   "(a GPU through CuPy), 'sim' (the CPU simulator) or 'null' "
-                                   "(kernels that do nothing, to measure host overhead)")
     try:
         import cupy  # noqa: F401
     except Exception as exc:  # CuPy missing or broken

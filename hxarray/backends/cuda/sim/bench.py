@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ....hal.kernel_cache import KernelCache
+from ....hal.settings import CUDA_SIM_WORKERS
 from .compiler import HostCompiler
 from .driver import SimDriver
 
@@ -66,25 +66,17 @@ def _median(run: Callable[[], float], repeat: int) -> float:
 
 
 def _compile_times(pch: bool, repeat: int) -> float:
-    saved = os.environ.get("HXARRAY_CUDA_SIM_PCH")
-    os.environ["HXARRAY_CUDA_SIM_PCH"] = "1" if pch else "0"
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            compiler = HostCompiler(KernelCache(None), Path(tmp))
-            compiler.precompiled_header()
+    with tempfile.TemporaryDirectory() as tmp:
+        compiler = HostCompiler(KernelCache(None), Path(tmp), pch=pch)
+        compiler.precompiled_header()
 
-            def once() -> float:
-                source = GEMM + f"\n// {time.perf_counter_ns()}\n"  # a new key each time
-                start = time.perf_counter()
-                compiler.compile(source)
-                return time.perf_counter() - start
+        def once() -> float:
+            source = GEMM + f"\n// {time.perf_counter_ns()}\n"  # a new key each time
+            start = time.perf_counter()
+            compiler.compile(source)
+            return time.perf_counter() - start
 
-            return _median(once, repeat)
-    finally:
-        if saved is None:
-            os.environ.pop("HXARRAY_CUDA_SIM_PCH", None)
-        else:
-            os.environ["HXARRAY_CUDA_SIM_PCH"] = saved
+        return _median(once, repeat)
 
 
 def _warm_load(directory: str, repeat: int) -> float:
@@ -164,7 +156,7 @@ def measure(repeat: int = 5) -> dict[str, float]:
 
 def main() -> None:
     figures = measure()
-    workers = os.environ.get("HXARRAY_CUDA_SIM_WORKERS", str(os.cpu_count()))
+    workers = CUDA_SIM_WORKERS.get()
     print(f"CUDA simulator ({workers} workers, medians)")
     for name, seconds in figures.items():
         value = f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ....hal.kernel_cache import KernelCache
+from ....hal.settings import CUDA_SIM_CXX, CUDA_SIM_PCH
 from ..driver import CompileError
 
 __all__ = ["HostCompiler", "cupy_include_dirs", "kernel_names", "unsupported_features"]
@@ -176,11 +177,36 @@ def _shared_alias_asm(names: Sequence[str]) -> str:
             '    .section .note.GNU-stack,"",@progbits\n')
 
 
-class HostCompiler:
-    """Compiles CUDA C for the simulator and loads the results; one per process is enough."""
+def _names_a_target(program: str) -> bool:
+    """Whether `program -dumpmachine` prints a target triple and exits, as g++ and clang++ do
+    (read at most one short line, and wait at most 10 s: any program may be named)."""
+    try:
+        proc = subprocess.Popen([program, "-dumpmachine"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return False
+    timer = threading.Timer(10, proc.kill)
+    timer.start()
+    with proc:  # closes the pipe and waits on leaving
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline(200).decode(errors="replace").strip()
+            return re.fullmatch(r"[\w.]+(-[\w.]+)+", line) is not None and proc.wait(10) == 0
+        except subprocess.TimeoutExpired:
+            return False
+        finally:
+            timer.cancel()
+            proc.kill()
 
-    def __init__(self, cache: KernelCache, workdir: Path | None = None) -> None:
+
+class HostCompiler:
+    """Compiles CUDA C for the simulator and loads the results; one per process is enough.
+    `pch`: whether to use a precompiled header (None: `HXARRAY_CUDA_SIM_PCH`)."""
+
+    def __init__(self, cache: KernelCache, workdir: Path | None = None, *,
+                 pch: bool | None = None) -> None:
         self.cache = cache
+        self.pch = CUDA_SIM_PCH.get() if pch is None else pch
         self.cxx = self._find_compiler()
         if workdir is None:  # loaded modules stay mapped after their files are removed
             workdir = Path(tempfile.mkdtemp(prefix="hxsim-"))
@@ -194,7 +220,15 @@ class HostCompiler:
 
     @staticmethod
     def _find_compiler() -> str:
-        wanted = os.environ.get("HXARRAY_CUDA_SIM_CXX") or os.environ.get("CXX")
+        chosen = CUDA_SIM_CXX.get()
+        if chosen:
+            path = shutil.which(chosen)
+            if path is None or not _names_a_target(path):
+                what = "a program on PATH" if path is None else "a C++ compiler"
+                raise ValueError(f"{CUDA_SIM_CXX.name}={chosen!r} is not {what}; "
+                                 f"expected {CUDA_SIM_CXX.accepted}")
+            return path
+        wanted = os.environ.get("CXX")
         for candidate in ([wanted] if wanted else []) + ["g++", "clang++", "c++"]:
             path = shutil.which(candidate)
             if path:
@@ -262,7 +296,7 @@ class HostCompiler:
             if self._pch_tried:
                 return self._pch
             self._pch_tried = True
-            if os.environ.get("HXARRAY_CUDA_SIM_PCH", "1") == "0":
+            if not self.pch:
                 return None
             root = self.cache.directory if self.cache.directory is not None else self.workdir
             tag = hashlib.sha256(f"{self.header_version}|{self.identity}".encode()).hexdigest()

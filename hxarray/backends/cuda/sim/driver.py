@@ -12,7 +12,6 @@ import bisect
 import ctypes
 import itertools
 import os
-import platform
 import queue
 import threading
 import time
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ....hal import settings
 from ....hal.kernel_cache import KernelCache, default_cache_dir
 from ..driver import (
     DeviceProperties,
@@ -54,40 +54,22 @@ class _KernelInfo(ctypes.Structure):
 # garbage each time its last instance dies.
 _KernelTable = ctypes.POINTER(_KernelInfo) * 4096
 _ErrorText = ctypes.c_char * 1024
-
-
-def _env_number(name: str, default: float, kind: type = float, minimum: float = 0) -> Any:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return kind(default)
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise ValueError(f"{name}={raw!r} is not a valid {kind.__name__}") from None
-    if value < minimum:
-        raise ValueError(f"{name}={raw!r} must be at least {minimum}")
-    return value
+# The runtime turns the watchdog's limit into a deadline in nanoseconds (a 64-bit count); a
+# longer limit, inf included, is passed as this one (31 years), which never expires.
+_LONGEST_WATCHDOG = 1e9
 
 
 def settings_from_env() -> dict[str, Any]:
-    """The simulator's settings from its environment variables (see docs/cuda.md)."""
+    """The simulator's settings from its environment variables (`hxarray.hal.settings`)."""
     return {
-        "devices": _env_number("HXARRAY_CUDA_SIM_DEVICES", 1, int, 1),
-        "check": os.environ.get("HXARRAY_CUDA_SIM_CHECK", "0").strip() not in ("", "0"),
-        "watchdog": _env_number("HXARRAY_CUDA_SIM_WATCHDOG", 60.0, float, 0.001),
-        "memory": _env_number("HXARRAY_CUDA_SIM_MEMORY", 4 << 30, int, 1 << 20),
-        "workers": _env_number("HXARRAY_CUDA_SIM_WORKERS", os.cpu_count() or 1, int, 1),
-        "stack": _env_number("HXARRAY_CUDA_SIM_STACK", 16384, int, 4096),
-        "fibers": _fibers(),
+        "devices": settings.CUDA_SIM_DEVICES.get(),
+        "check": settings.CUDA_SIM_CHECK.get(),
+        "watchdog": settings.CUDA_SIM_WATCHDOG.get(),
+        "memory": settings.CUDA_SIM_MEMORY.get(),
+        "workers": settings.CUDA_SIM_WORKERS.get(),
+        "stack": settings.CUDA_SIM_STACK.get(),
+        "fibers": settings.CUDA_SIM_FIBERS.get(),
     }
-
-
-def _fibers() -> str:
-    raw = os.environ.get("HXARRAY_CUDA_SIM_FIBERS", "").strip().lower()
-    if raw in ("", "asm", "ucontext"):
-        return raw or ("asm" if platform.machine() in ("x86_64", "AMD64") else "ucontext")
-    raise ValueError(f"HXARRAY_CUDA_SIM_FIBERS={raw!r}: expected 'asm' (x86-64 only) or "
-                     "'ucontext'")
 
 
 # ---- the process-wide runtime -------------------------------------------------------------------
@@ -318,8 +300,9 @@ class SimDriver(Driver):
                  cache: KernelCache | None = None) -> None:
         env = settings_from_env()
         self.devices = env["devices"] if devices is None else int(devices)
-        if self.devices < 1:
-            raise ValueError(f"the simulator needs at least 1 device, got {devices}")
+        if not 1 <= self.devices <= settings.MAX_SIM_DEVICES:
+            raise ValueError(f"the simulator needs at least 1 device and at most "
+                             f"{settings.MAX_SIM_DEVICES}, got {devices}")
         self.check = env["check"] if check is None else bool(check)
         self.watchdog = env["watchdog"] if watchdog is None else float(watchdog)
         if not self.watchdog > 0:
@@ -641,7 +624,8 @@ class SimDriver(Driver):
             address = ctypes.c_ulonglong(0)
             is_fault = ctypes.c_int(0)
             status = self.runtime.hxsim_launch(info, pointers.ctypes.data, dims.ctypes.data,
-                                               dims.ctypes.data + 12, strict, self.watchdog,
+                                               dims.ctypes.data + 12, strict,
+                                               min(self.watchdog, _LONGEST_WATCHDOG),
                                                error, len(error), ctypes.byref(address),
                                                ctypes.byref(is_fault))
             assert keep
