@@ -25,7 +25,7 @@ from ...hal.allocator import Block, CachingAllocator
 from ...hal.backend import Backend
 from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType, default_device
-from . import kernels, parallel
+from . import fused, kernels, parallel
 from .allocator import CpuAllocator
 from .device import cpu_capabilities
 from .linalg_kernels import FFT, LINALG
@@ -310,6 +310,19 @@ class CpuBackend(Backend):
         else:
             parallel.elementwise(kernels.ELEMENTWISE[name], handles, target)
         return out
+
+    def fused(self, expression, operands, out) -> None:
+        fused.run(expression, operands, out)
+
+    def fused_reduce(self, name, expression, operands, shape, axes, out) -> None:
+        if len(axes) == len(shape) and name in kernels.REDUCING_UFUNCS:
+            def reduce(chunk: np.ndarray, into: np.ndarray) -> None:
+                kernels.reduce_into(name, chunk, None, False, into)
+
+            with quiet():
+                if fused.run_reduce(expression, operands, shape, reduce, self.native(out)):
+                    return
+        super().fused_reduce(name, expression, operands, shape, axes, out)
 
     @_retrying
     def reduce(self, name, x, axes, out) -> None:

@@ -1,0 +1,295 @@
+"""Fused expressions on the CPU (`hxarray.fuse`): one compiled loop, or blocked numpy.
+
+Compiled: the expression's C++ (`cuda/codegen/fused.host_source`: the same operation sources as
+the CUDA kernels), built once by the host C++ compiler the CUDA simulator uses and kept in the
+kernel cache, called through ctypes (which releases the GIL) on equal slices of the elements,
+one per thread of the pool. Without a compiler (or CuPy's headers, which the sources include):
+blocked numpy, each step's numpy kernel on cache-sized chunks into per-chunk temporaries, chunks
+spread over the pool; hxarray says so once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..._array import Array
+from ..._views import contiguous_strides
+from ...hal.fusion import ASTYPE, SCALAR, Expression
+from ...hal.kernel_cache import KernelCache, default_cache_dir
+from . import kernels, parallel
+
+__all__ = ["CHUNK", "compiled", "run", "run_reduce"]
+
+CHUNK = 8192  # elements per chunk of blocked evaluation: a few temporaries stay in L2
+THREADED_FROM = 1 << 16  # elements from which a fused loop is split over the pool
+
+_ARGTYPES = [ctypes.c_longlong] * 4 + [ctypes.c_void_p] * 4
+_lock = threading.Lock()
+_loops: dict[Expression, Callable[..., None] | None] = {}
+_UNSET: Any = object()
+_noted = False
+
+
+def _compile(expression: Expression) -> Callable[..., None] | None:
+    """The compiled loop of `expression`, or None where no compiler can build it."""
+    global _noted
+    try:
+        from ..cuda.codegen import OPTIONS
+        from ..cuda.codegen.fused import host_source
+        from ..cuda.driver import CompileError
+        from ..cuda.sim.compiler import HostCompiler
+
+        compiler = _host_compiler(HostCompiler)
+        key, binary = compiler.compile_host(host_source(expression), OPTIONS)
+        function = compiler.load_host(key, binary).hx_fused
+    except (CompileError, OSError) as exc:
+        if not _noted:
+            _noted = True
+            warnings.warn(f"hxarray.fuse runs fused expressions on the CPU as blocked numpy: "
+                          f"they cannot be compiled here ({str(exc).splitlines()[0]})",
+                          RuntimeWarning, stacklevel=4)
+        return None
+    function.argtypes = _ARGTYPES
+    function.restype = None
+    return function
+
+
+_compilers: list[Any] = []
+
+
+def _host_compiler(kind: Any) -> Any:
+    if not _compilers:
+        _compilers.append(kind(KernelCache(default_cache_dir())))
+    return _compilers[0]
+
+
+def compiled(expression: Expression) -> Callable[..., None] | None:
+    """The expression's compiled loop (built on first use), or None."""
+    try:
+        return _loops[expression]
+    except KeyError:
+        pass
+    with _lock:
+        if expression not in _loops:
+            _loops[expression] = _compile(expression)
+        return _loops[expression]
+
+
+def _scalars(expression: Expression, operands: Sequence[Any]) -> np.ndarray:
+    """The scalar operands stored in their dtypes, 16 bytes apart (kept per expression and
+    values: they are the constants of a traced signature)."""
+    key = (expression, tuple((v.__class__, v) for v, s in zip(operands, expression.steps)
+                             if s.op == SCALAR))
+    found = _constants.get(key)
+    if found is None:
+        found = np.zeros((max(1, len(key[1])), 16), np.uint8)
+        with np.errstate(all="ignore"):  # a scalar stored in a narrower dtype, as unfused
+            for row, (v, s) in enumerate((v, s) for v, s in zip(operands, expression.steps)
+                                         if s.op == SCALAR):
+                value = np.asarray(v, dtype=s.dtype.numpy)
+                found[row, :value.itemsize] = np.frombuffer(value.tobytes(), np.uint8)
+        if len(_constants) > 4096:
+            _constants.clear()
+        _constants[key] = found
+    return found
+
+
+_constants: dict[Any, np.ndarray] = {}
+_dense_strides: dict[Expression, np.ndarray] = {}
+
+
+def _dense(expression: Expression) -> np.ndarray:
+    """Operand strides for operands that are C-contiguous in the output's shape (scalars 0)."""
+    found = _dense_strides.get(expression)
+    if found is None:
+        found = np.array([x for s in expression.steps[:expression.operands]
+                          for x in (0, 0 if s.op == SCALAR else s.dtype.itemsize)], np.int64)
+        _dense_strides[expression] = found
+    return found
+
+
+def run(expression: Expression, operands: Sequence[Any], out: Array) -> None:
+    """out = the expression of the operands (arrays of the CPU, broadcast to out, or Python
+    scalars); `out` is fresh and C-contiguous."""
+    shape = out._shape
+    size = math.prod(shape)
+    if size == 0:
+        return
+    loop = _loops.get(expression, _UNSET)
+    if loop is _UNSET:
+        loop = compiled(expression)
+    if loop is None:
+        _blocked(expression, [native(a) if a.__class__ is Array else a for a in operands],
+                 native(out))
+        return
+    constants = _scalars(expression, operands)
+    base = constants.ctypes.data
+    pointers = []
+    dense = True
+    row = 0
+    for a, step in zip(operands, expression.steps):
+        if step.op == SCALAR:
+            pointers.append(base + 16 * row)
+            row += 1
+            continue
+        if a._shape != shape or a._strides != out._strides and \
+                a._strides != contiguous_strides(shape, a._dtype.itemsize):
+            dense = False
+        pointers.append(a._buffer.block.address + a._offset)
+    target = out._buffer.block.address + out._offset
+    if dense:
+        strides = _dense(expression)
+        out_strides = np.array((0, out._dtype.itemsize), np.int64)
+        _call(loop, 1, size, target, out_strides, pointers, strides, (constants,))
+        return
+    _strided(loop, expression, operands, out, constants)
+
+
+def _call(loop: Callable[..., None], n0: int, n1: int, target: int, out_strides: np.ndarray,
+          pointers: list[int], strides: np.ndarray, keep: Any, split: bool = True) -> None:
+    """The loop over n0 x n1 elements, split over the pool when large (and `split`)."""
+    addresses = (ctypes.c_void_p * len(pointers))(*pointers)
+    total = n0 * n1
+    count = parallel.get_num_threads() if split and total >= THREADED_FROM else 1
+    args = (target, out_strides.ctypes.data, addresses, strides.ctypes.data)
+    if count < 2:
+        loop(n0, n1, 0, total, *args)
+    else:
+        parallel.run_chunks(lambda start, stop: loop(n0, n1, start, stop, *args), total, count)
+    del keep
+
+
+def _strided(loop: Callable[..., None], expression: Expression, operands: Sequence[Any],
+             out: Array, constants: np.ndarray) -> None:
+    """Any layout: the broadcast strides merged (`collapse`) to at most two axes per call, a
+    call per index of the axes before them."""
+    from ..cuda.codegen.elementwise import broadcast_strides, collapse
+
+    shape = out._shape
+    arrays = [a for a, s in zip(operands, expression.steps) if s.op != SCALAR]
+    dims, steps = collapse(shape, [out._strides, *(broadcast_strides(shape, a._shape, a._strides)
+                                                   for a in arrays)])
+    while len(dims) < 2:
+        dims, steps = (1, *dims), [(0, *st) for st in steps]
+    n0, n1 = dims[-2:]
+    strides = np.zeros(2 * expression.operands, np.int64)
+    bases = []
+    array_steps = iter(zip(arrays, steps[1:]))
+    row = 0
+    for k, step in enumerate(expression.steps[:expression.operands]):
+        if step.op == SCALAR:
+            bases.append((constants.ctypes.data + 16 * row, ()))
+            row += 1
+        else:
+            a, st = next(array_steps)
+            bases.append((a._buffer.block.address + a._offset, st[:-2]))
+            strides[2 * k:2 * k + 2] = st[-2:]
+    out_strides = np.array(steps[0][-2:], np.int64)
+    start = out._buffer.block.address + out._offset
+    for index in np.ndindex(*dims[:-2]):
+        pointers = [b + sum(i * s for i, s in zip(index, lead)) for b, lead in bases]
+        target = start + sum(i * s for i, s in zip(index, steps[0][:-2]))
+        _call(loop, n0, n1, target, out_strides, pointers, strides, (constants,))
+
+
+def native(x: Array) -> np.ndarray:
+    from .backend import CpuBackend
+
+    return CpuBackend.native(None, x)  # type: ignore[arg-type]
+
+
+def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int, ...],
+               reduce: Callable[[np.ndarray, np.ndarray], None], out: np.ndarray) -> bool:
+    """out = `reduce` over all axes of the expression of same-shaped C-contiguous arrays (and
+    scalars), in one pass: chunks of the expression into a small temporary, each reduced into a
+    partial result, the partials reduced in order. False (out untouched) where the operands
+    are laid out otherwise or too small to pay."""
+    size = math.prod(shape)
+    if size < THREADED_FROM or any(
+            a.__class__ is Array and (a._shape != shape or
+                                      a._strides != contiguous_strides(shape, a._dtype.itemsize))
+            for a in operands):
+        return False
+    loop = _loops.get(expression, _UNSET)
+    if loop is _UNSET:
+        loop = compiled(expression)
+    constants = _scalars(expression, operands)
+    flat = [native(a).reshape(-1) if a.__class__ is Array else a for a in operands]
+    chunk = CHUNK * 8
+    chunks = -(-size // chunk)
+    partials = np.empty(chunks, out.dtype)
+    dtype = expression.dtype.numpy
+    strides = _dense(expression)
+    out_strides = np.array((0, dtype.itemsize), np.int64)
+
+    def part(first: int, last: int) -> None:
+        buffer = np.empty(chunk, dtype)
+        for c in range(first, last):
+            start, stop = c * chunk, min(size, (c + 1) * chunk)
+            value = buffer[:stop - start]
+            if loop is None:
+                _evaluate(expression, [v[start:stop] if v.__class__ is np.ndarray else v
+                                       for v in flat], value)
+            else:
+                row = iter(range(expression.operands))
+                pointers = [constants.ctypes.data + 16 * next(row) if s.op == SCALAR else
+                            v.ctypes.data + start * v.itemsize
+                            for v, s in zip(flat, expression.steps)]
+                _call(loop, 1, stop - start, value.ctypes.data, out_strides, pointers, strides,
+                      None, split=False)
+            reduce(value, partials[c, ...])
+
+    count = parallel.get_num_threads()
+    if count < 2:
+        part(0, chunks)
+    else:
+        parallel.run_chunks(part, chunks, min(count, chunks))
+    reduce(partials, out)
+    return True
+
+
+def _blocked(expression: Expression, operands: Sequence[Any], out: np.ndarray,
+             target: np.ndarray) -> None:
+    """Blocked numpy evaluation into `target` (out's shape), chunks along the first axis."""
+    shape = out.shape
+    views = [np.broadcast_to(v, shape) if s.op != SCALAR else v
+             for v, s in zip(operands, expression.steps)]
+    if not shape:
+        _evaluate(expression, views, target)
+        return
+    row = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+    rows = max(1, CHUNK // max(row, 1))
+    chunks = -(-shape[0] // rows)
+
+    def part(first: int, last: int) -> None:
+        for c in range(first, last):
+            key = slice(c * rows, min(shape[0], (c + 1) * rows))
+            _evaluate(expression, [v[key] if v.__class__ is np.ndarray else v for v in views],
+                      target[key])
+
+    count = parallel.get_num_threads() if out.size >= THREADED_FROM else 1
+    if count < 2 or chunks < 2:
+        part(0, chunks)
+    else:
+        parallel.run_chunks(part, chunks, min(count, chunks))
+
+
+def _evaluate(expression: Expression, operands: Sequence[Any], out: np.ndarray) -> None:
+    values = list(operands)
+    last = len(expression.steps) - 1
+    for index, step in enumerate(expression.steps[expression.operands:], expression.operands):
+        args = [values[i] for i in step.args]
+        into = out if index == last else np.empty(out.shape, step.dtype.numpy)
+        if step.op == ASTYPE:
+            with np.errstate(all="ignore"):
+                np.copyto(into, args[0], casting="unsafe")
+        else:
+            kernels.ELEMENTWISE[step.op](*args, out=into)
+        values.append(into)
