@@ -32,7 +32,8 @@ __all__ = ["fuse"]
 
 REDUCED = "reduced"  # a step standing for the reduction's result (seen with a shape)
 REDUCTIONS = frozenset({"sum", "prod", "min", "max", "any", "all"})
-_MAX_PLANS = 256  # signatures kept per fused function
+_MAX_PLANS = 256
+_BYTES = frozenset({dt.bool, dt.int8, dt.uint8})  # signatures kept per fused function
 
 
 class _Unfusable(TypeError):
@@ -107,12 +108,16 @@ class _Tracer(Backend):
             return self._operand(Step(SCALAR, (), dtype, dtype), ("scalar", x))
         found = self.values.get(id(x._buffer)) if x._buffer.device is self.device else None
         if found is None:
-            raise _Unfusable(f"{what}: only arrays passed to the fused function (or computed "
-                             "from them) can be fused; pass this array as an argument")
+            raise _Unfusable(f"{what}: an array the function did not take as an argument (pass "
+                             "it as one)")
         index, shape = found
         step = self.steps[index]
         if x._offset == 0 and x._shape == shape and x._dtype is step.dtype:
             return index
+        if x._offset == 0 and x._shape == shape and dt.bool in (x._dtype, step.dtype) and \
+                {x._dtype, step.dtype} <= _BYTES:  # numpy mode's bool <-> (u)int8 views: 0, 1
+            self.steps.append(Step(ASTYPE, (index,), x._dtype, step.dtype))
+            return len(self.steps) - 1
         if step.op == REDUCED and x._offset == 0 and x._dtype is step.dtype and \
                 [n for n in x._shape if n != 1] == [n for n in shape if n != 1]:
             return self._operand(Step(REDUCED, (), step.dtype, step.dtype),
@@ -212,7 +217,8 @@ _REFUSED = {
     "searchsorted": "searchsorted()", "nonzero": "nonzero()", "gather": "indexing (take)",
     "scatter": "indexed assignment", "unique": "unique()", "linalg": "linalg",
     "fft": "fft", "dlpack_device": "DLPack", "to_host": "reading values on the host (bool(), float(), to_device)",
-    "copy_to": "to_device()", "dlpack": "DLPack export", "host_view": "numpy conversion",
+    "copy_to": "to_device()", "dlpack": "DLPack export",
+    "host_view": "reading values on the host (numpy conversion)",
     "concat": "concat()", "compress": "boolean indexing", "isin": "isin()",
     "arange": "arange()", "synchronize": "synchronize()",
 }
@@ -352,13 +358,11 @@ class Fused:
             try:
                 plan = _trace(self.function, args, device)
             except _Unfusable as exc:
-                if not self.fallback:
-                    name = getattr(self.function, "__name__", "the function")
-                    raise TypeError(f"hxarray.fuse({name}): {exc} cannot be fused (fuse takes "
-                                    "element-wise functions, operators, where, clip, astype and "
-                                    "one reduction); fuse(..., fallback=True) runs such a "
-                                    "function unfused") from None
-                plan = None
+                plan = self._refuse(str(exc))
+            except Exception as exc:
+                self.function(*args)  # the function's own errors are raised as they are
+                plan = self._refuse(f"an array the function uses without taking it as an "
+                                    f"argument (tracing raised: {exc})")
             with self._lock:
                 if len(self._plans) >= _MAX_PLANS:
                     self._plans.clear()
@@ -369,6 +373,16 @@ class Fused:
         if plan is None:
             return self.function(*args)
         return _run(plan, args, device)  # type: ignore[arg-type]
+
+    def _refuse(self, what: str) -> None:
+        """None (run unfused) with `fallback`, else the TypeError naming `what`."""
+        if self.fallback:
+            return None
+        name = getattr(self.function, "__name__", "the function")
+        raise TypeError(f"hxarray.fuse({name}): {what} cannot be fused (fuse takes element-wise "
+                        "functions, operators, where, clip, astype and one reduction, on arrays "
+                        "passed as arguments); fuse(..., fallback=True) runs such a function "
+                        "unfused")
 
     @staticmethod
     def _signature(args: Sequence[Any]) -> tuple[Any, Device | None, builtins.bool]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import struct
 import threading
 import warnings
 from collections.abc import Callable, Sequence
@@ -85,14 +86,14 @@ def compiled(expression: Expression) -> Callable[..., None] | None:
 def _scalars(expression: Expression, operands: Sequence[Any]) -> np.ndarray:
     """The scalar operands stored in their dtypes, 16 bytes apart (kept per expression and
     values: they are the constants of a traced signature)."""
-    key = (expression, tuple((v.__class__, v) for v, s in zip(operands, expression.steps)
+    key = (expression, tuple(_exact(v) for v, s in zip(operands, expression.steps)
                              if s.op == SCALAR))
     found = _constants.get(key)
     if found is None:
         found = np.zeros((max(1, len(key[1])), 16), np.uint8)
         with np.errstate(all="ignore"):  # a scalar stored in a narrower dtype, as unfused
-            for row, (v, s) in enumerate((v, s) for v, s in zip(operands, expression.steps)
-                                         if s.op == SCALAR):
+            scalars = [(v, s) for v, s in zip(operands, expression.steps) if s.op == SCALAR]
+            for row, (v, s) in enumerate(scalars):
                 value = np.asarray(v, dtype=s.dtype.numpy)
                 found[row, :value.itemsize] = np.frombuffer(value.tobytes(), np.uint8)
         if len(_constants) > 4096:
@@ -101,6 +102,16 @@ def _scalars(expression: Expression, operands: Sequence[Any]) -> np.ndarray:
     return found
 
 
+def _exact(value: Any) -> Any:
+    """A key that tells apart every scalar value (0.0 from -0.0, each NaN payload)."""
+    if value.__class__ is float:
+        return _DOUBLE.pack(value)
+    if value.__class__ is complex:
+        return _DOUBLE.pack(value.real) + _DOUBLE.pack(value.imag)
+    return (value.__class__, value)
+
+
+_DOUBLE = struct.Struct("<d")
 _constants: dict[Any, np.ndarray] = {}
 _dense_strides: dict[Expression, np.ndarray] = {}
 
@@ -255,14 +266,13 @@ def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int
     return True
 
 
-def _blocked(expression: Expression, operands: Sequence[Any], out: np.ndarray,
-             target: np.ndarray) -> None:
-    """Blocked numpy evaluation into `target` (out's shape), chunks along the first axis."""
+def _blocked(expression: Expression, operands: Sequence[Any], out: np.ndarray) -> None:
+    """Blocked numpy evaluation into `out`, chunks along the first axis."""
     shape = out.shape
     views = [np.broadcast_to(v, shape) if s.op != SCALAR else v
              for v, s in zip(operands, expression.steps)]
     if not shape:
-        _evaluate(expression, views, target)
+        _evaluate(expression, views, out)
         return
     row = int(np.prod(shape[1:])) if len(shape) > 1 else 1
     rows = max(1, CHUNK // max(row, 1))
@@ -272,7 +282,7 @@ def _blocked(expression: Expression, operands: Sequence[Any], out: np.ndarray,
         for c in range(first, last):
             key = slice(c * rows, min(shape[0], (c + 1) * rows))
             _evaluate(expression, [v[key] if v.__class__ is np.ndarray else v for v in views],
-                      target[key])
+                      out[key])
 
     count = parallel.get_num_threads() if out.size >= THREADED_FROM else 1
     if count < 2 or chunks < 2:
