@@ -202,13 +202,16 @@ class _Tracer(Backend):
     def default_stream(self, device: Device) -> Any:
         raise _Unfusable("streams")
 
-    create_stream = create_event = default_stream
+    def create_stream(self, device: Device, **options: Any) -> Any:
+        raise _Unfusable("streams")
+
+    create_event = create_stream
 
     def _refused(self, *args: Any, **kwargs: Any) -> Any:
         raise AssertionError("unreachable: __getattribute__ refuses it")
 
-    dlpack_device = arg_reduce = scan = matmul = sort = argsort = searchsorted = nonzero = gather = scatter = \
-        unique = _refused
+    dlpack_device = arg_reduce = scan = matmul = sort = argsort = searchsorted = nonzero = \
+        gather = scatter = unique = _refused
 
 
 _REFUSED = {
@@ -216,7 +219,8 @@ _REFUSED = {
     "matmul": "matmul()", "sort": "sort()", "argsort": "argsort()",
     "searchsorted": "searchsorted()", "nonzero": "nonzero()", "gather": "indexing (take)",
     "scatter": "indexed assignment", "unique": "unique()", "linalg": "linalg",
-    "fft": "fft", "dlpack_device": "DLPack", "to_host": "reading values on the host (bool(), float(), to_device)",
+    "fft": "fft", "dlpack_device": "DLPack",
+    "to_host": "reading values on the host (bool(), float(), to_device)",
     "copy_to": "to_device()", "dlpack": "DLPack export",
     "host_view": "reading values on the host (numpy conversion)",
     "concat": "concat()", "compress": "boolean indexing", "isin": "isin()",
@@ -346,10 +350,10 @@ class Fused:
             raise TypeError(f"a fused function takes positional arguments only, got "
                             f"{', '.join(kwargs)}")
         key, device, empty = self._signature(args)
-        plan = self._plans.get(key, _MISSING)
-        if plan.__class__ is _Plan and plan.shapes is not None:  # type: ignore[union-attr]
+        plan: Any = self._plans.get(key, _MISSING)
+        if plan.__class__ is _Plan and plan.shapes is not None:
             shapes = tuple(a._shape for a in args if a.__class__ is Array)
-            if plan.shapes != shapes:  # type: ignore[union-attr]
+            if plan.shapes != shapes:  # counts follow the shapes: one plan per shapes
                 key = (key, shapes)
                 plan = self._plans.get(key, _MISSING)
         if plan is _MISSING:
@@ -358,21 +362,24 @@ class Fused:
             try:
                 plan = _trace(self.function, args, device)
             except _Unfusable as exc:
-                plan = self._refuse(str(exc))
+                self._refuse(str(exc))
+                plan = None
             except Exception as exc:
-                self.function(*args)  # the function's own errors are raised as they are
-                plan = self._refuse(f"an array the function uses without taking it as an "
-                                    f"argument (tracing raised: {exc})")
-            with self._lock:
-                if len(self._plans) >= _MAX_PLANS:
-                    self._plans.clear()
-                self._plans[key if plan is None or plan.shapes is None else
-                            (key, plan.shapes)] = plan
-                if plan is not None and plan.shapes is not None:
-                    self._plans[key] = plan
+                result = self.function(*args)  # its own errors are raised as they are
+                self._refuse(f"an array the function uses without taking it as an argument "
+                             f"(tracing raised: {exc})")
+                self._keep(key, None)
+                return result
+            self._keep(key, plan)
         if plan is None:
             return self.function(*args)
         return _run(plan, args, device)  # type: ignore[arg-type]
+
+    def _keep(self, key: Any, plan: _Plan | None) -> None:
+        with self._lock:
+            if len(self._plans) >= _MAX_PLANS:
+                self._plans.clear()
+            self._plans[key] = plan
 
     def _refuse(self, what: str) -> None:
         """None (run unfused) with `fallback`, else the TypeError naming `what`."""

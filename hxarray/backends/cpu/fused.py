@@ -191,7 +191,7 @@ def _strided(loop: Callable[..., None], expression: Expression, operands: Sequen
         dims, steps = (1, *dims), [(0, *st) for st in steps]
     n0, n1 = dims[-2:]
     strides = np.zeros(2 * expression.operands, np.int64)
-    bases = []
+    bases: list[tuple[int, tuple[int, ...]]] = []
     array_steps = iter(zip(arrays, steps[1:]))
     row = 0
     for k, step in enumerate(expression.steps[:expression.operands]):
@@ -199,9 +199,9 @@ def _strided(loop: Callable[..., None], expression: Expression, operands: Sequen
             bases.append((constants.ctypes.data + 16 * row, ()))
             row += 1
         else:
-            a, st = next(array_steps)
-            bases.append((a._buffer.block.address + a._offset, st[:-2]))
-            strides[2 * k:2 * k + 2] = st[-2:]
+            array, layout = next(array_steps)
+            bases.append((array._buffer.block.address + array._offset, layout[:-2]))
+            strides[2 * k:2 * k + 2] = layout[-2:]
     out_strides = np.array(steps[0][-2:], np.int64)
     start = out._buffer.block.address + out._offset
     for index in np.ndindex(*dims[:-2]):

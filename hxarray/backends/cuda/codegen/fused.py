@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from .... import _dtypes as dt
 from ....hal.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
 from . import C_TYPES, OPTIONS, PREAMBLE
-from .elementwise import INDEX_TYPES, functor, source as operation_source
+from .elementwise import INDEX_TYPES, functor
+from .elementwise import source as operation_source
 
 __all__ = ["all_sources", "cuda_source", "host_source", "kernel_name"]
 
