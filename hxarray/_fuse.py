@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -416,6 +417,30 @@ class Fused:
 
 
 _MISSING: Any = object()
+
+
+# -- hxarray's own compositions -------------------------------------------------------------------
+FUSE_FROM = 1 << 17  # elements from which hxarray's own compositions run fused
+_internal: dict[Any, Fused] = {}
+
+
+def pays(arrays: Sequence[Any]) -> builtins.bool:
+    """Whether one of hxarray's own element-wise compositions over `arrays` (and scalars) runs
+    fused: large enough, on a backend that compiles fused expressions (never inside a trace)."""
+    for x in arrays:
+        if x.__class__ is Array and math.prod(x._shape) >= FUSE_FROM:
+            device = x._buffer.device
+            return type(device._backend or device.backend).fused is not Backend.fused
+    return False
+
+
+def internal(key: Any, function: Callable[..., Any]) -> Fused:
+    """The fused form of one of hxarray's compositions (made once per `key`; unfused where a
+    signature cannot be fused)."""
+    found = _internal.get(key)
+    if found is None:
+        found = _internal.setdefault(key, Fused(function, fallback=True))
+    return found
 
 
 def fuse(function: Callable[..., Any] | None = None, *, fallback: builtins.bool = False) -> Any:

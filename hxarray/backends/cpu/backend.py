@@ -9,6 +9,7 @@ results reuses both the memory and the view.
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from collections.abc import Callable
 from functools import cache
@@ -269,6 +270,17 @@ class CpuBackend(Backend):
             if max(abs(values[0]), abs(values[-1]), abs(step)) < 2**62:
                 out = self.empty((len(values),), dtype)
                 kernels.arange_into(out._handle, start, step)
+                return out
+        if dtype in (dt.float32, dt.float64) and isinstance(start, (int, float)) and \
+                isinstance(step, (int, float)) and isinstance(stop, (int, float)):
+            length = math.ceil((stop - start) / step)  # numpy's length
+            if 2 <= length <= (1 << 24 if dtype is dt.float32 else 1 << 62):
+                out = self.empty((length,), dtype)
+                parts = parallel.get_num_threads() if length >= self.thresholds.memory_bound \
+                    else 1
+                with quiet():
+                    kernels.arange_float_into(out._handle, start, step, parts,
+                                              fused.arange_loop(out._handle.dtype))
                 return out
         return self._result(np.arange(start, stop, step, dtype=dtype.numpy))
 

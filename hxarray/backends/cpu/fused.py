@@ -38,49 +38,75 @@ _UNSET: Any = object()
 _noted = False
 
 
-def _compile(expression: Expression) -> Callable[..., None] | None:
-    """The compiled loop of `expression`, or None where no compiler can build it."""
+def host_function(source: str, symbol: str, argtypes: Sequence[Any]) -> Any:
+    """The C function `symbol` of C++ `source` (written against the CUDA headers), compiled by
+    the host compiler (once per source: cached in memory and in the kernel cache), or None where
+    it cannot be compiled here (hxarray says so once)."""
     global _noted
-    try:
-        from ..cuda.codegen import OPTIONS
-        from ..cuda.codegen.fused import host_source
-        from ..cuda.driver import CompileError
-        from ..cuda.sim.compiler import HostCompiler
+    key = (source, symbol)
+    with _lock:
+        if key in _functions:
+            return _functions[key]
+        try:
+            from ..cuda.codegen import OPTIONS
+            from ..cuda.driver import CompileError
+            from ..cuda.sim.compiler import HostCompiler
 
-        compiler = _host_compiler(HostCompiler)
-        key, binary = compiler.compile_host(host_source(expression), OPTIONS)
-        function = compiler.load_host(key, binary).hx_fused
-    except (CompileError, OSError) as exc:
-        if not _noted:
-            _noted = True
-            warnings.warn(f"hxarray.fuse runs fused expressions on the CPU as blocked numpy: "
-                          f"they cannot be compiled here ({str(exc).splitlines()[0]})",
-                          RuntimeWarning, stacklevel=4)
-        return None
-    function.argtypes = _ARGTYPES
-    function.restype = None
-    return function
+            if not _compilers:
+                _compilers.append(HostCompiler(KernelCache(default_cache_dir())))
+            compiler = _compilers[0]
+            function = getattr(compiler.load_host(*compiler.compile_host(source, OPTIONS)),
+                               symbol)
+            function.argtypes = list(argtypes)
+            function.restype = None
+        except (ImportError, CompileError, OSError) as exc:
+            function = None
+            if not _noted:
+                _noted = True
+                warnings.warn(f"hxarray cannot compile its CPU loops here "
+                              f"({str(exc).splitlines()[0]}): fused expressions run as blocked "
+                              "numpy", RuntimeWarning, stacklevel=5)
+        _functions[key] = function
+        return function
 
 
 _compilers: list[Any] = []
-
-
-def _host_compiler(kind: Any) -> Any:
-    if not _compilers:
-        _compilers.append(kind(KernelCache(default_cache_dir())))
-    return _compilers[0]
+_functions: dict[tuple[str, str], Any] = {}
 
 
 def compiled(expression: Expression) -> Callable[..., None] | None:
     """The expression's compiled loop (built on first use), or None."""
-    try:
-        return _loops[expression]
-    except KeyError:
-        pass
-    with _lock:
-        if expression not in _loops:
-            _loops[expression] = _compile(expression)
-        return _loops[expression]
+    loop = _loops.get(expression, _UNSET)
+    if loop is _UNSET:
+        from ..cuda.codegen.fused import host_source
+
+        loop = _loops[expression] = host_function(host_source(expression), "hx_fused",
+                                                  _ARGTYPES)
+    return loop
+
+
+_ARANGE = """
+template <typename T> static void arange(T* out, long long begin, long long end, T first,
+                                         T delta) {
+    for (long long i = begin; i < end; i++) out[i] = first + T(i) * delta;
+}
+extern "C" void hx_arange_f32(float* out, long long begin, long long end, double first,
+                              double delta) {
+    arange<float>(out, begin, end, float(first), float(delta));
+}
+extern "C" void hx_arange_f64(double* out, long long begin, long long end, double first,
+                              double delta) {
+    arange<double>(out, begin, end, first, delta);
+}
+"""
+
+
+def arange_loop(dtype: np.dtype) -> Callable[..., None] | None:
+    """A compiled `out[i] = first + i * delta` for i in [begin, end) (float32, float64), as
+    numpy's arange fills; None without a compiler."""
+    return host_function(_ARANGE, "hx_arange_f32" if dtype == np.float32 else "hx_arange_f64",
+                         [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong,
+                          ctypes.c_double, ctypes.c_double])
 
 
 def _scalars(expression: Expression, operands: Sequence[Any]) -> np.ndarray:
