@@ -33,8 +33,8 @@ __all__ = ["fuse"]
 
 REDUCED = "reduced"  # a step standing for the reduction's result (seen with a shape)
 REDUCTIONS = frozenset({"sum", "prod", "min", "max", "any", "all"})
-_MAX_PLANS = 256
-_BYTES = frozenset({dt.bool, dt.int8, dt.uint8})  # signatures kept per fused function
+_MAX_PLANS = 256  # signatures kept per fused function
+_BYTES = frozenset({dt.bool, dt.int8, dt.uint8})
 
 
 class _Unfusable(TypeError):
