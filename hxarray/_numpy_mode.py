@@ -253,7 +253,7 @@ def elementwise(name: str, *operands: Any) -> Array:
 
 def _converted(name: str, *values: Any) -> Array:
     """`name` of the values converted as numpy converts them, the result converted back."""
-    plan = _plan(name, values)
+    plan = _plan(name, list(values))
     converted = [_convert(v, d, plan.scalar) for v, d in zip(values, plan.operands)]
     if plan.mixed_sign:
         return _mixed_sign(name, *converted)
