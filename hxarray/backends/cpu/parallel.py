@@ -323,7 +323,7 @@ def _sample_sort(x: np.ndarray, out: np.ndarray, count: int) -> bool:
     where the ranges come out too uneven to pay (e.g. few distinct values), or where the machine
     is already busy (its load average at least the CPUs this process may use): threads would
     then only add the classifying passes to numpy's own sort."""
-    if os.getloadavg()[0] >= _available_cpus():
+    if machine_busy():
         return False
     sample = np.sort(x[::max(1, x.size // _SAMPLE)])
     pivots = sample[[sample.size * i // count for i in range(1, count)]]
@@ -359,6 +359,12 @@ def _sample_sort(x: np.ndarray, out: np.ndarray, count: int) -> bool:
     return True
 
 
-def _available_cpus() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        os.cpu_count() or 1
+def machine_busy() -> bool:
+    """Whether the machine's load average (over the last minute) already fills the CPUs this
+    process may use: then threads would wait for each other's turn."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # not available here
+        return False
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return load >= (cpus or 1)
