@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import hxarray as xp
 from hxarray.backends.cpu import fused as cpu_fused
+from hxarray.backends.cpu import parallel
 
 from .oracle import ON_EACH_DEVICE
 
@@ -69,8 +70,9 @@ def test_the_chain_is_bit_for_bit_the_unfused_chain(dtype):
     both(chain, a[:0], b[:0])  # empty
 
 
-def test_a_large_chain_runs_split_over_threads():
-    n = 3 * cpu_fused.THREADED_FROM + 7
+def test_a_large_chain_runs_split_over_threads(monkeypatch):
+    monkeypatch.setattr(parallel, "machine_busy", lambda: False)
+    n = cpu_fused.ONE_PASS_FROM + 3 * 8192 + 7
     a = xp.asarray(np.random.default_rng(1).random(n))
     b = xp.asarray(np.random.default_rng(2).random(n))
     both(chain, a, b)

@@ -3,7 +3,7 @@
 Compiled: the expression's C++ (`cuda/codegen/fused.host_source`: the same operation sources as
 the CUDA kernels), built once by the host C++ compiler the CUDA simulator uses and kept in the
 kernel cache, called through ctypes (which releases the GIL) on equal slices of the elements,
-one per thread of the pool. Without a compiler (or CuPy's headers, which the sources include):
+one per thread of the pool (one thread while the machine is busy: `parallel.machine_busy`). Without a compiler (or CuPy's headers, which the sources include):
 blocked numpy, each step's numpy kernel on cache-sized chunks into per-chunk temporaries, chunks
 spread over the pool; hxarray says so once.
 """
@@ -29,7 +29,8 @@ from . import kernels, parallel
 __all__ = ["CHUNK", "compiled", "run", "run_reduce"]
 
 CHUNK = 8192  # elements per chunk of blocked evaluation: a few temporaries stay in L2
-THREADED_FROM = 1 << 16  # elements from which a fused loop is split over the pool
+THREADED_FROM = 1 << 18  # elements from which a fused loop is split over the pool
+ONE_PASS_FROM = 1 << 21  # elements from which a fused reduction runs chunk by chunk
 
 _ARGTYPES = [ctypes.c_longlong] * 4 + [ctypes.c_void_p] * 4
 _lock = threading.Lock()
@@ -194,7 +195,8 @@ def _call(loop: Callable[..., None], n0: int, n1: int, target: int, out_strides:
     """The loop over n0 x n1 elements, split over the pool when large (and `split`)."""
     addresses = (ctypes.c_void_p * len(pointers))(*pointers)
     total = n0 * n1
-    count = parallel.get_num_threads() if split and total >= THREADED_FROM else 1
+    count = parallel.get_num_threads() if split and total >= THREADED_FROM and \
+        not parallel.machine_busy() else 1
     args = (target, out_strides.ctypes.data, addresses, strides.ctypes.data)
     if count < 2:
         loop(n0, n1, 0, total, *args)
@@ -249,7 +251,7 @@ def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int
     partial result, the partials reduced in order. False (out untouched) where the operands
     are laid out otherwise or too small to pay."""
     size = math.prod(shape)
-    if size < THREADED_FROM or any(
+    if size < ONE_PASS_FROM or any(
             a.__class__ is Array and (a._shape != shape or
                                       a._strides != contiguous_strides(shape, a._dtype.itemsize))
             for a in operands):
@@ -283,7 +285,7 @@ def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int
                       None, split=False)
             reduce(value, partials[c, ...])
 
-    count = parallel.get_num_threads()
+    count = 1 if parallel.machine_busy() else parallel.get_num_threads()
     if count < 2:
         part(0, chunks)
     else:
