@@ -3,9 +3,10 @@
 Compiled: the expression's C++ (`cuda/codegen/fused.host_source`: the same operation sources as
 the CUDA kernels), built once by the host C++ compiler the CUDA simulator uses and kept in the
 kernel cache, called through ctypes (which releases the GIL) on equal slices of the elements,
-one per thread of the pool (one thread while the machine is busy: `parallel.machine_busy`). Without a compiler (or CuPy's headers, which the sources include):
-blocked numpy, each step's numpy kernel on cache-sized chunks into per-chunk temporaries, chunks
-spread over the pool; hxarray says so once.
+one per thread of the pool (one thread while the machine is busy: `parallel.machine_busy`).
+Without a compiler (or CuPy's headers, which the sources include): blocked numpy, each step's
+numpy kernel on cache-sized chunks into per-chunk temporaries, chunks spread over the pool;
+hxarray says so once.
 """
 
 from __future__ import annotations
