@@ -141,6 +141,7 @@ def _exact(value: Any) -> Any:
 
 _DOUBLE = struct.Struct("<d")
 _constants: dict[Any, np.ndarray] = {}
+_DENSE_OUT = {size: np.array((0, size), np.int64) for size in (1, 2, 4, 8, 16)}  # by itemsize
 _dense_strides: dict[Expression, np.ndarray] = {}
 
 
@@ -184,9 +185,8 @@ def run(expression: Expression, operands: Sequence[Any], out: Array) -> None:
         pointers.append(a._buffer.block.address + a._offset)
     target = out._buffer.block.address + out._offset
     if dense:
-        strides = _dense(expression)
-        out_strides = np.array((0, out._dtype.itemsize), np.int64)
-        _call(loop, 1, size, target, out_strides, pointers, strides, (constants,))
+        _call(loop, 1, size, target, _DENSE_OUT[out._dtype.itemsize], pointers,
+              _dense(expression), (constants,))
         return
     _strided(loop, expression, operands, out, constants)
 
