@@ -427,11 +427,12 @@ _internal: dict[Any, Fused] = {}
 def pays(arrays: Sequence[Any]) -> builtins.bool:
     """Whether one of hxarray's own element-wise compositions over `arrays` (and scalars) runs
     fused: large enough, on a backend that compiles fused expressions (never inside a trace)."""
-    for x in arrays:
-        if x.__class__ is Array and math.prod(x._shape) >= FUSE_FROM:
-            device = x._buffer.device
-            return type(device._backend or device.backend).fused is not Backend.fused
-    return False
+    devices = {x._buffer.device for x in arrays if x.__class__ is Array}
+    if len(devices) != 1 or not any(x.__class__ is Array and math.prod(x._shape) >= FUSE_FROM
+                                    for x in arrays):
+        return False  # (arrays on two devices: the unfused call says so)
+    device = devices.pop()
+    return type(device._backend or device.backend).fused is not Backend.fused
 
 
 def internal(key: Any, function: Callable[..., Any]) -> Fused:

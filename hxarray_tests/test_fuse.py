@@ -296,3 +296,28 @@ def test_a_fused_function_keeps_its_name():
     fused = xp.fuse(chain)
     assert fused.__name__ == "chain" and "chain" in repr(fused)
     assert math.isclose(float(host(fused(xp.asarray(3.0), 4.0))), 3.5)
+
+
+def test_hxarray_fuses_its_own_clip_and_numpy_mode_conversions():
+    """From FUSE_FROM elements clip and numpy mode's conversions run fused where the backend
+    compiles expressions: the same values as numpy's."""
+    from hxarray._fuse import FUSE_FROM
+
+    rng = np.random.default_rng(10)
+    data = rng.standard_normal(FUSE_FROM + 5)
+    data[:4] = [np.nan, -0.0, np.inf, -np.inf]
+    x = xp.asarray(data)
+    for low, high in ((-0.5, 0.5), (None, 0.1), (-0.2, None)):
+        got = host(xp.clip(x, low, high))
+        assert got.tobytes() == np.clip(data, low, high).tobytes()
+    bound = xp.asarray(np.full(data.size, 0.25, np.float32))
+    assert host(xp.clip(x, max=bound)).tobytes() == np.minimum(data, np.float32(0.25)).tobytes()
+    ints = rng.integers(-300, 300, FUSE_FROM + 5).astype(np.int16)
+    i = xp.asarray(ints)
+    assert host(i + 1.5).tobytes() == (ints + 1.5).tobytes()
+    assert host(i * xp.asarray(ints.astype(np.uint32))).tobytes() == \
+        (ints * ints.astype(np.uint32)).tobytes()
+    big = xp.asarray(ints.astype(np.int64))
+    unsigned = xp.asarray(np.abs(ints).astype(np.uint64))
+    assert host(big < unsigned).tolist() == (ints.astype(np.int64) < np.abs(ints).astype(
+        np.uint64)).tolist()
