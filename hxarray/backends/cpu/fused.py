@@ -27,7 +27,7 @@ from ...hal.fusion import ASTYPE, SCALAR, Expression
 from ...hal.kernel_cache import KernelCache, default_cache_dir
 from . import kernels, parallel
 
-__all__ = ["CHUNK", "compiled", "run", "run_reduce"]
+__all__ = ["CHUNK", "arange_loop", "compiled", "host_function", "run", "run_reduce"]
 
 CHUNK = 8192  # elements per chunk of blocked evaluation: a few temporaries stay in L2
 THREADED_FROM = 1 << 18  # elements from which a fused loop is split over the pool
