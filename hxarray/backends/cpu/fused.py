@@ -111,23 +111,27 @@ def arange_loop(dtype: np.dtype) -> Callable[..., None] | None:
                           ctypes.c_double, ctypes.c_double])
 
 
-def _scalars(expression: Expression, operands: Sequence[Any]) -> np.ndarray:
-    """The scalar operands stored in their dtypes, 16 bytes apart (kept per expression and
-    values: they are the constants of a traced signature)."""
+def _scalars(expression: Expression, operands: Sequence[Any]) -> tuple[np.ndarray, int]:
+    """The scalar operands stored in their dtypes, 16 bytes apart, and their address (kept per
+    expression and values: they are the constants of a traced signature)."""
     key = (expression, tuple(_exact(v) for v, s in zip(operands, expression.steps)
                              if s.op == SCALAR))
     found = _constants.get(key)
     if found is None:
-        found = np.zeros((max(1, len(key[1])), 16), np.uint8)
+        table = np.zeros((max(1, len(key[1])), 16), np.uint8)
         with np.errstate(all="ignore"):  # a scalar stored in a narrower dtype, as unfused
             scalars = [(v, s) for v, s in zip(operands, expression.steps) if s.op == SCALAR]
             for row, (v, s) in enumerate(scalars):
                 value = np.asarray(v, dtype=s.dtype.numpy)
-                found[row, :value.itemsize] = np.frombuffer(value.tobytes(), np.uint8)
+                table[row, :value.itemsize] = np.frombuffer(value.tobytes(), np.uint8)
         if len(_constants) > 4096:
             _constants.clear()
-        _constants[key] = found
+        found = _constants[key] = _addressed(table)
     return found
+
+
+def _addressed(array: np.ndarray) -> tuple[np.ndarray, int]:
+    return array, array.ctypes.data
 
 
 def _exact(value: Any) -> Any:
@@ -140,18 +144,19 @@ def _exact(value: Any) -> Any:
 
 
 _DOUBLE = struct.Struct("<d")
-_constants: dict[Any, np.ndarray] = {}
-_DENSE_OUT = {size: np.array((0, size), np.int64) for size in (1, 2, 4, 8, 16)}  # by itemsize
-_dense_strides: dict[Expression, np.ndarray] = {}
+_constants: dict[Any, tuple[np.ndarray, int]] = {}
+_DENSE_OUT = {size: _addressed(np.array((0, size), np.int64)) for size in (1, 2, 4, 8, 16)}
+_dense_strides: dict[Expression, tuple[np.ndarray, int]] = {}
 
 
-def _dense(expression: Expression) -> np.ndarray:
-    """Operand strides for operands that are C-contiguous in the output's shape (scalars 0)."""
+def _dense(expression: Expression) -> tuple[np.ndarray, int]:
+    """Operand strides for operands that are C-contiguous in the output's shape (scalars 0),
+    and their address."""
     found = _dense_strides.get(expression)
     if found is None:
-        found = np.array([x for s in expression.steps[:expression.operands]
-                          for x in (0, 0 if s.op == SCALAR else s.dtype.itemsize)], np.int64)
-        _dense_strides[expression] = found
+        found = _dense_strides[expression] = _addressed(np.array(
+            [x for s in expression.steps[:expression.operands]
+             for x in (0, 0 if s.op == SCALAR else s.dtype.itemsize)], np.int64))
     return found
 
 
@@ -169,8 +174,7 @@ def run(expression: Expression, operands: Sequence[Any], out: Array) -> None:
         _blocked(expression, [native(a) if a.__class__ is Array else a for a in operands],
                  native(out))
         return
-    constants = _scalars(expression, operands)
-    base = constants.ctypes.data
+    constants, base = _scalars(expression, operands)
     pointers = []
     dense = True
     row = 0
@@ -188,17 +192,19 @@ def run(expression: Expression, operands: Sequence[Any], out: Array) -> None:
         _call(loop, 1, size, target, _DENSE_OUT[out._dtype.itemsize], pointers,
               _dense(expression), (constants,))
         return
-    _strided(loop, expression, operands, out, constants)
+    _strided(loop, expression, operands, out, (constants, base))
 
 
-def _call(loop: Callable[..., None], n0: int, n1: int, target: int, out_strides: np.ndarray,
-          pointers: list[int], strides: np.ndarray, keep: Any, split: bool = True) -> None:
-    """The loop over n0 x n1 elements, split over the pool when large (and `split`)."""
+def _call(loop: Callable[..., None], n0: int, n1: int, target: int,
+          out_strides: tuple[np.ndarray, int], pointers: list[int],
+          strides: tuple[np.ndarray, int], keep: Any, split: bool = True) -> None:
+    """The loop over n0 x n1 elements, split over the pool when large (and `split`); strides
+    come with their addresses."""
     addresses = (ctypes.c_void_p * len(pointers))(*pointers)
     total = n0 * n1
     count = parallel.get_num_threads() if split and total >= THREADED_FROM and \
         not parallel.machine_busy() else 1
-    args = (target, out_strides.ctypes.data, addresses, strides.ctypes.data)
+    args = (target, out_strides[1], addresses, strides[1])
     if count < 2:
         loop(n0, n1, 0, total, *args)
     else:
@@ -207,7 +213,7 @@ def _call(loop: Callable[..., None], n0: int, n1: int, target: int, out_strides:
 
 
 def _strided(loop: Callable[..., None], expression: Expression, operands: Sequence[Any],
-             out: Array, constants: np.ndarray) -> None:
+             out: Array, constants: tuple[np.ndarray, int]) -> None:
     """Any layout: the broadcast strides merged (`collapse`) to at most two axes per call, a
     call per index of the axes before them."""
     from ..cuda.codegen.elementwise import broadcast_strides, collapse
@@ -219,24 +225,24 @@ def _strided(loop: Callable[..., None], expression: Expression, operands: Sequen
     while len(dims) < 2:
         dims, steps = (1, *dims), [(0, *st) for st in steps]
     n0, n1 = dims[-2:]
-    strides = np.zeros(2 * expression.operands, np.int64)
+    strides = _addressed(np.zeros(2 * expression.operands, np.int64))
     bases: list[tuple[int, tuple[int, ...]]] = []
     array_steps = iter(zip(arrays, steps[1:]))
     row = 0
     for k, step in enumerate(expression.steps[:expression.operands]):
         if step.op == SCALAR:
-            bases.append((constants.ctypes.data + 16 * row, ()))
+            bases.append((constants[1] + 16 * row, ()))
             row += 1
         else:
             array, layout = next(array_steps)
             bases.append((array._buffer.block.address + array._offset, layout[:-2]))
-            strides[2 * k:2 * k + 2] = layout[-2:]
-    out_strides = np.array(steps[0][-2:], np.int64)
+            strides[0][2 * k:2 * k + 2] = layout[-2:]
+    out_strides = _addressed(np.array(steps[0][-2:], np.int64))
     start = out._buffer.block.address + out._offset
     for index in np.ndindex(*dims[:-2]):
         pointers = [b + sum(i * s for i, s in zip(index, lead)) for b, lead in bases]
         target = start + sum(i * s for i, s in zip(index, steps[0][:-2]))
-        _call(loop, n0, n1, target, out_strides, pointers, strides, (constants,))
+        _call(loop, n0, n1, target, out_strides, pointers, strides, constants)
 
 
 def native(x: Array) -> np.ndarray:
@@ -260,14 +266,14 @@ def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int
     loop = _loops.get(expression, _UNSET)
     if loop is _UNSET:
         loop = compiled(expression)
-    constants = _scalars(expression, operands)
+    constants, base = _scalars(expression, operands)
     flat = [native(a).reshape(-1) if a.__class__ is Array else a for a in operands]
     chunk = CHUNK * 8
     chunks = -(-size // chunk)
     partials = np.empty(chunks, out.dtype)
     dtype = expression.dtype.numpy
     strides = _dense(expression)
-    out_strides = np.array((0, dtype.itemsize), np.int64)
+    out_strides = _DENSE_OUT[dtype.itemsize]
 
     def part(first: int, last: int) -> None:
         buffer = np.empty(chunk, dtype)
@@ -279,11 +285,11 @@ def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int
                                        for v in flat], value)
             else:
                 row = iter(range(expression.operands))
-                pointers = [constants.ctypes.data + 16 * next(row) if s.op == SCALAR else
+                pointers = [base + 16 * next(row) if s.op == SCALAR else
                             v.ctypes.data + start * v.itemsize
                             for v, s in zip(flat, expression.steps)]
                 _call(loop, 1, stop - start, value.ctypes.data, out_strides, pointers, strides,
-                      None, split=False)
+                      constants, split=False)
             reduce(value, partials[c, ...])
 
     count = 1 if parallel.machine_busy() else parallel.get_num_threads()
