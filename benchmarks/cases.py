@@ -8,7 +8,9 @@ so results can be compared with numpy's.
 The exceptions are the two "allocator" cases, which measure hxarray's caching allocator and so
 reach below the namespace: `alloc_pair` times the HAL's `Allocator.allocate` (against numpy's
 `np.empty` for reference), and `alloc_add` times `add` with a fresh output against the same
-addition into a preallocated one. They run on numpy and hxarray only (`Case.libraries`). A case with
+addition into a preallocated one. They run on numpy and hxarray only (`Case.libraries`). numexpr
+is an anchor, not an array library: a column only in the cases that name it (the fused ones, where
+an expression applies), when it can be imported. A case with
 `variants` returns one callable per variant; the runner times all of them in the same interleaved
 rounds, so the difference between variants is measured as carefully as the ratio between libraries.
 
@@ -62,14 +64,22 @@ def libraries() -> tuple[list[Library], list[str]]:
                 lambda h: hxarray.asarray(h, copy=True), np.asarray),
     ]
     notes: list[str] = []
-    try:
-        strict = importlib.import_module("array_api_strict")
-    except ImportError as exc:
-        notes.append(f"array-api-strict column skipped: it cannot be imported ({exc})")
-    else:
-        libs.append(Library("array-api-strict", strict, strict.__version__,
-                            lambda h: strict.asarray(h, copy=True), np.from_dlpack))
+    optional: list[tuple[str, str, Callable[[Any], tuple[Any, Any]]]] = [
+        ("array-api-strict", "array_api_strict",
+         lambda m: (lambda h: m.asarray(h, copy=True), np.from_dlpack)),
+        ("numexpr", "numexpr", lambda m: (lambda h: np.array(h, copy=True), np.asarray)),
+    ]
+    for name, module_name, converters in optional:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            notes.append(f"{name} column skipped: it cannot be imported ({exc})")
+            continue
+        libs.append(Library(name, module, module.__version__, *converters(module)))
     return libs, notes
+
+
+ANCHORS = ("numexpr",)  # columns only in the cases that name them
 
 
 @dataclass(frozen=True)
@@ -84,7 +94,7 @@ class Case:
     quick_sizes: tuple[int, ...]
     compare_values: bool = True  # False: only shape and dtype are compared (uninitialised memory)
     shape: Callable[[int], tuple[int, ...]] = lambda size: (size,)  # the inputs' shape at a size
-    libraries: tuple[str, ...] | None = None  # only these libraries (None: all of them)
+    libraries: tuple[str, ...] | None = None  # only these (None: all but the anchors)
     # With variants, setup returns {variant: callable} for each of them; the first is the main one,
     # reported under the library's name, the others as "<library>:<variant>".
     variants: tuple[str, ...] = ()
@@ -155,6 +165,44 @@ def _add(lib: Library, size: int) -> Thunk:
 def _chain(lib: Library, size: int) -> Thunk:
     (a, b), sqrt = _two(lib, size), lib.xp.sqrt
     return lambda: sqrt(a * a + b * b) * 0.5 + 1
+
+
+CHAIN = "sqrt(a*a + b*b) * 0.5 + 1"
+
+
+def _fused_chain(lib: Library, size: int) -> Thunk:
+    """The chain as each library runs it fastest: hxarray fused (`hxarray.fuse`), numexpr's
+    evaluate, numpy operator by operator (the reference)."""
+    a, b = _two(lib, size)
+    if lib.name == "numexpr":
+        evaluate = lib.xp.evaluate
+        return lambda: evaluate(CHAIN, local_dict={"a": a, "b": b})
+    sqrt = lib.xp.sqrt
+
+    def chain(x: Any, y: Any) -> Any:
+        return sqrt(x * x + y * y) * 0.5 + 1
+
+    function = lib.xp.fuse(chain) if lib.name == "hxarray" else chain
+    return lambda: function(a, b)
+
+
+def _fused_sum(lib: Library, size: int) -> dict[str, Thunk]:
+    """`sum(a * b)`: fused (hxarray: one pass, no temporary) and unfused (`xp.sum(a * b)`);
+    numpy has no fusion, so both of its variants are the unfused call."""
+    (a, b), total = _two(lib, size), lib.xp.sum
+
+    def unfused() -> Any:
+        return total(a * b)
+
+    if lib.name != "hxarray":
+        return {"fused": unfused, "unfused": unfused}
+    fused = lib.xp.fuse(lambda x, y: total(x * y))
+    return {"fused": lambda: fused(a, b), "unfused": unfused}
+
+
+def _arange_float(lib: Library, size: int) -> Thunk:
+    arange, stop = lib.xp.arange, float(size)
+    return lambda: arange(stop)
 
 
 def _reduction(function: str, axis: int | None) -> Callable[[Library, int], Thunk]:
@@ -249,6 +297,8 @@ CASES: tuple[Case, ...] = (
     Case("zeros", "creation", "`zeros(n)`, float64", _creation("zeros"), SIZES, QUICK_SIZES),
     Case("ones", "creation", "`ones(n)`, float64", _creation("ones"), SIZES, QUICK_SIZES),
     Case("arange", "creation", "`arange(n)`, int64", _creation("arange"), SIZES, QUICK_SIZES),
+    Case("arange_f64", "creation", "`arange(float(n))`, float64", _arange_float, SIZES,
+         QUICK_SIZES),
     Case("asarray", "creation", "`asarray(numpy_array, copy=True)`: host data into the library",
          _asarray, SIZES, QUICK_SIZES),
     Case("asarray_shared", "interop", "`asarray(numpy_array)` of a writable array: shared, not "
@@ -260,6 +310,12 @@ CASES: tuple[Case, ...] = (
          QUICK_SIZES),
     Case("chain", "elementwise", "`sqrt(a*a + b*b) * 0.5 + 1`: five ops and their temporaries",
          _chain, SIZES, QUICK_SIZES),
+    Case("fused_chain", "fused", f"`{CHAIN}` float64 through `hxarray.fuse` (numpy: the plain "
+         "chain; numexpr: `evaluate`)", _fused_chain, SIZES, QUICK_SIZES,
+         libraries=("numpy", "hxarray", "numexpr")),
+    Case("fused_sum", "fused", "`sum(a * b)` float64: `hxarray.fuse` (one pass) and, as "
+         "`:unfused`, `xp.sum(a * b)`", _fused_sum, SIZES, QUICK_SIZES,
+         libraries=("numpy", "hxarray"), variants=("fused", "unfused")),
     Case("sum", "reduction", "`sum(a)` over all elements", _reduction("sum", None), SIZES,
          QUICK_SIZES),
     Case("sum_axis0", "reduction", "`sum(m, axis=0)`, m near-square 2-D, C order",

@@ -68,6 +68,10 @@ CASES: dict[str, tuple[Callable[[Side, int], Callable[[], Any]], int, int]] = {
     "add float32": (lambda s, n: (lambda a, b: lambda: s.xp.add(a, b))(
         s.put(_data(n)), s.put(_data(n, 1))), 1 << 20, 12),
     "sum float32": (lambda s, n: (lambda a: lambda: s.xp.sum(a))(s.put(_data(n))), 1 << 20, 4),
+    # hxarray.fuse and cupy.fuse: one kernel each
+    "fused chain float32": (lambda s, n: (lambda f, a, b: lambda: f(a, b))(
+        s.xp.fuse(lambda x, y: s.xp.sqrt(x * x + y * y) * 0.5 + 1), s.put(_data(n)),
+        s.put(_data(n, 1))), 1 << 20, 12),
     "matmul float32": (lambda s, n: (lambda a: lambda: s.xp.matmul(a, a))(
         s.put(_data(n, square=True))), 256, 0),
     "to_device round trip float32": (lambda s, n: (lambda h: lambda: s.get(s.put(h)))(
@@ -99,7 +103,11 @@ def simulator(quick: bool) -> dict[str, Any]:
         rows.append({"case": name, "n": n,
                      "median_s": _median_s(setup(side, n), side.sync, 3 if quick else 7)})
     device = xp.Device("cuda:0")
-    return {"raw_kernels_s": figures, "hxarray_on_cuda0": rows,
+    chain = CASES["fused chain float32"][0](side, 1 << 10)
+    before = device.backend.stats(device)["kernel_launches"]
+    chain()
+    launches = device.backend.stats(device)["kernel_launches"] - before
+    return {"raw_kernels_s": figures, "hxarray_on_cuda0": rows, "fused_chain_launches": launches,
             "stats": device.backend.stats(device)}
 
 
@@ -148,6 +156,7 @@ def markdown(document: dict[str, Any]) -> str:
     for row in sim["hxarray_on_cuda0"]:
         lines.append(f"| {row['case']} | {row['n']:,} | {row['median_s'] * 1e3:.2f} ms |")
     stats = sim["stats"]
+    lines += ["", f"A fused chain (`hxarray.fuse`) is {sim['fused_chain_launches']} launch(es)."]
     lines += ["", f"Kernel launches {stats['kernel_launches']}, compilations "
               f"{stats['compilations']}, host fallbacks {stats['host_fallbacks'] or 'none'}.", ""]
     lines += ["### Host overhead", "", "hxarray's own host time per call on the null driver "

@@ -287,6 +287,34 @@ def _ratio_target(document: dict[str, Any], key: str, case: str, size: int, limi
                    f"{_time(r['median_s'][SUBJECT])})", value, limit)
 
 
+def _columns_target(document: dict[str, Any], key: str, case: str, size: int, slower: str,
+                    faster: str, limit: float, target: str) -> dict[str, Any]:
+    """Column `slower`'s time over column `faster`'s at least `limit` (same run, same rounds)."""
+    r = _result(document, case, size)
+    if r is None or slower not in r["check"]:
+        return _target(key, target, NOT_MEASURED, NOT_MEASURED, limit=limit)
+    problem = _problem(r, (slower, faster))
+    if problem:
+        return _target(key, target, NOT_MET, problem, limit=limit)
+    value = r["median_s"][slower] / r["median_s"][faster]
+    return _target(key, target, MET if value >= limit else NOT_MET,
+                   f"{value:#.3g} ({_time(r['median_s'][slower])} / "
+                   f"{_time(r['median_s'][faster])})", value, limit)
+
+
+def _size_limit_target(document: dict[str, Any], key: str, case: str, size: int,
+                       target: str, limit: float) -> dict[str, Any]:
+    """hxarray's time for `case` at `size` under `limit` seconds."""
+    r = _result(document, case, size)
+    if r is None:
+        return _target(key, target, NOT_MEASURED, NOT_MEASURED, limit=limit)
+    problem = _problem(r, (SUBJECT,))
+    if problem:
+        return _target(key, target, NOT_MET, problem, limit=limit)
+    value = r["median_s"][SUBJECT]
+    return _target(key, target, MET if value <= limit else NOT_MET, _time(value), value, limit)
+
+
 def _elements(r: dict[str, Any]) -> int:
     return math.prod(r["shape"])
 
@@ -413,8 +441,26 @@ def targets(document: dict[str, Any]) -> list[dict[str, Any]]:
     for case, dtype in (("matmul_f64", "float64"), ("matmul_f32", "float32")):
         found.append(_ratio_target(document, f"{case}_1024", case, 1024, 0.95,
                                    f"`matmul` 1024×1024 {dtype}: speedup ≥ 0.95", at_most=False))
-    found.append(_ratio_target(document, "sort_1e6", "sort", 1_000_000, 1.0,
-                               "`sort` of 1e6 float64: speedup ≥ 1.0", at_most=False))
+    for size, label in ((1_000_000, "1e6"), (big, "1e7")):
+        found.append(_ratio_target(document, f"sort_{label}", "sort", size, 1.2,
+                                   f"`sort` of {label} float64: speedup ≥ 1.2 (a quiet machine)",
+                                   at_most=False))
+    for size, label in ((100_000, "1e5"), (1_000_000, "1e6"), (big, "1e7")):
+        found.append(_ratio_target(document, f"arange_f64_{label}", "arange_f64", size, 0.9,
+                                   f"`arange` of {label} float64: speedup ≥ 0.9", at_most=False))
+    for size, label, limit in ((100_000, "1e5", 2.0), (1_000_000, "1e6", 2.0), (big, "1e7", 4.0)):
+        found.append(_ratio_target(document, f"fused_chain_{label}", "fused_chain", size, limit,
+                                   f"fused chain at {label} float64: speedup ≥ {limit:g}",
+                                   at_most=False))
+    found += [
+        _columns_target(document, "fused_chain_numexpr", "fused_chain", big, "numexpr", SUBJECT,
+                        1.0, "fused chain at 1e7: at least numexpr's speed (numexpr time / "
+                        "hxarray time ≥ 1)"),
+        _size_limit_target(document, "fused_chain_10", "fused_chain", 10, "a fused call on 10 "
+                           "elements (warm) ≤ 3 µs", 3e-6),
+        _columns_target(document, "fused_sum_1e7", "fused_sum", big, SUBJECT + ":unfused",
+                        SUBJECT, 1.5, "fused `sum(a * b)` at 1e7: ≥ 1.5× `xp.sum(a * b)`"),
+    ]
     found += [_time_limit_target(document, "alloc_pair", "caching allocator: a cached allocate + "
                                  "free pair (`alloc_pair`) < 1 µs", ALLOC_PAIR_LIMIT_S),
               _alloc_share_target(document), _rss_target(document),

@@ -29,6 +29,7 @@ from ._dtypes import (
     uint64,
 )
 from ._elementwise import *  # noqa: F403
+from ._fuse import fuse
 
 if TYPE_CHECKING:  # the element-wise functions are generated at import; their signatures:
     from ._elementwise_api import *  # noqa: F403

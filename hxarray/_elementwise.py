@@ -19,6 +19,7 @@ from . import _dtypes as dt
 from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._compiled import fast
+from ._fuse import internal, pays
 from ._modes import NumpyRule, is_strict, unspecified
 from ._ops import BINARY, OPS, UNARY, Op, Signature
 from ._views import broadcast_shapes
@@ -322,7 +323,25 @@ def clip(x: Array, /, min: Array | Scalar | None = None,
         result = clip(x, low, given[0] if max is not None else None)
         return numpy_mode.reinterpret(result, dt.bool) if dtype is dt.bool else result
     shape = broadcast_shapes(*shapes)
-    low, high = bounds
+    if pays([x, *bounds]):  # one pass instead of a copy, then maximum, then minimum
+        given = [b for b in bounds if b is not None]
+        return internal(("clip", min is None, max is None), partial(_clip_bounds, min is None,
+                                                                     max is None))(x, *given)
+    return _clip(x, *bounds, shape)
+
+
+def _clip_bounds(no_min: builtins.bool, no_max: builtins.bool, x: Array, *given: Any) -> Array:
+    """clip(x, ...) with the bounds that are not None."""
+    bounds = list(given)
+    low = None if no_min else bounds.pop(0)
+    high = None if no_max else bounds.pop(0)
+    return _clip(x, low, high, broadcast_shapes(*(v._shape for v in (x, *given)
+                                                  if v.__class__ is _Array)))
+
+
+def _clip(x: Array, low: Array | Scalar | None, high: Array | Scalar | None,
+          shape: tuple[int, ...]) -> Array:
+    """The backend's clip of x (bounds checked, None where missing) over `shape`."""
     signature = _CLIP.signature(x._dtype, low._dtype if low.__class__ is _Array else x._dtype,
                                 high._dtype if high.__class__ is _Array else x._dtype)
     return _backend_of(x).elementwise(_CLIP, (x, low, high), signature, shape)

@@ -241,7 +241,16 @@ def elementwise(name: str, *operands: Any) -> Array:
         constant = _out_of_range(name, *values)
         if constant is not None:
             return constant
-    plan = _plan(name, values)
+    from ._fuse import internal, pays
+
+    if pays(values):  # the conversions and the operation as one kernel
+        return internal(("numpy mode", name), functools.partial(_converted, name))(*values)
+    return _converted(name, *values)
+
+
+def _converted(name: str, *values: Any) -> Array:
+    """`name` of the values converted as numpy converts them, the result converted back."""
+    plan = _plan(name, list(values))
     converted = [_convert(v, d, plan.scalar) for v, d in zip(values, plan.operands)]
     if plan.mixed_sign:
         return _mixed_sign(name, *converted)

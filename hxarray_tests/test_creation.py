@@ -27,6 +27,7 @@ from .oracle import (
     ids,
     np_dtype,
     sample,
+    thread_thresholds,
     view_pair,
 )
 
@@ -438,6 +439,19 @@ def test_arange_floats(start, stop, step):
     expected = np.arange(start, stop, step)
     assert_matches(result, expected)
     assert result.shape[0] == max(0, math.ceil((stop - start) / step))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("start, step", [(0.0, 1.0), (-3.7, 0.1), (1e10, -2.5e-3), (0.5, 3)])
+@pytest.mark.parametrize("size", [2, 3, 4097, 100_003])
+def test_arange_floats_are_numpys_bit_for_bit(dtype, start, step, size):
+    """Filled in place (a compiled loop, or blocked numpy passes), threads included."""
+    stop = start + size * step
+    expected = np.arange(start, stop, step, dtype=dtype)
+    for threads in (1, 2):
+        with xp.threads(threads), thread_thresholds(1000):
+            result = np.asarray(xp.arange(start, stop, step, dtype=getattr(xp, dtype)))
+        assert result.tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize("args,kwargs,expected", [

@@ -18,7 +18,9 @@ N = SPLIT_FROM * 3 + 7  # large enough to split, not a multiple of the thread co
 
 
 @pytest.fixture(autouse=True)
-def low_thresholds():
+def low_thresholds(monkeypatch):
+    """Low thresholds, and a machine taken as idle (the sample sort gives way on a busy one)."""
+    monkeypatch.setattr(parallel, "machine_busy", lambda: False)
     with thread_thresholds(SPLIT_FROM):
         yield
 
@@ -219,15 +221,26 @@ def test_large_operations_are_split(monkeypatch, data, operation):
     x, y = xp.asarray(data[0]), xp.asarray(data[1])
     compute = {"add": lambda: x + y, "sin": lambda: xp.sin(x), "sum": lambda: xp.sum(x),
                "sort": lambda: xp.sort(x)}[operation]
+    split = [2, 2, 2] if operation == "sort" else [2]  # the sort: classify, move, sort
     with xp.threads(2):
         compute()
-    assert calls == [2]
+    assert calls == split
     with xp.threads(1):
         compute()
-    assert calls == [2]
+    assert calls == split
     with thread_thresholds(N + 1), xp.threads(2):
         compute()
-    assert calls == [2]
+    assert calls == split
+
+
+def test_a_busy_machine_sorts_with_numpy_alone(monkeypatch, data):
+    calls = []
+    monkeypatch.setattr(parallel, "run_chunks", lambda *args: calls.append(args))
+    monkeypatch.setattr(parallel, "machine_busy", lambda: True)
+    with xp.threads(2):
+        result = xp.sort(xp.asarray(data[0]))
+    assert calls == []
+    np.testing.assert_array_equal(np.asarray(result), np.sort(data[0]))
 
 
 def test_run_chunks_finishes_every_chunk_before_raising():

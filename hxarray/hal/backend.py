@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _array as array_module
 from .. import _views
+from . import fusion
 from .device import Device, DeviceType
 from .stream import Stream, current_stream
 
@@ -291,6 +292,23 @@ class Backend(ABC):
         """Of the flattened `x`: the sorted distinct values (every NaN distinct), the int64
         index of each value's first occurrence, the int64 inverse indices shaped like x, and
         the int64 counts."""
+
+    # -- fused expressions (`hxarray.fuse`, hal/fusion.py) -----------------------------------------
+    def fused(self, expression: fusion.Expression, operands: Sequence[Array | Scalar],
+              out: Array) -> None:
+        """out = `expression` of `operands`, broadcast to out's shape (out is fresh and
+        C-contiguous). Default: one primitive call per step; a backend that compiles the
+        expression into one kernel overrides it."""
+        fusion.run_unfused(self, expression, operands, out)
+
+    def fused_reduce(self, name: str, expression: fusion.Expression,
+                     operands: Sequence[Array | Scalar], shape: Shape, axes: tuple[int, ...],
+                     out: Array) -> None:
+        """out = the reduction `name` (as `reduce`) over `axes` of `expression` broadcast to
+        `shape`. Default: the expression into a temporary, then `reduce`."""
+        value = self.empty(shape, expression.dtype, out._buffer.device)
+        self.fused(expression, operands, value)
+        self.reduce(name, value, axes, out)
 
     # -- optional primitives: a host copy through the CPU backend by default -----------------------
     def linalg(self, name: str, *args: Array, **params: Any) -> Any:

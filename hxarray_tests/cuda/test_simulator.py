@@ -202,7 +202,7 @@ def test_a_forked_child_gets_an_error_not_a_hang(sim: SimDriver) -> None:
         dims = (ctypes.c_uint * 6)(1, 1, 1, 1, 1, 1)
         status = sim.runtime.hxsim_launch(
             module.get_function("k").info_address, ctypes.addressof(args),
-            ctypes.addressof(dims), ctypes.addressof(dims) + 12, 0, 5.0, error, 1024,
+            ctypes.addressof(dims), ctypes.addressof(dims) + 12, 0, 0, 5.0, error, 1024,
             ctypes.byref(ctypes.c_ulonglong()), ctypes.byref(ctypes.c_int()))
         os.write(write, f"{status} {error.value.decode()}".encode())
         os._exit(0)
@@ -404,3 +404,46 @@ def test_the_benchmark_figures_are_measured() -> None:
     assert set(figures) == {"compile_pch", "compile_no_pch", "warm_load", "launch_queued",
                             "launch_sync", "saxpy_device_grid", "saxpy_per_element", "gemm_256"}
     assert all(0 < seconds < 60 for seconds in figures.values())
+
+
+LOOP_KERNELS = r'''
+extern "C" __global__ void index2d(int* out) {
+    int t = threadIdx.y * blockDim.x + threadIdx.x, b = blockIdx.y * gridDim.x + blockIdx.x;
+    out[b * blockDim.x * blockDim.y + t] = b * 1000 + threadIdx.y * 100 + threadIdx.x;
+}
+extern "C" __global__ void trap7(int* x) {
+    if (blockIdx.x == 1 && threadIdx.x == 7) __trap();
+    x[threadIdx.x] = 1;
+}
+'''
+
+
+@pytest.mark.parametrize("body, loop", [
+    ("out[threadIdx.x] = 1;", True),
+    ("__syncthreads(); out[threadIdx.x] = 1;", False),
+    ("out[threadIdx.x] = __shfl_down_sync(0xffffffffu, int(threadIdx.x), 1);", False),
+    ("out[threadIdx.x] = __ballot_sync(0xffffffffu, 1);", False),
+    ("__shared__ int tile[32]; tile[threadIdx.x] = 1; out[threadIdx.x] = tile[0];", False),
+    ("extern __shared__ int dyn[]; dyn[threadIdx.x] = 1; out[threadIdx.x] = dyn[0];", False),
+])
+def test_loop_mode_is_read_from_the_compiled_module(sim: SimDriver, body: str,
+                                                    loop: bool) -> None:
+    module = sim.compile(0, f'extern "C" __global__ void k(int* out) {{ {body} }}')
+    assert module.loop is loop
+
+
+def test_loop_mode_runs_every_thread_with_its_indices(sim: SimDriver) -> None:
+    module = sim.compile(0, LOOP_KERNELS)
+    assert module.loop
+    arrays = DeviceArrays(sim)
+    arrays.stream = sim.create_stream(0)
+    out = arrays.zeros(6 * 32 * 4)
+    sim.launch(module.get_function("index2d"), (3, 2, 1), (8, 4, 1), (out,), 0, arrays.stream)
+    sim.stream_synchronize(arrays.stream)
+    b, y, x = np.meshgrid(np.arange(6), np.arange(4), np.arange(8), indexing="ij")
+    expected = (b * 1000 + y * 100 + x).ravel()
+    assert np.array_equal(arrays.get(out, 6 * 32, np.int32), expected)
+    with pytest.raises(KernelError, match=r"block \(1, 0, 0\) thread \(7, 0, 0\): __trap"):
+        _run(sim, arrays, module, "trap7", 2, 32, arrays.zeros(32 * 4))
+    arrays.free_all()
+    sim.destroy_stream(arrays.stream)

@@ -9,6 +9,7 @@ results reuses both the memory and the view.
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from collections.abc import Callable
 from functools import cache
@@ -24,7 +25,7 @@ from ...hal.allocator import Block, CachingAllocator
 from ...hal.backend import FRESH_LAYOUTS, Backend, fresh_layout
 from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType, default_device
-from . import kernels, parallel
+from . import fused, kernels, parallel
 from .allocator import CpuAllocator
 from .device import cpu_capabilities
 from .linalg_kernels import FFT, LINALG
@@ -259,6 +260,17 @@ class CpuBackend(Backend):
                 out = self.empty((len(values),), dtype)
                 kernels.arange_into(out._handle, start, step)
                 return out
+        if dtype in (dt.float32, dt.float64) and isinstance(start, (int, float)) and \
+                isinstance(step, (int, float)) and isinstance(stop, (int, float)):
+            length = math.ceil((stop - start) / step)  # numpy's length
+            if 2 <= length <= (1 << 24 if dtype is dt.float32 else 1 << 62):
+                out = self.empty((length,), dtype)
+                parts = parallel.get_num_threads() if length >= self.thresholds.memory_bound \
+                    else 1
+                with quiet():
+                    kernels.arange_float_into(out._handle, start, step, parts,
+                                              fused.arange_loop(out._handle.dtype))
+                return out
         return self._result(np.arange(start, stop, step, dtype=dtype.numpy))
 
     @_retrying
@@ -300,6 +312,19 @@ class CpuBackend(Backend):
         else:
             parallel.elementwise(kernel, handles, target)
         return out
+
+    def fused(self, expression, operands, out) -> None:
+        fused.run(expression, operands, out)
+
+    def fused_reduce(self, name, expression, operands, shape, axes, out) -> None:
+        if len(axes) == len(shape) and name in kernels.REDUCING_UFUNCS:
+            def reduce(chunk: np.ndarray, into: np.ndarray) -> None:
+                kernels.reduce_into(name, chunk, None, False, into)
+
+            with quiet():
+                if fused.run_reduce(expression, operands, shape, reduce, self.native(out)):
+                    return
+        super().fused_reduce(name, expression, operands, shape, axes, out)
 
     @_retrying
     def reduce(self, name, x, axes, out) -> None:

@@ -74,6 +74,46 @@ def arange_into(out: np.ndarray, start: int, step: int) -> None:
         filled += count
 
 
+_FLOAT_IOTA = {np.dtype(t): np.arange(1 << 15, dtype=t) for t in (np.float32, np.float64)}
+
+
+def arange_float_into(out: np.ndarray, start: float, step: float, parts: int = 1,
+                      loop: Callable[..., None] | None = None) -> None:
+    """numpy's arange(start, start + len(out) * step, step) into the 1-D float32/float64 `out`,
+    bit for bit: numpy stores start and start + step, then fills element i with
+    start + i * delta (delta = their difference, in out's dtype). `loop` (a compiled
+    `loop(out, begin, end, first, delta)`) does that in one pass; without it, block by block
+    (a block stays in cache): the indices from a cached 0, 1, 2, ... shifted by the block's
+    start, times delta, plus start: the same two roundings. Split over `parts` threads. (float32
+    beyond 2**24 elements: numpy's indices round; the caller leaves those to numpy.)"""
+    kind = out.dtype.type
+    first, second = kind(start), kind(start + step)
+    delta = second - first
+    iota = _FLOAT_IOTA[out.dtype]
+    block = iota.size
+    address = out.ctypes.data
+
+    def fill(begin: int, end: int) -> None:
+        if loop is not None:
+            loop(address, begin, end, float(first), float(delta))
+            return
+        for at in range(begin, end, block):
+            part = out[at:min(end, at + block)]
+            np.add(iota[:part.size], at, out=part)
+            np.multiply(part, delta, out=part)
+            np.add(part, first, out=part)
+
+    if parts > 1:
+        from .parallel import run_chunks
+
+        run_chunks(lambda i, _: fill(out.size * i // parts // block * block,
+                                     out.size if i == parts - 1 else
+                                     out.size * (i + 1) // parts // block * block), parts, parts)
+    else:
+        fill(0, out.size)
+    out[:2] = (first, second)[:out.size]
+
+
 COMPRESS_FROM = 1024  # mask elements from which numpy's compress beats its branching mask indexing
 
 

@@ -302,25 +302,56 @@ def sort(x: np.ndarray, out: np.ndarray, axis: int) -> bool:
 
 
 def _sample_sort(x: np.ndarray, out: np.ndarray, count: int) -> bool:
-    """Sort the 1-D `x` into `out` as `count` value ranges, split at pivots taken from a regular
-    sample: each thread gathers its range (numpy's compress; NaN, which sorts last, goes to the
-    last) into its place in `out` and sorts it there. False (out untouched) where the ranges come
-    out too uneven to pay, e.g. with few distinct values."""
+    """Sort the 1-D `x` into `out` as `count` value ranges split at pivots taken from a regular
+    sample, each step on all threads: each thread classifies its own slice of `x` (its elements
+    below each pivot) and moves each class to its place in `out` (numpy's compress), then each
+    thread sorts one value range in place (NaN, which sorts last, is in the last). Every element
+    is read twice and written once before the sorts, all in parallel. False (out untouched)
+    where the ranges come out too uneven to pay (e.g. few distinct values), or where the machine
+    is already busy (its load average at least the CPUs this process may use): threads would
+    then only add the classifying passes to numpy's own sort."""
+    if machine_busy():
+        return False
     sample = np.sort(x[::max(1, x.size // _SAMPLE)])
     pivots = sample[[sample.size * i // count for i in range(1, count)]]
     if np.any(pivots != pivots):  # NaN pivots (most of the sample) do not split
         return False
-    below = [np.less(x, p) for p in pivots]
-    bounds = [0, *(int(np.count_nonzero(b)) for b in below), x.size]
-    if max(stop - start for start, stop in zip(bounds, bounds[1:])) > x.size * 3 // (2 * count):
+    size = x.size
+    slices = [x[size * c // count:size * (c + 1) // count] for c in range(count)]
+    below: list[list[np.ndarray]] = [[] for _ in range(count)]  # [slice][pivot]
+    counts = np.zeros((count, count), np.int64)  # [slice, value range]
+
+    def classify(c: int, _: int) -> None:
+        below[c] = [np.less(slices[c], p) for p in pivots]  # NaN: below none, the last range
+        under = [0, *(int(np.count_nonzero(b)) for b in below[c]), slices[c].size]
+        counts[c] = np.diff(under)
+
+    run_chunks(classify, count, count)
+    totals = counts.sum(axis=0)
+    if totals.max() > size * 3 // (2 * count):
         return False
+    starts = np.concatenate(([0], np.cumsum(totals)))
+    offsets = starts[:-1] + np.cumsum(counts, axis=0) - counts  # [slice, range] -> position
 
-    def value_range(i: int, _: int) -> None:
-        mask = below[0] if i == 0 else ~below[i - 1] if i == count - 1 else \
-            below[i] & ~below[i - 1]
-        part = out[bounds[i]:bounds[i + 1]]
-        x.compress(mask, out=part)
-        part.sort()
+    def move(c: int, _: int) -> None:
+        masks = below[c]
+        for r in range(count):
+            mask = masks[0] if r == 0 else ~masks[r - 1] if r == count - 1 else \
+                masks[r] & ~masks[r - 1]
+            at = int(offsets[c, r])
+            slices[c].compress(mask, out=out[at:at + int(counts[c, r])])
 
-    run_chunks(value_range, count, count)
+    run_chunks(move, count, count)
+    run_chunks(lambda r, _: out[int(starts[r]):int(starts[r + 1])].sort(), count, count)
     return True
+
+
+def machine_busy() -> bool:
+    """Whether the machine's load average (over the last minute) already fills the CPUs this
+    process may use: then threads would wait for each other's turn."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # not available here
+        return False
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return load >= (cpus or 1)

@@ -24,9 +24,11 @@ from ..._ops import OPS, Op, Signature
 from ...hal.allocator import StreamOrderedAllocator
 from ...hal.backend import Backend
 from ...hal.device import Device, DeviceType
+from ...hal.fusion import Expression
 from . import launch, peaks
 from .codegen import Library, gemm
 from .codegen import elementwise as ew
+from .codegen import fused as fused_codegen
 from .codegen import indexing as ix
 from .codegen import reduction as rd
 from .codegen import scan as sc
@@ -68,6 +70,7 @@ class CudaBackend(Backend):
         super().__init__()
         self._lock = threading.Lock()
         self._states: dict[int, _DeviceState] = {}
+        self._fused_sources: dict[Expression, str] = {}
         try:
             self.driver: Driver | None = load_driver()
             self._reason: str | None = None
@@ -297,8 +300,7 @@ class CudaBackend(Backend):
         dims, steps = ew.collapse(shape, [out._strides, *strides])
         if len(dims) > ew.MAX_DIMS:
             return None
-        contiguous = all(s == (a._dtype.itemsize,) for s, a in zip(steps, [out, *arrays])) \
-            if len(dims) == 1 else not dims
+        contiguous = _contiguous(dims, steps, [out, *arrays])
         size = math.prod(dims)
         index = ew.INDEX_TYPES[size >= 2**31]
         function = self._kernel(state, op, signature, index)
@@ -315,6 +317,37 @@ class CudaBackend(Backend):
             self._map(op, [_views.slice_axis(_views.broadcast_to(a, shape), 0, i, i + 1)
                            if a.__class__ is Array else a for a in args], signature,
                       _views.slice_axis(out, 0, i, i + 1))
+
+    def fused(self, expression: Expression, operands: Sequence[Array | Scalar],
+              out: Array) -> None:
+        """One generated kernel (codegen/fused.py) over out's shape."""
+        shape = out._shape
+        if 0 in shape:
+            return
+        arrays = [a for a in operands if a.__class__ is Array]
+        strides = [ew.broadcast_strides(shape, a._shape, a._strides) for a in arrays]
+        dims, steps = ew.collapse(shape, [out._strides, *strides])
+        if len(dims) > ew.MAX_DIMS:  # rare: step by step
+            super().fused(expression, operands, out)
+            return
+        packed_steps = iter(steps[1:])
+        records = []
+        for a, step in zip(operands, expression.steps):
+            if a.__class__ is Array:
+                records.append(ew.pack_operand(a._buffer.address + a._offset,
+                                               next(packed_steps)))
+            else:
+                with np.errstate(all="ignore"):
+                    records.append(ew.pack_operand(None, (), a, step.dtype))
+        size = int(np.prod(dims, dtype=np.int64)) if dims else 1
+        kernel = fused_codegen.kernel_name(expression, ew.INDEX_TYPES[size >= 2**31])
+        source = self._fused_sources.get(expression)
+        if source is None:
+            source = self._fused_sources[expression] = fused_codegen.cuda_source(expression)
+        self._launch(out._buffer.device, source, kernel, lambda: [kernel], size,
+                     [*records, ew.pack_output(out._buffer.address + out._offset, steps[0]),
+                      ew.pack_shape(dims, _contiguous(dims, steps, [out, *arrays]))],
+                     [out, *arrays])
 
     def _unaliased(self, a: Array | Scalar, out: Array) -> Array | Scalar:
         """`a`, or a copy of it where it shares memory with `out` other than element for element
@@ -729,6 +762,15 @@ class CudaBackend(Backend):
                          length, [np.uintp(_address(out)), np.int64(length), first[0], first[1]],
                          [out])
         return out
+
+
+def _contiguous(dims: tuple[int, ...], steps: Sequence[tuple[int, ...]],
+                arrays: Sequence[Array]) -> bool:
+    """Whether every array of an element-wise launch (the output first) is C-contiguous in the
+    collapsed layout: the kernels then index by element number."""
+    if len(dims) != 1:
+        return not dims
+    return all(s == (a._dtype.itemsize,) for s, a in zip(steps, arrays))
 
 
 def _address(x: Array) -> int:

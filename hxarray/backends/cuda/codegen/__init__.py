@@ -78,9 +78,10 @@ class Library:
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
     """(name, source, options, name expressions) of every kernel the generators can produce, for
     `make cuda-check`."""
-    from . import elementwise, gemm, indexing, reduction, scan
+    from . import elementwise, fused, gemm, indexing, reduction, scan
 
     yield from elementwise.all_sources()
+    yield from fused.all_sources()
     yield from reduction.all_sources()
     yield from scan.all_sources()
     yield from gemm.all_sources()

@@ -9,7 +9,9 @@
 - `launch_queued`, `launch_sync`: an empty 1-thread kernel, launched back to back / launched and
   synchronised each time;
 - `saxpy_device_grid`, `saxpy_per_element`: y = a*x + y on 2^20 float32 with a grid-stride kernel,
-  with a grid sized to the device (SMs x 2048 threads) and with one thread per element;
+  with a grid sized to the device (SMs x 2048 threads) and with one thread per element (the
+  module runs in loop mode); `saxpy_per_element_fibers`: the same launch with every thread a
+  fiber, as kernels with barriers run;
 - `gemm_256`: a 16x16-tiled shared-memory GEMM of 256x256 float32 matrices.
 """
 
@@ -135,6 +137,10 @@ def measure(repeat: int = 5) -> dict[str, float]:
         figures["saxpy_device_grid"] = _median(lambda: timed(saxpy, device_grid, 256, args),
                                                repeat)
         figures["saxpy_per_element"] = _median(lambda: timed(saxpy, n // 256, 256, args), repeat)
+        module.loop = False  # the fiber mode, for comparison
+        figures["saxpy_per_element_fibers"] = _median(lambda: timed(saxpy, n // 256, 256, args),
+                                                      repeat)
+        module.loop = True
 
         gemm = driver.compile(0, GEMM).get_function("gemm")
         a = np.random.default_rng(1).random((256, 256), dtype=np.float32)

@@ -199,6 +199,20 @@ def _names_a_target(program: str) -> bool:
             proc.kill()
 
 
+@functools.cache
+def _host_cpu() -> str:
+    """This machine's CPU model and features (what -march=native compiles for)."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        lines = []
+    wanted = [line for line in lines if line.startswith(("model name", "flags", "Features"))]
+    import platform
+
+    return hashlib.sha256("\n".join([platform.machine(), *dict.fromkeys(wanted)]).encode()
+                          ).hexdigest()[:16]
+
+
 class HostCompiler:
     """Compiles CUDA C for the simulator and loads the results; one per process is enough.
     `pch`: whether to use a precompiled header (None: `HXARRAY_CUDA_SIM_PCH`)."""
@@ -420,6 +434,37 @@ class HostCompiler:
             self._run([self.cxx, "-shared", "-pthread", *inputs, "-Wl,--wrap=__assert_fail",
                        "-o", str(out)], "linking the kernel module")
             return out.read_bytes()
+
+    def compile_host(self, source: str, options: Sequence[str] = ()) -> tuple[str, bytes]:
+        """(cache key, shared object) of plain host C++ written against the CUDA headers (no
+        kernels, no runtime; `options` as `compile` takes them): the CPU backend's fused loops.
+        Built for this CPU (`-march=native`; the CPU's features are part of the cache key);
+        floating-point operations are never contracted into FMAs, so results keep the bits of
+        the operations one by one."""
+        flags = [*BASE_FLAGS, "-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno",
+                 *self.translate_options(options)[0]]
+        key = KernelCache.key("hxsim-host", source, " ".join(flags), self.header_version,
+                              self.identity, _host_cpu(), *self.includes)
+
+        def build() -> bytes:
+            pch = self.precompiled_header()
+            header_dir = pch if pch is not None else INCLUDE_DIR
+            with tempfile.TemporaryDirectory(dir=self.workdir) as tmp:
+                src, out = Path(tmp) / "fused.cpp", Path(tmp) / "fused.so"
+                src.write_text(source)
+                includes = [f"-I{header_dir}"] + [f"-isystem{d}" for d in self.includes]
+                self._run([self.cxx, *flags, *includes, "-include",
+                           str(header_dir / "hxsim.h"), "-x", "c++", "-shared", str(src),
+                           "-Wl,-z,lazy", "-o", str(out)],
+                          "compiling a fused expression for the CPU")
+                return out.read_bytes()
+
+        return key, self.cache.get_or_compile(key, build)
+
+    def load_host(self, key: str, binary: bytes) -> ctypes.CDLL:
+        """dlopen what `compile_host` built. Bound lazily: the header's assertion hook refers to
+        the simulator's runtime, which host code never calls."""
+        return ctypes.CDLL(str(self._materialise(key, binary)), mode=os.RTLD_LAZY | os.RTLD_LOCAL)
 
     def load(self, key: str, binary: bytes) -> ctypes.CDLL:
         """dlopen a compiled module (its hxsim_* references resolve against the runtime)."""

@@ -101,7 +101,7 @@ def _load_runtime(compiler: HostCompiler, workers: int, stack: int, fibers: str
             lib.hxsim_dealloc.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
             lib.hxsim_launch.argtypes = [
                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
-                ctypes.c_double, ctypes.c_char_p,
+                ctypes.c_int, ctypes.c_double, ctypes.c_char_p,
                 ctypes.c_size_t, ctypes.POINTER(ctypes.c_ulonglong), ctypes.POINTER(ctypes.c_int)]
             lib.hxsim_start(workers, stack)
             _runtime = lib
@@ -263,6 +263,44 @@ def _tls_size(binary: bytes) -> int:
     return 0
 
 
+# What makes a CUDA thread wait for another: the runtime's barrier and warp-collective entry points
+# (every __syncthreads*, __syncwarp, __shfl*, __ballot, __any/__all, __reduce*, __match*,
+# __activemask of hxsim.h calls one of them).
+_WAITING = frozenset({"hxsim_barrier", "hxsim_warp_op", "hxsim_activemask"})
+
+
+def _undefined_symbols(binary: bytes) -> set[str]:
+    """Names of the undefined dynamic symbols of an ELF64 little-endian shared object (what it
+    imports; empty for anything else)."""
+    if binary[:4] != b"\x7fELF" or binary[4] != 2 or binary[5] != 1:
+        return set()
+
+    def word(at: int, size: int) -> int:
+        return int.from_bytes(binary[at:at + size], "little")
+
+    shoff, shentsize, shnum = word(0x28, 8), word(0x3A, 2), word(0x3C, 2)
+    sections = [shoff + i * shentsize for i in range(shnum)]
+    names: set[str] = set()
+    for header in sections:
+        if word(header + 4, 4) != 11:  # SHT_DYNSYM
+            continue
+        offset, size, entsize = word(header + 0x18, 8), word(header + 0x20, 8), \
+            word(header + 0x38, 8)
+        strtab = word(sections[word(header + 0x28, 4)] + 0x18, 8)
+        for entry in range(offset + entsize, offset + size, entsize):  # entry 0 is null
+            if word(entry + 6, 2) == 0:  # SHN_UNDEF
+                start = strtab + word(entry, 4)
+                names.add(binary[start:binary.index(b"\0", start)].decode())
+    return names
+
+
+def runs_as_loop(binary: bytes) -> bool:
+    """Whether a compiled module's kernels can run in loop mode: it uses no shared memory (no
+    thread-local storage) and calls no barrier or warp collective, so no thread ever waits for
+    another and running each to its end in turn is exactly what fibers would do."""
+    return _tls_size(binary) == 0 and not _undefined_symbols(binary) & _WAITING
+
+
 class SimModule(Module):
     def __init__(self, lib: ctypes.CDLL, binary: bytes) -> None:
         self.lib = lib
@@ -272,6 +310,7 @@ class SimModule(Module):
         except ValueError:
             pass
         self.static_shared = max(0, _tls_size(binary) - dynamic)
+        self.loop = runs_as_loop(binary)
         table = _KernelTable.in_dll(lib, "hxsim_module_kernels")
         self.functions: dict[str, SimFunction] = {}
         for i in range(len(table)):
@@ -616,6 +655,7 @@ class SimDriver(Driver):
         pointers = np.array([base + o for o in offsets] or [0], dtype=np.uintp)
         dims = np.array([*g, *b], dtype=np.uint32)
         strict = int(self.check)
+        loop = int(function.module.loop)
         info = function.info_address
         keep = (function.module, blob)  # alive until the launch has run
 
@@ -624,7 +664,7 @@ class SimDriver(Driver):
             address = ctypes.c_ulonglong(0)
             is_fault = ctypes.c_int(0)
             status = self.runtime.hxsim_launch(info, pointers.ctypes.data, dims.ctypes.data,
-                                               dims.ctypes.data + 12, strict,
+                                               dims.ctypes.data + 12, strict, loop,
                                                min(self.watchdog, _LONGEST_WATCHDOG),
                                                error, len(error), ctypes.byref(address),
                                                ctypes.byref(is_fault))

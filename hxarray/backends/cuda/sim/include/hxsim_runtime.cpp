@@ -7,6 +7,10 @@
 // barrier or a warp collective (or exits), then switches back to the worker's scheduler, which
 // resumes the next runnable fiber. Faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL) inside a kernel and the
 // watchdog's abort signal leave the block with siglongjmp; the launch then reports an error.
+// Loop mode: where a kernel's module has no barrier, warp collective or shared memory (the driver
+// reads that from the module's symbols), no thread ever waits for another, and fibers would run
+// each thread to its end in turn anyway; one fiber then runs the block's threads as a plain loop
+// of calls (same stack size, faults and watchdog; no switch per thread).
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -66,6 +70,7 @@ struct Launch {
     unsigned long long nblocks;
     unsigned nthreads;
     int strict;
+    int loop;  // loop mode: one fiber calls the kernel for each thread in turn
     std::atomic<unsigned long long> next{0};
     std::atomic<bool> abort{false};
     int active = 0;  // workers inside this launch (under g_mutex)
@@ -255,7 +260,7 @@ std::string lanes(unsigned mask) {
 
 // Runs every thread of block `b`; returns an error message or "".
 std::string run_block(Launch* L, Worker* w, unsigned long long b) {
-    const unsigned n = L->nthreads;
+    const unsigned n = L->loop ? 1 : L->nthreads;
     ensure_stacks(w, n);
     if (w->stack_count < n) return "cannot allocate fiber stacks for " + std::to_string(n) + " threads";
     const unsigned gx = L->grid.x, gy = L->grid.y;
@@ -492,7 +497,17 @@ void install_handlers() {
 extern "C" void hxsim_fiber_main(Fiber* f) {
     Worker* w = tls_worker;
     Launch* L = w->launch;
-    L->kernel->invoke(L->args);
+    if (L->loop) {
+        const unsigned bx = L->block.x, by = L->block.y;
+        for (unsigned i = 0; i < L->nthreads; i++) {
+            f->t.thread_idx = uint3{i % bx, (i / bx) % by, i / (bx * by)};
+            f->t.lane = i % HXSIM_WARP;
+            f->t.linear = i;
+            L->kernel->invoke(L->args);
+        }
+    } else {
+        L->kernel->invoke(L->args);
+    }
     f->state = EXITED;
     to_scheduler(w, f);
     __builtin_unreachable();
@@ -701,7 +716,8 @@ extern "C" void hxsim_dealloc(void* p, size_t nbytes, int guarded) {
 // Runs a launch to completion on the pool. Returns 0, or 1 with a message in `error` (and the
 // faulting address in *fault_address when *is_fault is set). Blocks the calling thread.
 extern "C" int hxsim_launch(const hxsim_kernel_info* kernel, void** args, const unsigned* grid,
-                            const unsigned* block, int strict, double timeout_s, char* error,
+                            const unsigned* block, int strict, int loop, double timeout_s,
+                            char* error,
                             size_t error_size, unsigned long long* fault_address, int* is_fault) {
     if (getpid() != g_pid) {
         snprintf(error, error_size, "the CUDA simulator cannot run kernels in a process forked "
@@ -718,6 +734,7 @@ extern "C" int hxsim_launch(const hxsim_kernel_info* kernel, void** args, const 
     L->nblocks = 1ull * grid[0] * grid[1] * grid[2];
     L->nthreads = block[0] * block[1] * block[2];
     L->strict = strict;
+    L->loop = loop;
     {
         std::lock_guard<std::mutex> lock(g_mutex);
         g_launches.push_back(L);

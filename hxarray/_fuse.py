@@ -1,0 +1,454 @@
+"""`hxarray.fuse`: a function of element-wise operations, traced once per signature into one
+expression and run as one kernel by the backend (hal/fusion.py).
+
+Tracing runs the function itself on placeholder arrays whose device is a `_Tracer`: a backend
+that records the primitive calls the namespace makes (with the dtypes and compute dtypes it
+chose) instead of computing. Promotion, scalar rules, special cases and numpy mode are therefore
+the namespace's own, by construction. A call the tracer cannot record (anything but element-wise
+work, casts and one reduction) raises `TypeError` naming it, or with `fallback=True` the function
+runs unfused from then on for that signature.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import math
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from . import _dtypes as dt
+from ._array import Array
+from ._modes import is_strict
+from ._ops import Op, Signature
+from ._views import broadcast_shapes, contiguous_strides, view
+from .hal.allocator import Allocator, Block
+from .hal.backend import Backend
+from .hal.buffer import MemoryBuffer
+from .hal.device import Device
+from .hal.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
+
+__all__ = ["fuse"]
+
+REDUCED = "reduced"  # a step standing for the reduction's result (seen with a shape)
+REDUCTIONS = frozenset({"sum", "prod", "min", "max", "any", "all"})
+_MAX_PLANS = 256  # signatures kept per fused function
+_BYTES = frozenset({dt.bool, dt.int8, dt.uint8})
+
+
+class _Unfusable(TypeError):
+    pass
+
+
+# -- tracing ---------------------------------------------------------------------------------------
+class _Nothing(Allocator):
+    """The placeholders' allocator: blocks of no memory, which nothing may read."""
+
+    def __init__(self, device: Device) -> None:
+        self.device = device
+
+    def malloc(self, nbytes: int) -> Block:
+        return Block(0, 0, None)
+
+    def free(self, block: Block) -> None:
+        pass
+
+    def copy_to_host(self, block: Block, offset: int, out: Any, stream: Any = None) -> None:
+        raise _Unfusable("reading values on the host (bool(), float(), to_device)")
+
+    def copy_from_host(self, block: Block, offset: int, data: Any, stream: Any = None) -> None:
+        raise _Unfusable("writing host values into a computed array")
+
+
+class _Tracer(Backend):
+    """Records the primitives the namespace calls on placeholder arrays, as steps."""
+
+    def __init__(self, device: Device) -> None:
+        super().__init__()
+        self.device_type = device.type
+        # a private device of the same type and index, run by this tracer (never interned)
+        self.device = object.__new__(Device)
+        self.device.type, self.device.index = device.type, device.index
+        self.device._backend = self
+        self._allocator = _Nothing(self.device)
+        self.steps: list[Step] = []
+        self.sources: dict[int, tuple[str, Any]] = {}  # operand step -> where its value is from
+        self.values: dict[int, tuple[int, tuple[int, ...]]] = {}  # id(buffer) -> (step, shape)
+        self.buffers: list[MemoryBuffer] = []  # kept alive: their ids stay unique
+        self.arguments: set[int] = set()
+        # name, axes, input step, result dtype
+        self.reduction: tuple[str, tuple[int, ...], int, dt.DType] | None = None
+
+    def placeholder(self, shape: tuple[int, ...], dtype: dt.DType, step: int | None) -> Array:
+        buffer = MemoryBuffer(self.device, 0, Block(0, 0, None), self._allocator)
+        self.buffers.append(buffer)
+        if step is not None:
+            self.values[id(buffer)] = (step, shape)
+        return Array._make(buffer, dtype, shape, contiguous_strides(shape, dtype.itemsize))
+
+    def argument(self, position: int, x: Array) -> Array:
+        step = self._operand(Step(ARRAY, (), x._dtype, x._dtype), ("arg", position))
+        placeholder = self.placeholder(x._shape, x._dtype, step)
+        self.arguments.add(id(placeholder._buffer))
+        return placeholder
+
+    def _operand(self, step: Step, source: tuple[str, Any]) -> int:
+        for index, known in self.sources.items():
+            if known == source and self.steps[index] == step:
+                return index
+        self.steps.append(step)
+        self.sources[len(self.steps) - 1] = source
+        return len(self.steps) - 1
+
+    def value_of(self, x: Any, what: str, dtype: dt.DType | None = None) -> int:
+        """The step holding `x`: a placeholder's, a scalar operand stored in `dtype`, or the
+        reduction's result seen through a view that only adds or drops size-1 axes."""
+        if x.__class__ is not Array:
+            assert dtype is not None
+            return self._operand(Step(SCALAR, (), dtype, dtype), ("scalar", x))
+        found = self.values.get(id(x._buffer)) if x._buffer.device is self.device else None
+        if found is None:
+            raise _Unfusable(f"{what}: an array the function did not take as an argument (pass "
+                             "it as one)")
+        index, shape = found
+        step = self.steps[index]
+        if x._offset == 0 and x._shape == shape and x._dtype is step.dtype:
+            return index
+        if x._offset == 0 and x._shape == shape and dt.bool in (x._dtype, step.dtype) and \
+                {x._dtype, step.dtype} <= _BYTES:  # numpy mode's bool <-> (u)int8 views: 0, 1
+            self.steps.append(Step(ASTYPE, (index,), x._dtype, step.dtype))
+            return len(self.steps) - 1
+        if step.op == REDUCED and x._offset == 0 and x._dtype is step.dtype and \
+                [n for n in x._shape if n != 1] == [n for n in shape if n != 1]:
+            return self._operand(Step(REDUCED, (), step.dtype, step.dtype),
+                                 ("reduction", x._shape))  # keepdims
+        raise _Unfusable(f"{what}: a view (reshape, slice or reinterpretation) of a value "
+                         "computed inside the fused function")
+
+    def _result(self, step: Step, shape: tuple[int, ...], out: Array | None) -> Array:
+        self.steps.append(step)
+        index = len(self.steps) - 1
+        if out is None:
+            return self.placeholder(shape, step.dtype, index)
+        if id(out._buffer) in self.arguments:
+            raise _Unfusable("writing into an argument of the fused function (in-place "
+                             "operators, out=)")
+        self.value_of(out, "writing into a computed value")
+        if out._shape != shape or out._dtype is not step.dtype:
+            raise _Unfusable("writing into part of a computed value")
+        self.values[id(out._buffer)] = (index, shape)
+        return out
+
+    # -- the primitives a fused function may use ----------------------------------------------
+    def empty(self, shape: tuple[int, ...], dtype: dt.DType, device: Device) -> Array:
+        return self.placeholder(shape, dtype, None)
+
+    def elementwise(self, op: Op, args: Sequence[Any], signature: Signature,
+                    shape: tuple[int, ...], out: Array | None = None) -> Array:
+        what = f"{op.name}()"
+        dtype = signature.result
+        if op.chain:  # clip: maximum, then minimum, as the kernels compute it
+            x, *bounds = args
+            value = x
+            for step, bound, bound_dtype in zip(op.chain, bounds, signature.operands[1:]):
+                if bound is not None:
+                    value = self.elementwise(step, (value, bound), Signature(
+                        (value._dtype, bound_dtype), signature.compute, dtype), shape)
+            index = self.value_of(value, what)
+            if value is x or out is not None:
+                return self._result(Step(ASTYPE, (index,), dtype, dtype), shape, out)
+            return value
+        compute = signature.compute
+        indices = [self.value_of(a, what, dt.bool if op.selects and i == 0 else compute)
+                   for i, a in enumerate(args)]
+        return self._result(Step(op, tuple(indices), dtype, compute), shape, out)
+
+    def assign(self, dst: Array, src: Any) -> None:
+        if id(dst._buffer) in self.values or dst._buffer.device is not self.device:
+            raise _Unfusable("writing into an array (in-place assignment)")
+        if src.__class__ is not Array and dst._shape != ():
+            raise _Unfusable("full(): filling an array with a value")
+        index = self.value_of(src, "astype()", dst._dtype)
+        source = self.steps[index].dtype
+        self._result(Step(ASTYPE, (index,), dst._dtype, source), dst._shape, None)
+        self.values[id(dst._buffer)] = (len(self.steps) - 1, dst._shape)
+
+    def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array) -> None:
+        if name not in REDUCTIONS:
+            raise _Unfusable(f"{name}(): only sum, prod, min, max, mean, any and all can end a "
+                             "fused function")
+        if self.reduction is not None:
+            raise _Unfusable(f"{name}(): a second reduction (a fused function may hold one)")
+        self.reduction = (name, axes, self.value_of(x, f"{name}()"), out._dtype)
+        step = self._operand(Step(REDUCED, (), out._dtype, out._dtype), ("reduction",
+                                                                         out._shape))
+        self.values[id(out._buffer)] = (step, out._shape)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _REFUSED:
+            raise _Unfusable(_REFUSED[name])
+        return super().__getattribute__(name)
+
+    # -- the device runtime: a tracer has none --------------------------------------------------
+    def device_count(self) -> int:
+        return 1
+
+    def capabilities(self, device: Device) -> dict[str, Any]:
+        raise _Unfusable("reading device capabilities")
+
+    def allocator(self, device: Device) -> Allocator:
+        return self._allocator
+
+    def default_stream(self, device: Device) -> Any:
+        raise _Unfusable("streams")
+
+    def create_stream(self, device: Device, **options: Any) -> Any:
+        raise _Unfusable("streams")
+
+    create_event = create_stream
+
+    def _refused(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("unreachable: __getattribute__ refuses it")
+
+    dlpack_device = arg_reduce = scan = matmul = sort = argsort = searchsorted = nonzero = \
+        gather = scatter = unique = _refused
+
+
+_REFUSED = {
+    "arg_reduce": "argmax()/argmin()", "scan": "cumulative_sum()/cumulative_prod()",
+    "matmul": "matmul()", "sort": "sort()", "argsort": "argsort()",
+    "searchsorted": "searchsorted()", "nonzero": "nonzero()", "gather": "indexing (take)",
+    "scatter": "indexed assignment", "unique": "unique()", "linalg": "linalg",
+    "fft": "fft", "dlpack_device": "DLPack",
+    "to_host": "reading values on the host (bool(), float(), to_device)",
+    "copy_to": "to_device()", "dlpack": "DLPack export",
+    "host_view": "reading values on the host (numpy conversion)",
+    "concat": "concat()", "compress": "boolean indexing", "isin": "isin()",
+    "arange": "arange()", "synchronize": "synchronize()",
+}
+
+
+# -- plans -----------------------------------------------------------------------------------------
+_OPERANDS = (ARRAY, SCALAR, REDUCED)
+
+
+class _Plan(NamedTuple):
+    """A traced signature: the expression up to the reduction (or the whole function) and where
+    its operands come from; the reduction (name, axes) and the expression after it."""
+
+    before: Expression | None  # None: the result is an operand itself (`before_sources[0]`)
+    before_sources: tuple[tuple[str, Any], ...]
+    reduction: tuple[str, tuple[int, ...], dt.DType] | None = None
+    after: Expression | None = None  # None: the result is the reduction's (`after_sources[0]`)
+    after_sources: tuple[tuple[str, Any], ...] = ()
+    shapes: tuple[tuple[int, ...], ...] | None = None  # the argument shapes it holds for
+
+
+def _expression(tracer: _Tracer, output: int
+                ) -> tuple[Expression | None, tuple[tuple[str, Any], ...]]:
+    """The steps `output` depends on, operands first, renumbered, with each operand's source;
+    (None, (source,)) where `output` is an operand itself."""
+    steps = tracer.steps
+    if steps[output].op in _OPERANDS:
+        return None, (tracer.sources[output],)
+    needed = {output}
+    for index in range(output, -1, -1):
+        if index in needed:
+            needed.update(steps[index].args)
+    order = sorted(needed)
+    operands = [i for i in order if steps[i].op in _OPERANDS]
+    rest = [i for i in order if steps[i].op not in _OPERANDS]
+    number = {old: new for new, old in enumerate([*operands, *rest])}
+    renumbered = [steps[i]._replace(args=tuple(number[a] for a in steps[i].args),
+                                    op=ARRAY if steps[i].op == REDUCED else steps[i].op)
+                  for i in [*operands, *rest]]
+    return Expression(tuple(renumbered), len(operands)), \
+        tuple(tracer.sources[i] for i in operands)
+
+
+def _trace(function: Callable[..., Any], args: Sequence[Any], device: Device) -> _Plan:
+    tracer = _Tracer(device)
+    traced = [tracer.argument(i, a) if a.__class__ is Array else a for i, a in enumerate(args)]
+    result = function(*traced)
+    if result.__class__ is not Array or result._buffer.device is not tracer.device:
+        raise _Unfusable(f"returning {type(result).__name__} (a fused function returns one array "
+                         "computed from its arguments)")
+    output = tracer.value_of(result, "the result")
+    if tracer.reduction is None:
+        return _Plan(*_expression(tracer, output))
+    name, axes, reduced, dtype = tracer.reduction
+    before, before_sources = _expression(tracer, reduced)
+    after, after_sources = _expression(tracer, output)
+    return _Plan(before, before_sources, (name, axes, dtype), after, after_sources,
+                 tuple(a._shape for a in args if a.__class__ is Array))  # counts follow shapes
+
+
+# -- running ---------------------------------------------------------------------------------------
+def _values(sources: Sequence[tuple[str, Any]], args: Sequence[Any], reduced: Array | None
+            ) -> list[Any]:
+    values = []
+    for kind, value in sources:
+        if kind == "arg":
+            values.append(args[value])
+        elif kind == "scalar":
+            values.append(value)
+        else:
+            assert reduced is not None
+            values.append(reduced if reduced._shape == value else
+                          view(reduced, value, contiguous_strides(value, reduced._dtype.itemsize),
+                               reduced._offset))
+    return values
+
+
+def _evaluate(backend: Backend, expression: Expression | None, operands: list[Any],
+              device: Device) -> Array:
+    if expression is None:  # the result is an operand: a new array all the same
+        return backend.copy(operands[0])
+    shape = broadcast_shapes(*(a._shape for a in operands if a.__class__ is Array))
+    out = backend.empty(shape, expression.dtype, device)
+    backend.fused(expression, operands, out)
+    return out
+
+
+def _run(plan: _Plan, args: Sequence[Any], device: Device) -> Array:
+    backend = device._backend or device.backend
+    operands = _values(plan.before_sources, args, None)
+    if plan.reduction is None:
+        return _evaluate(backend, plan.before, operands, device)
+    name, axes, dtype = plan.reduction
+    shape = broadcast_shapes(*(a._shape for a in operands if a.__class__ is Array))
+    reduced = backend.empty(tuple(n for i, n in enumerate(shape) if i not in axes), dtype,
+                            device)
+    if plan.before is None:  # a reduction of an argument itself
+        backend.reduce(name, operands[0], axes, reduced)
+    else:
+        backend.fused_reduce(name, plan.before, operands, shape, axes, reduced)
+    values = _values(plan.after_sources, args, reduced)
+    if plan.after is None:
+        return values[0]
+    return _evaluate(backend, plan.after, values, device)
+
+
+class Fused:
+    """A fused function: call it as the function. `fallback` runs signatures that cannot be
+    fused unfused instead of raising."""
+
+    def __init__(self, function: Callable[..., Any], fallback: builtins.bool) -> None:
+        if not callable(function):
+            raise TypeError(f"fuse() takes a function, got {type(function).__name__}")
+        self.function = function
+        self.fallback = fallback
+        self._plans: dict[Any, _Plan | None] = {}
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, function)
+
+    def __repr__(self) -> str:
+        return f"<hxarray.fuse of {getattr(self.function, '__qualname__', self.function)!r}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            raise TypeError(f"a fused function takes positional arguments only, got "
+                            f"{', '.join(kwargs)}")
+        key, device, empty = self._signature(args)
+        plan: Any = self._plans.get(key, _MISSING)
+        if plan.__class__ is _Plan and plan.shapes is not None:
+            shapes = tuple(a._shape for a in args if a.__class__ is Array)
+            if plan.shapes != shapes:  # counts follow the shapes: one plan per shapes
+                key = (key, shapes)
+                plan = self._plans.get(key, _MISSING)
+        if plan is _MISSING:
+            if empty or device is None:  # nothing to compute, or no array: as unfused
+                return self.function(*args)
+            try:
+                plan = _trace(self.function, args, device)
+            except _Unfusable as exc:
+                self._refuse(str(exc))
+                plan = None
+            except Exception as exc:
+                result = self.function(*args)  # its own errors are raised as they are
+                self._refuse(f"an array the function uses without taking it as an argument "
+                             f"(tracing raised: {exc})")
+                self._keep(key, None)
+                return result
+            self._keep(key, plan)
+        if plan is None:
+            return self.function(*args)
+        return _run(plan, args, device)  # type: ignore[arg-type]
+
+    def _keep(self, key: Any, plan: _Plan | None) -> None:
+        with self._lock:
+            if len(self._plans) >= _MAX_PLANS:
+                self._plans.clear()
+            self._plans[key] = plan
+
+    def _refuse(self, what: str) -> None:
+        """None (run unfused) with `fallback`, else the TypeError naming `what`."""
+        if self.fallback:
+            return None
+        name = getattr(self.function, "__name__", "the function")
+        raise TypeError(f"hxarray.fuse({name}): {what} cannot be fused (fuse takes element-wise "
+                        "functions, operators, where, clip, astype and one reduction, on arrays "
+                        "passed as arguments); fuse(..., fallback=True) runs such a function "
+                        "unfused")
+
+    @staticmethod
+    def _signature(args: Sequence[Any]) -> tuple[Any, Device | None, builtins.bool]:
+        parts: list[Any] = [is_strict()]
+        device = None
+        empty = False
+        for a in args:
+            if a.__class__ is Array:
+                d = a._buffer.device
+                if device is None:
+                    device = d
+                elif d is not device:
+                    raise ValueError(f"fused function: arguments on different devices "
+                                     f"({device} and {d}); move one with to_device()")
+                parts.append((a._dtype, len(a._shape)))
+                empty = empty or 0 in a._shape
+            elif isinstance(a, (builtins.bool, int, float, complex)):
+                parts.append((a.__class__, a))
+            else:
+                raise TypeError(f"a fused function takes hxarray arrays and Python scalars, got "
+                                f"{type(a).__name__}")
+        parts.append(device)
+        return tuple(parts), device, empty
+
+
+_MISSING: Any = object()
+
+
+# -- hxarray's own compositions -------------------------------------------------------------------
+FUSE_FROM = 1 << 17  # elements from which hxarray's own compositions run fused
+_internal: dict[Any, Fused] = {}
+
+
+def pays(arrays: Sequence[Any]) -> builtins.bool:
+    """Whether one of hxarray's own element-wise compositions over `arrays` (and scalars) runs
+    fused: large enough, on a backend that compiles fused expressions (never inside a trace)."""
+    devices = {x._buffer.device for x in arrays if x.__class__ is Array}
+    if len(devices) != 1 or not any(x.__class__ is Array and math.prod(x._shape) >= FUSE_FROM
+                                    for x in arrays):
+        return False  # (arrays on two devices: the unfused call says so)
+    device = devices.pop()
+    return type(device._backend or device.backend).fused is not Backend.fused
+
+
+def internal(key: Any, function: Callable[..., Any]) -> Fused:
+    """The fused form of one of hxarray's compositions (made once per `key`; unfused where a
+    signature cannot be fused)."""
+    found = _internal.get(key)
+    if found is None:
+        found = _internal.setdefault(key, Fused(function, fallback=True))
+    return found
+
+
+def fuse(function: Callable[..., Any] | None = None, *, fallback: builtins.bool = False) -> Any:
+    """Compile a function of element-wise operations into one kernel per device (a decorator,
+    `@fuse` or `@fuse(fallback=True)`, or a function, `fuse(f)`). See docs/fuse.md."""
+    if not isinstance(fallback, builtins.bool):
+        raise TypeError(f"fuse(): fallback must be a bool, got {type(fallback).__name__}")
+    if function is None:
+        return functools.partial(fuse, fallback=fallback)
+    return Fused(function, fallback)

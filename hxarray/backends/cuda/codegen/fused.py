@@ -1,0 +1,192 @@
+"""Fused expressions (`hxarray.fuse`, hal/fusion.py) as CUDA C: one statement per step, each the
+C expression `_ops` declares for its operation, between the conversions the element-wise kernels
+make (operands to the compute type, the result to the step's dtype). The same statements become
+a CUDA kernel (the element-wise kernels' operand, layout and grid-stride conventions) and a host
+C++ loop for the CPU backend (`host_source`, compiled by the simulator's host compiler).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+
+from .... import _dtypes as dt
+from ...._ops import OPS, Op
+from ....hal.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
+from . import C_TYPES, OPTIONS, PREAMBLE
+from .elementwise import INDEX_TYPES, functor
+from .elementwise import source as operation_source
+
+__all__ = ["all_sources", "cuda_source", "host_source", "kernel_name"]
+
+
+def _operations(expression: Expression) -> list[Op]:
+    """The operations the expression applies (a selection aside: it is inline), each once, in
+    order."""
+    ops: list[Op] = []
+    for step in expression.steps[expression.operands:]:
+        if step.op.__class__ is Op and not step.op.selects and step.op not in ops:
+            ops.append(step.op)
+    return ops
+
+
+def _functors(expression: Expression) -> str:
+    """The functor of every operation used (elementwise.source's, one source of each)."""
+    parts = []
+    for op in _operations(expression):
+        text = operation_source(op)
+        parts.append(text[text.index("namespace hx"):])
+    return "".join(parts)
+
+
+def statements(expression: Expression, load: Callable[[int, Step], str]) -> list[str]:
+    """C statements computing `v<k>` for every step k; `load(k, step)` reads operand k (in its
+    dtype). The last step is the result."""
+    lines = []
+    for k, step in enumerate(expression.steps):
+        t = C_TYPES[step.dtype]
+        if step.op in (ARRAY, SCALAR):
+            lines.append(f"const {t} v{k} = {load(k, step)};")
+            continue
+        c = C_TYPES[step.compute]
+        args = [f"hx::cast<{c}>(v{a})" for a in step.args]
+        if step.op == ASTYPE:
+            value = f"v{step.args[0]}"
+        elif step.op.selects:
+            value = f"(hx::cast<bool>(v{step.args[0]}) ? {args[1]} : {args[2]})"
+        else:
+            value = f"{functor(step.op)}::apply({', '.join(args)})"
+        lines.append(f"const {t} v{k} = hx::cast<{t}>({value});")
+    return lines
+
+
+def key(expression: Expression) -> str:
+    """A short name for the expression's kernels (a digest of its steps)."""
+    text = repr([(getattr(s.op, "name", s.op), s.args, s.dtype.name, s.compute.name)
+                 for s in expression.steps])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def kernel_name(expression: Expression, index: str) -> str:
+    return f"hx::fused_{key(expression)}<{index}>"
+
+
+def cuda_source(expression: Expression) -> str:
+    """The kernel `hx::fused_<key><Index>`(operands..., Output, Shape): the element-wise kernels'
+    parameters, one Operand per operand of the expression (a scalar is an Operand without data)."""
+    n = expression.operands
+    params = "".join(f"Operand x{k}, " for k in range(n))
+
+    def load(k: int, step: Step) -> str:
+        t = C_TYPES[step.dtype]
+        return f"load<{t}, {t}>(x{k}, i, shape)"
+
+    body = "\n            ".join(statements(expression, load))
+    last = len(expression.steps) - 1
+    out = C_TYPES[expression.dtype]
+    return (f"{PREAMBLE}#include \"elementwise.cuh\"\n{_functors(expression)}"
+            f"namespace hx {{\n"
+            f"template <typename Index>\n"
+            f"__global__ void fused_{key(expression)}({params}Output out, Shape shape) {{\n"
+            f"    for (Index i = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);\n"
+            f"         i < Index(shape.size); i += Index(gridDim.x) * Index(blockDim.x)) {{\n"
+            f"            {body}\n"
+            f"            *store_at<{out}>(out, i, shape) = v{last};\n"
+            f"    }}\n"
+            f"}}\n}}  // namespace hx\n")
+
+
+def host_source(expression: Expression) -> str:
+    """C++ for the CPU: `hx_fused(n0, n1, start, stop, out, out_strides, operands, strides)`
+    computes the elements [start, stop) (C order) of a 2-D layout n0 x n1; byte strides, two
+    per operand (a scalar has 0, 0). Where every array operand and the output step by one
+    element along the inner axis, the inner loop is a plain indexed loop the compiler
+    vectorises."""
+    steps = expression.steps
+    n = expression.operands
+    out = C_TYPES[expression.dtype]
+    arrays = [k for k in range(n) if steps[k].op == ARRAY]
+
+    def strided(k: int, step: Step) -> str:
+        t = C_TYPES[step.dtype]
+        if step.op == SCALAR:
+            return f"s{k}"
+        return f"*reinterpret_cast<const {t}*>(p{k} + j * st{k})"
+
+    def dense(k: int, step: Step) -> str:
+        return f"s{k}" if step.op == SCALAR else f"q{k}[j]"
+
+    last = len(steps) - 1
+    scalars = "".join(f"    const {C_TYPES[steps[k].dtype]} s{k} = "
+                      f"*reinterpret_cast<const {C_TYPES[steps[k].dtype]}*>(in[{k}]);\n"
+                      for k in range(n) if steps[k].op == SCALAR)
+    pointers = "".join(f"        const char* p{k} = in[{k}] + i0 * st[{2 * k}] + i1 * "
+                       f"st[{2 * k + 1}];\n        const long long st{k} = st[{2 * k + 1}];\n"
+                       for k in arrays)
+    contiguous = " && ".join([f"ost1 == {expression.dtype.itemsize}"] +
+                             [f"st{k} == {steps[k].dtype.itemsize}" for k in arrays])
+    typed = "".join(f"            const {C_TYPES[steps[k].dtype]}* q{k} = "
+                    f"reinterpret_cast<const {C_TYPES[steps[k].dtype]}*>(p{k});\n"
+                    for k in arrays)
+    dense_body = "\n                ".join(statements(expression, dense))
+    strided_body = "\n                ".join(statements(expression, strided))
+    return (f"{PREAMBLE}#include \"elementwise.cuh\"\n{_functors(expression)}"
+            'extern "C" void hx_fused(long long n0, long long n1, long long start, '
+            "long long stop, char* out, const long long* ost, const char* const* in, "
+            "const long long* st) {\n"
+            f"{scalars}"
+            "    (void)n0;\n"
+            "    for (long long at = start; at < stop;) {\n"
+            "        const long long i0 = at / n1, i1 = at % n1;\n"
+            "        const long long count = (stop - at < n1 - i1) ? stop - at : n1 - i1;\n"
+            f"{pointers}"
+            "        char* o = out + i0 * ost[0] + i1 * ost[1];\n"
+            "        const long long ost1 = ost[1];\n"
+            f"        if ({contiguous}) {{\n"
+            f"{typed}"
+            f"            {out}* r = reinterpret_cast<{out}*>(o);\n"
+            "            for (long long j = 0; j < count; j++) {\n"
+            f"                {dense_body}\n"
+            f"                r[j] = v{last};\n"
+            "            }\n"
+            "        } else {\n"
+            "            for (long long j = 0; j < count; j++) {\n"
+            f"                {strided_body}\n"
+            f"                *reinterpret_cast<{out}*>(o + j * ost1) = v{last};\n"
+            "            }\n"
+            "        }\n"
+            "        at += count;\n"
+            "    }\n"
+            "}\n")
+
+
+# Representative expressions for `make cuda-check`: the benchmark's chain, a sum's input, a
+# comparison feeding where, a cast, and mixed integer work.
+def _samples() -> Iterator[Expression]:
+    f64, f32, i32, i64, b = dt.float64, dt.float32, dt.int32, dt.int64, dt.bool
+
+    def array(d: dt.DType) -> Step:
+        return Step(ARRAY, (), d, d)
+
+    def scalar(d: dt.DType) -> Step:
+        return Step(SCALAR, (), d, d)
+
+    yield Expression((array(f64), array(f64), scalar(f64), scalar(f64),
+                      Step(OPS["multiply"], (0, 0), f64, f64), Step(OPS["multiply"], (1, 1), f64, f64),
+                      Step(OPS["add"], (4, 5), f64, f64), Step(OPS["sqrt"], (6,), f64, f64),
+                      Step(OPS["multiply"], (7, 2), f64, f64), Step(OPS["add"], (8, 3), f64, f64)), 4)
+    yield Expression((array(f32), array(f32), Step(OPS["multiply"], (0, 1), f32, f32)), 2)
+    yield Expression((array(f64), scalar(f64), Step(OPS["greater"], (0, 1), b, f64),
+                      Step(OPS["negative"], (0,), f64, f64), Step(OPS["where"], (2, 0, 3), f64, f64)), 2)
+    yield Expression((array(i32), array(i64), Step(ASTYPE, (0,), i64, i32),
+                      Step(OPS["bitwise_xor"], (2, 1), i64, i64), Step(ASTYPE, (3,), f32, i64),
+                      Step(OPS["exp"], (4,), f32, f32)), 2)
+    yield Expression((array(dt.complex128), Step(OPS["abs"], (0,), f64, dt.complex128),
+                      Step(OPS["log1p"], (1,), f64, f64)), 1)
+
+
+def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
+    """The fused kernels of a few representative expressions, for NVRTC."""
+    for expression in _samples():
+        names = [kernel_name(expression, index) for index in INDEX_TYPES]
+        yield f"fused/{key(expression)}.cu", cuda_source(expression), OPTIONS, names

@@ -1,0 +1,324 @@
+"""hxarray.fuse on every device: fused results against the same function run unfused (bit for
+bit where the operations are exact), reductions, broadcasting and layouts, both modes, and the
+refusals."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import hxarray as xp
+from hxarray.backends.cpu import fused as cpu_fused
+from hxarray.backends.cpu import parallel
+
+from .oracle import ON_EACH_DEVICE
+
+pytestmark = ON_EACH_DEVICE
+
+FLOATS = ("float32", "float64")
+INTEGERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def host(x: xp.Array) -> np.ndarray:
+    return np.asarray(x.to_device("cpu"))
+
+
+def same(fused: xp.Array, unfused: xp.Array, exact: bool = True) -> None:
+    """Equal dtype and shape; equal bits (NaN and -0 included) or, for inexact operations,
+    close: a few units in the last place per transcendental function, which later steps (a
+    power, say) may magnify."""
+    assert fused.dtype == unfused.dtype and fused.shape == unfused.shape
+    f, u = host(fused), host(unfused)
+    if exact or f.dtype.kind not in "fc":
+        assert f.tobytes() == u.tobytes(), (f, u)
+    else:
+        np.testing.assert_allclose(f, u, rtol=np.sqrt(np.finfo(f.dtype).eps) / 4, atol=0)
+
+
+def both(function, *args, exact: bool = True) -> xp.Array:
+    """The fused result, checked against the unfused one; the inputs stay as they were."""
+    before = [host(a).copy() if isinstance(a, xp.Array) else a for a in args]
+    expected = function(*args)
+    result = xp.fuse(function)(*args)
+    same(result, expected, exact)
+    for a, b in zip(args, before):
+        if isinstance(a, xp.Array):
+            assert host(a).tobytes() == b.tobytes()
+    return result
+
+
+def chain(a, b):
+    return xp.sqrt(a * a + b * b) * 0.5 + 1
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_the_chain_is_bit_for_bit_the_unfused_chain(dtype):
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal((2, 1000)).astype(dtype)
+    values[0, :6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e30]
+    a, b = xp.asarray(values[0]), xp.asarray(values[1])
+    both(chain, a, b)
+    both(chain, a, 2.5)  # a scalar argument
+    both(chain, a[:900:3], b[1::3][:300])  # non-contiguous
+    both(chain, xp.reshape(a, (10, 100)), xp.reshape(b, (10, 100))[0])  # broadcast
+    both(chain, xp.reshape(a, (10, 100)).mT, b[:10])  # transposed, broadcast along the other axis
+    both(chain, a[0], b[0])  # 0-D
+    both(chain, a[:0], b[:0])  # empty
+
+
+def test_a_large_chain_runs_split_over_threads(monkeypatch):
+    monkeypatch.setattr(parallel, "machine_busy", lambda: False)
+    n = cpu_fused.ONE_PASS_FROM + 3 * 8192 + 7
+    a = xp.asarray(np.random.default_rng(1).random(n))
+    b = xp.asarray(np.random.default_rng(2).random(n))
+    both(chain, a, b)
+    both(lambda x, y: xp.sum(x * y), a, b, exact=False)
+
+
+def test_a_signature_is_traced_once_and_kept():
+    calls = []
+
+    def f(x, y):
+        calls.append(1)
+        return x * y - 1
+
+    fused = xp.fuse(f)
+    a = xp.asarray([1.0, 2.0, 3.0])
+    for n in (3, 5, 7):  # another shape of the same ndim: the same trace
+        same(fused(a[:n % 4 or 3], a[:n % 4 or 3]), f(a[:n % 4 or 3], a[:n % 4 or 3]))
+    fused(a, a)
+    assert len(calls) == 1 + 3  # one trace, and the three unfused calls above
+    fused(xp.asarray([1, 2]), xp.asarray([3, 4]))  # another dtype: traced anew
+    assert len(calls) == 5
+
+
+@pytest.mark.parametrize("dtype", [*FLOATS, *INTEGERS, "bool", "complex64", "complex128"])
+def test_every_dtype(dtype):
+    rng = np.random.default_rng(3)
+    if dtype == "bool":
+        values = rng.random((2, 50)) < 0.5
+        function = lambda x, y: xp.logical_xor(x, y) | ~x  # noqa: E731
+    elif dtype.startswith("complex"):
+        values = (rng.standard_normal((2, 50)) + 1j * rng.standard_normal((2, 50))).astype(dtype)
+        function = lambda x, y: x * y - xp.conj(x) + 2  # noqa: E731
+    elif dtype.startswith(("int", "uint")):
+        info = np.iinfo(dtype)
+        values = rng.integers(info.min, info.max, (2, 50), dtype=dtype, endpoint=True)
+        function = lambda x, y: (x * y + 3) ^ (x >> 1) - xp.maximum(x, y) // 7  # noqa: E731
+    else:
+        values = rng.standard_normal((2, 50)).astype(dtype)
+        function = lambda x, y: xp.where(x > y, x - y, y / (x + 1)).astype(xp.int32) + 1  # noqa
+    both(function, xp.asarray(values[0]), xp.asarray(values[1]))
+
+
+def test_casts_and_comparisons():
+    a = xp.asarray([-2.7, -0.5, 0.0, 0.5, 1e20, np.nan, np.inf, 255.9])
+    both(lambda x: x.astype(xp.int8) + (x > 0).astype(xp.int8), a)
+    both(lambda x: xp.astype(x, xp.uint8) * 3, a)
+    both(lambda x: xp.clip(x, -1, 1) * 2, a)
+    both(lambda x: xp.clip(x, max=0.25), a)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "min", "max", "mean"])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+def test_one_reduction_at_the_end(name, axis):
+    a = xp.asarray(np.random.default_rng(4).standard_normal((30, 20)))
+    b = xp.asarray(np.random.default_rng(5).standard_normal(20))
+    function = getattr(xp, name)
+    both(lambda x, y: function(x * y + 1, axis=axis), a, b, exact=False)
+    both(lambda x, y: function(x * y, axis=axis, keepdims=True) / 2, a, b, exact=False)
+
+
+def test_any_all_and_a_reduction_used_after():
+    a = xp.asarray(np.random.default_rng(6).standard_normal((40, 30)))
+    both(lambda x: xp.any(x > 2.5, axis=1), a)
+    both(lambda x: xp.all(xp.abs(x) < 10), a)
+    both(lambda x: x - xp.mean(x, axis=0, keepdims=True), a, exact=False)
+    both(lambda x: xp.sum(x.astype(xp.int64)), xp.asarray(np.arange(1000, dtype=np.int32)))
+
+
+def test_numpy_mode_conversions_fuse_as_unfused():
+    i = xp.asarray(np.arange(-5, 5, dtype=np.int16))
+    u = xp.asarray(np.arange(10, dtype=np.uint32))
+    both(lambda x: x + 1.5, i)  # numpy mode: int16 + float -> float64
+    both(lambda x, y: x * y - 1, i, u)  # int16 * uint32 -> int64
+    both(lambda x: xp.sqrt(x), i, exact=False)  # integers to float64 for sqrt
+
+
+@pytest.mark.strict
+def test_strict_mode_refuses_as_unfused():
+    i = xp.asarray(np.arange(5, dtype=np.int16))
+    with pytest.raises(TypeError) as unfused:
+        i + 1.5
+    with pytest.raises(TypeError) as fused:
+        xp.fuse(lambda x: x + 1.5)(i)
+    assert str(fused.value) == str(unfused.value)
+    both(lambda x: x * 2 + 1, i)
+
+
+def test_what_cannot_be_fused_is_named():
+    a = xp.asarray([3.0, 1.0, 2.0])
+    with pytest.raises(TypeError, match=r"hxarray.fuse\(sorted_plus\): sort\(\) cannot be "
+                                        r"fused.*fallback=True"):
+        def sorted_plus(x):
+            return xp.sort(x) + 1
+
+        xp.fuse(sorted_plus)(a)
+    same(xp.fuse(fallback=True)(sorted_plus)(a), sorted_plus(a))
+    other = xp.asarray([1.0, 1.0, 1.0])
+    with pytest.raises(TypeError, match="without taking it as an argument"):
+        xp.fuse(lambda x: x + other)(a)
+    with pytest.raises(TypeError, match="two|second reduction"):
+        xp.fuse(lambda x: xp.sum(x) + xp.max(x))(a)
+    with pytest.raises(TypeError, match="reading values on the host"):
+        xp.fuse(lambda x: x * 2 if float(x[0]) > 0 else x)(a)
+    with pytest.raises(TypeError, match="argument of the fused function"):
+        def inplace(x):
+            x += 1
+            return x
+
+        xp.fuse(inplace)(a)
+    assert host(a).tolist() == [3.0, 1.0, 2.0]
+    with pytest.raises(TypeError, match="positional arguments only"):
+        xp.fuse(chain)(a, b=a)
+    with pytest.raises(TypeError, match="hxarray arrays and Python scalars"):
+        xp.fuse(chain)(a, np.ones(3))
+    with pytest.raises(TypeError, match="fallback must be a bool"):
+        xp.fuse(chain, fallback=1)
+    with pytest.raises(TypeError, match="takes a function"):
+        xp.fuse(3)
+
+
+def test_errors_of_the_function_are_its_own():
+    a = xp.asarray([1.0, 2.0])
+    with pytest.raises(ValueError):
+        xp.fuse(lambda x, y: x + y)(a, xp.asarray([1.0, 2.0, 3.0]))
+
+
+# -- property: random expressions over random dtypes ----------------------------------------------
+_UNARY = ["abs", "negative", "square", "sqrt", "exp", "log1p", "sin", "floor", "sign", "isnan",
+          "logical_not", "bitwise_invert", "positive"]
+_BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "less", "equal",
+           "floor_divide", "remainder", "bitwise_and", "bitwise_xor", "atan2", "hypot", "pow",
+           "copysign", "logaddexp"]
+_INEXACT = {"exp", "log1p", "sin", "atan2", "hypot", "pow", "logaddexp"}
+
+
+@st.composite
+def expressions(draw):
+    """(dtype, program): each instruction applies an operation to earlier values (0 and 1 are
+    the arguments) or to a small Python scalar."""
+    dtype = draw(st.sampled_from(["float32", "float64", "int32", "int64", "uint8", "bool"]))
+    program = []
+    for i in range(draw(st.integers(1, 6))):
+        if draw(st.booleans()):
+            program.append((draw(st.sampled_from(_UNARY)), draw(st.integers(0, i + 1)), None))
+        else:
+            other = draw(st.one_of(st.integers(0, i + 1).map(lambda k: ("v", k)),
+                                   st.sampled_from([("s", 2), ("s", 0.5), ("s", True)])))
+            program.append((draw(st.sampled_from(_BINARY)), draw(st.integers(0, i + 1)), other))
+    return dtype, program
+
+
+def _interpret(program):
+    def function(x, y):
+        values = [x, y]
+        for name, first, other in program:
+            f = getattr(xp, name)
+            if other is None:
+                values.append(f(values[first]))
+            else:
+                values.append(f(values[first], values[other[1]] if other[0] == "v" else
+                                other[1]))
+        return values[-1]
+
+    return function
+
+
+@given(expressions(), st.integers(0, 2**32 - 1))
+def test_random_expressions_fuse_to_the_unfused_result(spec, seed):
+    dtype, program = spec
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        data = rng.random((2, 17)) < 0.5
+    elif dtype.startswith(("int", "uint")):
+        data = rng.integers(0 if dtype == "uint8" else -50, 50, (2, 17)).astype(dtype)
+    else:
+        data = (rng.standard_normal((2, 17)) * 10).astype(dtype)
+    a, b = xp.asarray(data[0]), xp.asarray(data[1])
+    function = _interpret(program)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            expected = function(a, b)
+        except (TypeError, ValueError, OverflowError) as exc:
+            with pytest.raises(type(exc)):
+                xp.fuse(function)(a, b)
+            return
+        result = xp.fuse(function)(a, b)
+    exact = not any(name in _INEXACT for name, _, _ in program)
+    same(result, expected, exact)
+
+
+# -- the blocked numpy evaluation (no compiler) and the CUDA kernel ------------------------------
+def test_blocked_numpy_evaluation_without_a_compiler(monkeypatch):
+    if xp.asarray(0).device != xp.Device("cpu"):
+        pytest.skip("the CPU's evaluation")
+    monkeypatch.setattr(cpu_fused, "_loops", {})
+    monkeypatch.setattr(cpu_fused, "compiled", lambda expression: None)
+    monkeypatch.setattr(cpu_fused, "_UNSET", object())
+    n = 3 * cpu_fused.CHUNK + 5
+    a = xp.asarray(np.random.default_rng(7).standard_normal((n, 3)))
+    b = xp.asarray(np.random.default_rng(8).standard_normal(3))
+    both(lambda x, y: xp.where(x > y, chain(x, y), -x), a, b)
+    both(lambda x: xp.sum(x * x), a, exact=False)
+
+
+def test_on_cuda_a_fused_chain_is_one_launch():
+    a = xp.asarray(np.random.default_rng(9).random(1000))
+    if a.device.type.name != "cuda":
+        pytest.skip("CUDA only")
+    backend = a._buffer.device.backend
+    state = backend._state(a._buffer.device)
+    fused = xp.fuse(chain)
+    fused(a, a)
+    before = state.launches
+    result = fused(a, a)
+    assert state.launches == before + 1
+    same(result, chain(a, a))
+
+
+def test_a_fused_function_keeps_its_name():
+    fused = xp.fuse(chain)
+    assert fused.__name__ == "chain" and "chain" in repr(fused)
+    assert math.isclose(float(host(fused(xp.asarray(3.0), 4.0))), 3.5)
+
+
+def test_hxarray_fuses_its_own_clip_and_numpy_mode_conversions():
+    """From FUSE_FROM elements clip and numpy mode's conversions run fused where the backend
+    compiles expressions: the same values as numpy's."""
+    from hxarray._fuse import FUSE_FROM
+
+    rng = np.random.default_rng(10)
+    data = rng.standard_normal(FUSE_FROM + 5)
+    data[:4] = [np.nan, -0.0, np.inf, -np.inf]
+    x = xp.asarray(data)
+    for low, high in ((-0.5, 0.5), (None, 0.1), (-0.2, None)):
+        got = host(xp.clip(x, low, high))
+        assert got.tobytes() == np.clip(data, low, high).tobytes()
+    bound = xp.asarray(np.full(data.size, 0.25, np.float32))
+    assert host(xp.clip(x, max=bound)).tobytes() == np.minimum(data, np.float32(0.25)).tobytes()
+    ints = rng.integers(-300, 300, FUSE_FROM + 5).astype(np.int16)
+    i = xp.asarray(ints)
+    assert host(i + 1.5).tobytes() == (ints + 1.5).tobytes()
+    assert host(i * xp.asarray(ints.astype(np.uint32))).tobytes() == \
+        (ints * ints.astype(np.uint32)).tobytes()
+    big = xp.asarray(ints.astype(np.int64))
+    unsigned = xp.asarray(np.abs(ints).astype(np.uint64))
+    assert host(big < unsigned).tolist() == (ints.astype(np.int64) < np.abs(ints).astype(
+        np.uint64)).tolist()
