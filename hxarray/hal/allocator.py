@@ -398,6 +398,16 @@ class CachingAllocator(_OverRaw, _Base, Allocator):
     """
 
 
+def _marker(stream: Stream) -> Event | Stream:
+    """What completes once the work queued on `stream` so far has: an event recorded now, or the
+    stream itself where it takes no more work (the CUDA simulator's streams are closed at exit,
+    while finalizers may still free blocks they used)."""
+    try:
+        return stream.record_event()
+    except Exception:  # noqa: BLE001 - a stream that refuses work has none left to queue
+        return stream
+
+
 class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
     """A caching allocator for devices whose work runs asynchronously on streams (after the
     stream-aware caching allocators of PyTorch and CuPy).
@@ -421,7 +431,7 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
         super().__init__(raw, max_cached_bytes)
         self._home: dict[int, Stream] = {}  # live block address -> the stream it was made for
         self._users: dict[int, set[Stream]] = {}  # live block address -> other streams using it
-        self._held: list[tuple[Block, Stream, list[Event]]] = []  # freed, used elsewhere
+        self._held: list[tuple[Block, Stream, list[Event | Stream]]] = []  # freed, used elsewhere
         self._unswept = 0  # frees since the last sweep
 
     def malloc(self, nbytes: int, stream: Stream | None = None) -> Block:
@@ -506,7 +516,7 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
             self._cached += size
             users = self._users.pop(block.address, None)
             if users:
-                self._held.append((block, home, [s.record_event() for s in users]))
+                self._held.append((block, home, [_marker(s) for s in users]))
             else:
                 self._free_lists.setdefault((home, size), []).append(block)
             self._unswept += 1

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ....hal.kernel_cache import KernelCache, default_cache_dir
+from ....hal.stream import run_worker_hook
 from ..driver import (
     DeviceProperties,
     Driver,
@@ -166,6 +167,7 @@ class _WorkQueue:
                 return
             try:
                 work()
+                run_worker_hook()  # the testing hook, if one is set
             except BaseException as exc:  # kept for synchronize(), never lost
                 with self._lock:
                     if self._error is None:
