@@ -280,13 +280,20 @@ class _CachingAllocatorBase:
             self._live.discard(id(block))
             self._num_frees += 1
             self._allocated -= size
-            limit = self.max_cached_bytes
-            if limit is None or self._cached + size <= limit:
+            if self._keeps(size):
                 self._cached += size
                 self._free_lists.setdefault(size, []).append(block)
                 return
             self._num_raw_frees += 1
         self.raw.free(block)
+
+    def _keeps(self, size: int) -> bool:
+        """Whether a freed block of `size` bytes stays in the cache: within its bound, and not
+        while memory is over the limit (one set below what was in use): then it goes back to
+        the device (lock held)."""
+        bound, limit = self.max_cached_bytes, self._memory_limit
+        return (bound is None or self._cached + size <= bound) and \
+            (limit is None or self._allocated + self._cached + size <= limit)
 
     def empty_cache(self) -> None:
         with self._lock:
@@ -339,8 +346,12 @@ class _OverRaw:
 
     def set_memory_limit(self, nbytes: int | None) -> None:
         """Keep live plus cached memory within `nbytes` bytes (None: no limit): a request past
-        it frees the cache and retries once, then raises MemoryError."""
+        it frees the cache and retries once, then raises MemoryError. A limit below what is
+        held now frees the cache at once; live memory past it goes back to the device as it is
+        freed."""
         self.memory_limit = nbytes
+        if nbytes is not None and self.stats()["reserved_bytes"] > nbytes:
+            self.empty_cache()
     if TYPE_CHECKING:  # from the caching base the class is combined with
         def _note_oom(self) -> None: ...
         def empty_cache(self) -> None: ...
@@ -439,6 +450,9 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
 
         stream = stream or current_stream(self.device)
         size = size_class(nbytes)
+        limit = self._memory_limit
+        if limit is not None and self._allocated + self._cached > limit:
+            self.empty_cache()  # blocks freed over the limit while queued work still used them
         with self._lock:
             self._release_held()
             block = self._reusable(stream, size)
@@ -513,15 +527,23 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
                                  "it was freed already or never allocated here")
             self._num_frees += 1
             self._allocated -= size
-            self._cached += size
             users = self._users.pop(block.address, None)
-            if users:
-                self._held.append((block, home, [_marker(s) for s in users]))
+            limit = self._memory_limit
+            release = limit is not None and self._allocated + self._cached + size > limit \
+                and not users and home.query()  # over the limit, and no queued work uses it
+            if release:
+                self._num_raw_frees += 1
             else:
-                self._free_lists.setdefault((home, size), []).append(block)
+                self._cached += size
+                if users:
+                    self._held.append((block, home, [_marker(s) for s in users]))
+                else:
+                    self._free_lists.setdefault((home, size), []).append(block)
             self._unswept += 1
             if self._unswept >= self.SWEEP_EVERY:
                 self._sweep()
+        if release:
+            self.raw.free(block)
 
     def record_stream(self, block: Block, stream: Stream) -> None:
         with self._lock:
