@@ -1,5 +1,5 @@
 """`python -m stress [--scale ci|full] [--devices cpu,ref:0,cuda:0] [--modes compiled,pure]
-[--parts fuzz,leak,threads,oom,cache] [--seed N] [--json PATH]`: the reliability suite of issue
+[--parts fuzz,leak,threads,oom,cache,pipelines,memory] [--seed N] [--json PATH]`: the reliability suite of issue
 13. Each part runs in processes of its own, on each device and in each mode (the compiled
 speedups or their pure-Python twins); the figures go to stdout as a table and to a JSON file.
 The exit status is 1 if any part failed its criterion (see docs/reliability.md), 2 if a device
@@ -22,14 +22,16 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "stress" / "results"
 
 # Per scale: fuzz calls, leak iterations, threads and seconds, OOM rounds, cache processes and
-# calls per process, and whether the OOM part also bounds the whole CPU process.
+# calls per process, whether the OOM part also bounds the whole CPU process, pipeline runs and
+# memory-limit steps.
 SCALES = {
     "ci": {"fuzz": 700, "leak": 300, "threads": (4, 3.0), "oom": 8, "cache": (3, 150),
-           "numpy_retry": False, "timeout": 60.0},
+           "numpy_retry": False, "timeout": 60.0, "pipelines": 40, "memory": 2000},
     "full": {"fuzz": 20_000, "leak": 20_000, "threads": (8, 20.0), "oom": 200,
-             "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0},
+             "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0, "pipelines": 1500,
+             "memory": 50_000},
 }
-PARTS = ("fuzz", "leak", "threads", "oom", "cache")
+PARTS = ("fuzz", "leak", "threads", "oom", "cache", "pipelines", "memory")
 
 
 def _part(module: str, args: list[Any], mode: str, timeout: float) -> dict[str, Any]:
@@ -49,7 +51,8 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
         seed: int) -> dict[str, Any]:
     settings = SCALES[scale]
     report: dict[str, Any] = {"scale": scale, "devices": devices, "modes": modes, "seed": seed,
-                              "fuzz": [], "leak": [], "threads": [], "oom": [], "cache": []}
+                              "fuzz": [], "leak": [], "threads": [], "oom": [], "cache": [],
+                              "pipelines": [], "memory": []}
     start = time.perf_counter()
     logs = RESULTS / "logs"
     if "fuzz" in parts:
@@ -74,6 +77,11 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
                 report["oom"].append({"device": device, "mode": mode, **_part(
                     "oom", [device, settings["oom"], int(settings["numpy_retry"])], mode,
                     3600)})
+            for part in ("pipelines", "memory"):
+                if part in parts:
+                    _say(f"{part} {device} {mode}")
+                    report[part].append({"device": device, "mode": mode, **_part(
+                        part, [device, settings[part], seed], mode, 3600)})
     if "cache" in parts:
         _say("kernel cache")
         processes, per_process = settings["cache"]
@@ -107,7 +115,8 @@ def failures(report: dict[str, Any]) -> list[str]:
         for kind in fuzz.FAILURES:
             if r["tally"].get(kind):
                 found.append(f"fuzz {r['device']} {r['mode']}: {r['tally'][kind]} {kind}")
-    for part, flag in (("leak", "flat"), ("threads", "equal"), ("oom", "clean")):
+    for part, flag in (("leak", "flat"), ("threads", "equal"), ("oom", "clean"),
+                       ("pipelines", "clean"), ("memory", "clean")):
         for r in report[part]:
             if not r.get(flag):
                 found.append(f"{part} {r['device']} {r['mode']}: "
@@ -171,6 +180,18 @@ def markdown(report: dict[str, Any]) -> str:
                         lambda r: [r["operations"], r["memory_errors"], r["wrong_class"],
                                    r["bad_messages"], r["over_limit"], r["not_restored"],
                                    r.get("numpy_retry", "-")])
+    if report["pipelines"]:
+        lines += _table(["pipelines", "pipelines", "results", "worker delays", "wrong results",
+                         "changed by a later pipeline", "errors"], report["pipelines"],
+                        lambda r: [r["pipelines"], r["results"], r["delays"], r["wrong"],
+                                   r["changed_later"], r["errors"]])
+    if report["memory"]:
+        lines += _table(["memory limits", "steps", "allocations", "MemoryErrors", "frees",
+                         "limit changes", "over the limit", "wrong refusals", "unclean errors",
+                         "memory back"], report["memory"], lambda r: [
+            r["steps"], r["allocations"], r["memory_errors"], r["frees"], r["limit_changes"],
+            r["over_the_limit"], r["wrong_refusals"], r["unclean_errors"],
+            _yes(r["memory_back"])])
     if report["cache"]:
         lines += _table(["kernel cache", "processes", "calls", "corruptions injected",
                          "wrong bytes", "errors", "rebuilt (compiles)", "temporary files left",
