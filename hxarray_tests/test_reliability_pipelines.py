@@ -228,6 +228,7 @@ class LimitMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         self.buffers.clear()
         xp.set_memory_limit(None, self.device)
+        self.allocator.empty_cache()  # leave no cached blocks to the tests that follow
 
 
 @pytest.mark.parametrize("name", [str(d) for d in DEVICES])
