@@ -106,7 +106,7 @@ class _Download:
                 raise TypeError(f"the stage returned {type(a).__name__}; it must return an "
                                 "hxarray array, or a tuple or list of them")
         self.host: list[Array] = arrays
-        self.device_results = arrays
+        self.downloaded: list[Array] = []  # the device arrays the download stream reads
         self.computed = self.done = computed
         if out is None or out is compute.device:
             return
@@ -125,15 +125,8 @@ class _Download:
                 buffer.allocator.copy_to_host(buffer.block, a._offset, np.asarray(host),
                                               download)
             self.host.append(host)
-        self.device_results = arrays  # alive until the copies are done
+        self.downloaded = arrays  # (alive until the copies are done)
         self.done = download.record_event()
-
-    def device_arrays(self) -> tuple[list[Array], list[Array]]:
-        """The device arrays that are yielded (left on the device) and those the download
-        stream reads."""
-        if self.host is self.device_results:
-            return self.host, []
-        return [], self.device_results
 
     def result(self) -> Any:
         _check(self.computed)
@@ -239,9 +232,8 @@ def _retire_aliased(batch: _Download, buffers: list[list[Array] | None],
     """Keep `batch`'s results from being overwritten by later uploads: a slot whose buffer a
     yielded device result shares leaves the round-robin (its next batch gets a fresh buffer); a
     slot whose buffer the download stream reads is reused only after that download."""
-    kept, downloaded = batch.device_arrays()
-    kept_ids = {id(a._buffer) for a in kept}
-    read_ids = {id(a._buffer) for a in downloaded}
+    kept_ids = {id(a._buffer) for a in batch.host}  # what is yielded (downloads: new memory)
+    read_ids = {id(a._buffer) for a in batch.downloaded}
     for slot, inputs in enumerate(buffers):
         ids = {id(i._buffer) for i in inputs or ()}
         if ids & kept_ids:
