@@ -19,6 +19,7 @@ from typing import Any
 
 SIZES = [0, 1, 100, 4096, 1 << 16, 1 << 20, 3 << 20, 8 << 20]  # bytes
 LIMITS = [None, 0, 1 << 16, 1 << 20, 4 << 20, 16 << 20, 64 << 20]  # above what is in use
+HELD = 128 << 20  # past this many live bytes the walk frees instead (devices have 1 GiB or more)
 
 
 def main(device_name: str, steps: int, seed: int) -> dict[str, Any]:
@@ -59,6 +60,8 @@ def main(device_name: str, steps: int, seed: int) -> dict[str, Any]:
             counts["steps"] += 1
             action = rng.choices(["allocate", "free", "empty_cache", "limit"], [6, 4, 1, 1])[0]
             before = stats()
+            if action == "allocate" and before["allocated_bytes"] - base > HELD:
+                action = "free"
             if action == "allocate":
                 nbytes = rng.choice(SIZES)
                 fits = limit is None or before["allocated_bytes"] + size_class(nbytes) <= limit
