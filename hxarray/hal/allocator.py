@@ -451,7 +451,7 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
         stream = stream or current_stream(self.device)
         size = size_class(nbytes)
         limit = self._memory_limit
-        if limit is not None and self._allocated + self._cached > limit:
+        if limit is not None and self._cached and self._allocated + self._cached > limit:
             self.empty_cache()  # blocks freed over the limit while queued work still used them
         with self._lock:
             self._release_held()
