@@ -27,10 +27,10 @@ RESULTS = ROOT / "stress" / "results"
 # memory-limit steps.
 SCALES = {
     "ci": {"fuzz": 700, "leak": 300, "threads": (4, 3.0), "oom": 8, "cache": (3, 150),
-           "numpy_retry": False, "timeout": 60.0, "pipelines": 40, "memory": 2000},
+           "numpy_retry": False, "timeout": 60.0, "pipelines": 40, "memory": 1000},
     "full": {"fuzz": 20_000, "leak": 20_000, "threads": (8, 20.0), "oom": 200,
              "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0, "pipelines": 1500,
-             "memory": 50_000},
+             "memory": 20_000},
 }
 PARTS = ("fuzz", "leak", "threads", "oom", "cache", "pipelines", "memory")
 
