@@ -280,8 +280,8 @@ cache_malloc(CacheObject *self, Py_ssize_t nbytes)
 }
 
 /* Take a block back: 1 if it went to the cache, 0 if the caller must free it to the raw allocator
- * (the cache is at its bound), -1 on error: a block this allocator did not hand out, or one freed
- * already (which would hand one block to two arrays). */
+ * (the cache is at its bound, or memory over its limit), -1 on error: a block this allocator did
+ * not hand out, or one freed already (which would hand one block to two arrays). */
 static int
 cache_give(CacheObject *self, PyObject *block)
 {
@@ -299,7 +299,10 @@ cache_give(CacheObject *self, PyObject *block)
     Py_ssize_t size = b->nbytes;
     self->num_frees++;
     self->allocated -= size;
-    if (self->max_cached >= 0 && self->cached + size > self->max_cached) {
+    /* within the cache's bound, and not while memory is over the limit (one set below what was
+     * in use): then the block goes back to the device */
+    if ((self->max_cached >= 0 && self->cached + size > self->max_cached) ||
+        (self->memory_limit >= 0 && self->allocated + self->cached + size > self->memory_limit)) {
         self->num_raw_frees++;
         return 0;
     }

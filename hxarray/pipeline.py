@@ -11,7 +11,15 @@ N-1 downloaded:
 
 - **Bounded memory**: `depth` input buffers on the device, allocated at the first batch (and
   again only when a batch's shapes change), reused round-robin; an upload into a buffer waits,
-  on the device, for the compute that last read it. At most `depth` results are in flight.
+  on the device, for every stream that last read it: the compute, and the download too when a
+  result downloaded is (a view of) the input. At most `depth` results are in flight.
+- **Results never change**: a result left on the device (`out=None`) that is an input buffer
+  or a view of one takes that buffer out of the round-robin (the next batch of its slot gets a
+  fresh one), so later batches never overwrite it. Costs: such a stage allocates one input
+  buffer per batch; with `out="cpu"` its next upload into the slot waits for the download
+  (at depth 2 the upload then no longer overlaps the previous compute; depth 3 restores it).
+  The arrays the stage gets are the pipeline's buffers: a reference the stage keeps elsewhere
+  (not in its result) sees later batches.
 - **Order** is the batches' order. **Errors**: the first error, from the batches' iterator, the
   stage (raised on the host) or queued device work (a failed kernel), is raised once the results
   before it have been yielded; nothing after it is.
@@ -98,6 +106,7 @@ class _Download:
                 raise TypeError(f"the stage returned {type(a).__name__}; it must return an "
                                 "hxarray array, or a tuple or list of them")
         self.host: list[Array] = arrays
+        self.downloaded: list[Array] = []  # the device arrays the download stream reads
         self.computed = self.done = computed
         if out is None or out is compute.device:
             return
@@ -116,7 +125,7 @@ class _Download:
                 buffer.allocator.copy_to_host(buffer.block, a._offset, np.asarray(host),
                                               download)
             self.host.append(host)
-        self.device_results = arrays  # alive until the copies are done
+        self.downloaded = arrays  # (alive until the copies are done)
         self.done = download.record_event()
 
     def result(self) -> Any:
@@ -151,7 +160,7 @@ def _run(batches: Iterator[Any], stage: Callable[..., Any], device: Device, dept
     backend = device.backend
     upload, compute, download = (backend.create_stream(device) for _ in range(3))
     buffers: list[list[Array] | None] = [None] * depth
-    read: list[Event | None] = [None] * depth  # compute's last read of each buffer
+    read: list[Event | None] = [None] * depth  # the last read of each slot's buffers
     staged: collections.deque[tuple[int, list[Array], bool, Event]] = collections.deque()
     flight: collections.deque[_Download] = collections.deque()
     failures: list[BaseException] = []  # the stage's error, then the batches' iterator's
@@ -194,6 +203,7 @@ def _run(batches: Iterator[Any], stage: Callable[..., Any], device: Device, dept
                 flight.append(_Download(results, out, compute, download,
                                         compute.record_event()))
                 read[slot] = flight[-1].computed  # the compute stream's last read of the slot
+                _retire_aliased(flight[-1], buffers, read)
             except Exception as exc:
                 failures.insert(0, exc)
                 break
@@ -215,6 +225,21 @@ def _run(batches: Iterator[Any], stage: Callable[..., Any], device: Device, dept
 
 
 _END = object()
+
+
+def _retire_aliased(batch: _Download, buffers: list[list[Array] | None],
+                    read: list[Event | None]) -> None:
+    """Keep `batch`'s results from being overwritten by later uploads: a slot whose buffer a
+    yielded device result shares leaves the round-robin (its next batch gets a fresh buffer); a
+    slot whose buffer the download stream reads is reused only after that download."""
+    kept_ids = {id(a._buffer) for a in batch.host}  # what is yielded (downloads: new memory)
+    read_ids = {id(a._buffer) for a in batch.downloaded}
+    for slot, inputs in enumerate(buffers):
+        ids = {id(i._buffer) for i in inputs or ()}
+        if ids & kept_ids:
+            buffers[slot] = read[slot] = None
+        elif ids & read_ids:
+            read[slot] = batch.done
 
 
 def prefetch(batches: Iterable[Any], device: Device | str | None = None,

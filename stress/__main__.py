@@ -24,16 +24,18 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "stress" / "results"
 
 # Per scale: fuzz calls, leak iterations, threads and seconds, OOM rounds, cache processes and
-# calls per process, whether the OOM part also bounds the whole CPU process, and the dtypes of
-# the write cases.
+# calls per process, whether the OOM part also bounds the whole CPU process, the dtypes of the
+# write cases, settings values per variable (0: all), pipeline runs and memory-limit steps.
 SCALES = {
     "ci": {"fuzz": 700, "leak": 300, "threads": (4, 3.0), "oom": 8, "cache": (3, 150),
-           "numpy_retry": False, "timeout": 60.0, "writes": "float64", "settings": 3},
+           "numpy_retry": False, "timeout": 60.0, "writes": "float64", "settings": 3,
+           "pipelines": 40, "memory": 1000},
     "full": {"fuzz": 20_000, "leak": 20_000, "threads": (8, 20.0), "oom": 200,
              "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0,
-             "writes": "float64,int32,complex64,bool", "settings": 0},
+             "writes": "float64,int32,complex64,bool", "settings": 0, "pipelines": 1500,
+             "memory": 20_000},
 }
-PARTS = ("fuzz", "leak", "threads", "oom", "cache", "writes", "settings")
+PARTS = ("fuzz", "leak", "threads", "oom", "cache", "writes", "settings", "pipelines", "memory")
 
 
 def _part(module: str, args: list[Any], mode: str, timeout: float) -> dict[str, Any]:
@@ -78,10 +80,11 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
                 report["oom"].append({"device": device, "mode": mode, **_part(
                     "oom", [device, settings["oom"], int(settings["numpy_retry"])], mode,
                     3600)})
-            if "writes" in parts:
-                _say(f"writes {device} {mode}")
-                report["writes"].append({"device": device, "mode": mode, **_part(
-                    "writes", [device, settings["writes"], seed], mode, 3600)})
+            for part in ("writes", "pipelines", "memory"):  # (device, scale, seed)
+                if part in parts:
+                    _say(f"{part} {device} {mode}")
+                    report[part].append({"device": device, "mode": mode, **_part(
+                        part, [device, settings[part], seed], mode, 3600)})
     if "cache" in parts:
         _say("kernel cache")
         processes, per_process = settings["cache"]
@@ -120,7 +123,7 @@ def failures(report: dict[str, Any]) -> list[str]:
             if r["tally"].get(kind):
                 found.append(f"fuzz {r['device']} {r['mode']}: {r['tally'][kind]} {kind}")
     for part, flag in (("leak", "flat"), ("threads", "equal"), ("oom", "clean"),
-                       ("writes", "clean")):
+                       ("writes", "clean"), ("pipelines", "clean"), ("memory", "clean")):
         for r in report[part]:
             if not r.get(flag):
                 found.append(f"{part} {r['device']} {r['mode']}: "
@@ -195,6 +198,18 @@ def markdown(report: dict[str, Any]) -> str:
                                    r["wrong_class_count"], r["changed_count"],
                                    f"{r['allowed']} ({r['wrote']})", r["outside_target_count"],
                                    r["overlaps"], r["overlap_wrong_count"]])
+    if report["pipelines"]:
+        lines += _table(["pipelines", "pipelines", "results", "worker delays", "wrong results",
+                         "changed by a later pipeline", "errors"], report["pipelines"],
+                        lambda r: [r["pipelines"], r["results"], r["delays"], r["wrong"],
+                                   r["changed_later"], r["errors"]])
+    if report["memory"]:
+        lines += _table(["memory limits", "steps", "allocations", "MemoryErrors", "frees",
+                         "limit changes", "over the limit", "wrong refusals", "unclean errors",
+                         "memory back"], report["memory"], lambda r: [
+            r["steps"], r["allocations"], r["memory_errors"], r["frees"], r["limit_changes"],
+            r["over_the_limit"], r["wrong_refusals"], r["unclean_errors"],
+            _yes(r["memory_back"])])
     if report["cache"]:
         lines += _table(["kernel cache", "processes", "calls", "corruptions injected",
                          "wrong bytes", "errors", "rebuilt (compiles)", "temporary files left",

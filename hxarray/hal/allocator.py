@@ -288,13 +288,20 @@ class _CachingAllocatorBase:
             self._live.discard(id(block))
             self._num_frees += 1
             self._allocated -= size
-            limit = self.max_cached_bytes
-            if limit is None or self._cached + size <= limit:
+            if self._keeps(size):
                 self._cached += size
                 self._free_lists.setdefault(size, []).append(block)
                 return
             self._num_raw_frees += 1
         self.raw.free(block)
+
+    def _keeps(self, size: int) -> bool:
+        """Whether a freed block of `size` bytes stays in the cache: within its bound, and not
+        while memory is over the limit (one set below what was in use): then it goes back to
+        the device (lock held)."""
+        bound, limit = self.max_cached_bytes, self._memory_limit
+        return (bound is None or self._cached + size <= bound) and \
+            (limit is None or self._allocated + self._cached + size <= limit)
 
     def empty_cache(self) -> None:
         with self._lock:
@@ -347,8 +354,12 @@ class _OverRaw:
 
     def set_memory_limit(self, nbytes: int | None) -> None:
         """Keep live plus cached memory within `nbytes` bytes (None: no limit): a request past
-        it frees the cache and retries once, then raises MemoryError."""
+        it frees the cache and retries once, then raises MemoryError. A limit below what is
+        held now frees the cache at once; live memory past it goes back to the device as it is
+        freed."""
         self.memory_limit = nbytes
+        if nbytes is not None and self.stats()["reserved_bytes"] > nbytes:
+            self.empty_cache()
     if TYPE_CHECKING:  # from the caching base the class is combined with
         def _note_oom(self) -> None: ...
         def empty_cache(self) -> None: ...
@@ -406,6 +417,16 @@ class CachingAllocator(_OverRaw, _Base, Allocator):
     """
 
 
+def _marker(stream: Stream) -> Event | Stream:
+    """What completes once the work queued on `stream` so far has: an event recorded now, or the
+    stream itself where it takes no more work (the CUDA simulator's streams are closed at exit,
+    while finalizers may still free blocks they used)."""
+    try:
+        return stream.record_event()
+    except Exception:  # noqa: BLE001 - a stream that refuses work has none left to queue
+        return stream
+
+
 class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
     """A caching allocator for devices whose work runs asynchronously on streams (after the
     stream-aware caching allocators of PyTorch and CuPy).
@@ -434,12 +455,15 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
         self._size_class = _exact_size if exact else size_class
         self._home: dict[int, Stream] = {}  # live block address -> the stream it was made for
         self._users: dict[int, set[Stream]] = {}  # live block address -> other streams using it
-        self._held: list[tuple[Block, Stream, list[Event]]] = []  # freed, used elsewhere
+        self._held: list[tuple[Block, Stream, list[Event | Stream]]] = []  # freed, used elsewhere
         self._unswept = 0  # frees since the last sweep
 
     def malloc(self, nbytes: int, stream: Stream | None = None) -> Block:
         stream = stream or current_stream(self.device)
         size = self._size_class(nbytes)
+        limit = self._memory_limit
+        if limit is not None and self._cached and self._allocated + self._cached > limit:
+            self.empty_cache()  # blocks freed over the limit while queued work still used them
         with self._lock:
             if self._held:
                 self._release_held()
@@ -515,15 +539,23 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
                                  "it was freed already or never allocated here")
             self._num_frees += 1
             self._allocated -= size
-            self._cached += size
             users = self._users.pop(block.address, None)
-            if users:
-                self._held.append((block, home, [s.record_event() for s in users]))
+            limit = self._memory_limit
+            release = limit is not None and self._allocated + self._cached + size > limit \
+                and not users and home.query()  # over the limit, and no queued work uses it
+            if release:
+                self._num_raw_frees += 1
             else:
-                self._free_lists.setdefault((home, size), []).append(block)
+                self._cached += size
+                if users:
+                    self._held.append((block, home, [_marker(s) for s in users]))
+                else:
+                    self._free_lists.setdefault((home, size), []).append(block)
             self._unswept += 1
             if self._unswept >= self.SWEEP_EVERY:
                 self._sweep()
+        if release:
+            self.raw.free(block)
 
     def record_stream(self, block: Block, stream: Stream) -> None:
         if self._home.get(block.address) is stream:  # (a live block's home never changes)

@@ -31,12 +31,19 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .allocator import Allocator, Block, StreamOrderedAllocator, _CachingAllocatorBase, _OverRaw
+from .allocator import (
+    Allocator,
+    Block,
+    StreamOrderedAllocator,
+    _CachingAllocatorBase,
+    _marker,
+    _OverRaw,
+)
 from .device import Device, _scoped_device, default_device
 
 if TYPE_CHECKING:
     from .backend import Backend
-    from .stream import Event
+    from .stream import Event, Stream
 
 __all__ = ["MemoryScope", "ScopePool", "StreamOrderedScopePool", "memory_scope", "scope_pool",
            "current_pool"]
@@ -86,7 +93,7 @@ class StreamOrderedScopePool(StreamOrderedAllocator):
 
     def _return_to_device(self) -> None:
         ready: list[Block] = []
-        busy: list[tuple[Block, list[Event]]] = []
+        busy: list[tuple[Block, list[Event | Stream]]] = []
         with self._lock:
             self._release_held()
             for (stream, _), blocks in self._free_lists.items():
@@ -96,9 +103,9 @@ class StreamOrderedScopePool(StreamOrderedAllocator):
                     if idle:
                         ready.append(block)
                     else:
-                        busy.append((block, [stream.record_event()]))
+                        busy.append((block, [_marker(stream)]))
             for block, home, events in self._held:
-                busy.append((block, [*events, home.record_event()]))
+                busy.append((block, [*events, _marker(home)]))
             self._held = []
             self._num_raw_frees += len(ready) + len(busy)
             self._cached = 0
@@ -117,10 +124,10 @@ def scope_pool(allocator: Allocator) -> Allocator:
     return ScopePool(raw)
 
 
-_reaper_queue: queue.Queue[tuple[Allocator, Block, list[Event]]] | None = None
+_reaper_queue: queue.Queue[tuple[Allocator, Block, list[Event | Stream]]] | None = None
 
 
-def _reap(work: queue.Queue[tuple[Allocator, Block, list[Event]]]) -> None:
+def _reap(work: queue.Queue[tuple[Allocator, Block, list[Event | Stream]]]) -> None:
     """Free blocks of closed pools once the events recorded for them have completed."""
     while True:
         raw, block, events = work.get()
@@ -132,7 +139,7 @@ def _reap(work: queue.Queue[tuple[Allocator, Block, list[Event]]]) -> None:
         raw.free(block)
 
 
-def _reaper() -> queue.Queue[tuple[Allocator, Block, list[Event]]]:
+def _reaper() -> queue.Queue[tuple[Allocator, Block, list[Event | Stream]]]:
     global _reaper_queue
     with _lock:
         if _reaper_queue is None:

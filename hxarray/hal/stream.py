@@ -7,11 +7,18 @@ the calling thread or task (as `torch.cuda.stream` does).
 `HostStream` and `HostEvent` are a complete implementation for devices whose work is host
 callables: a worker thread per stream runs them in order. An exception in queued work is sticky,
 as on a GPU: later work is skipped (events still complete, so nothing waits forever) until
-`synchronize()` raises it.
+`synchronize()` raises it. At interpreter exit each worker finishes the work queued on it and
+ends; work queued later (by finalizers during shutdown) runs at once on the calling thread, so
+shutdown never waits on a worker that can no longer run.
+
+`set_worker_hook(hook)` is a testing hook: every stream worker (the `HostStream`'s, the CUDA
+simulator's) calls `hook()` after each piece of queued work. The reliability suite sleeps a
+random while in it, so that the streams of a device run in ever different interleavings.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextvars
 import functools
 import queue
@@ -24,7 +31,8 @@ from typing import Any
 
 from .device import Device, _scoped_device, default_device
 
-__all__ = ["Stream", "Event", "HostStream", "HostEvent", "current_stream"]
+__all__ = ["Stream", "Event", "HostStream", "HostEvent", "current_stream", "set_worker_hook",
+           "run_worker_hook"]
 
 # (device -> current stream, the enclosing value): one link per `with stream:`, per thread and task
 _current: contextvars.ContextVar[tuple[dict[Device, Stream], Any]] = contextvars.ContextVar(
@@ -175,24 +183,67 @@ class HostEvent(Event):
         return (end._time - self._time) * 1000.0
 
 
+_worker_hook: Callable[[], object] | None = None
+
+
+def set_worker_hook(hook: Callable[[], object] | None) -> None:
+    """Have every stream worker thread call `hook()` after each piece of queued work it runs
+    (None: no hook, the default). For tests that need streams to interleave in many ways; the
+    hook runs on the workers, so it must be thread-safe. An exception it raises is reported as
+    the work's."""
+    global _worker_hook
+    if hook is not None and not callable(hook):
+        raise TypeError(f"the worker hook must be callable or None, got {type(hook).__name__}")
+    _worker_hook = hook
+
+
+def run_worker_hook() -> None:
+    """Called by a stream worker after each piece of work: runs the hook, if one is set."""
+    hook = _worker_hook
+    if hook is not None:
+        hook()
+
+
 # A queued item: the callable, and whether it runs even after earlier work failed (event markers).
 _Item = tuple[Callable[[], Any], bool]
 
 
+def _run(item: _Item, errors: list[BaseException], worker: bool) -> None:
+    """Run a queued item unless earlier work failed (markers always run); keep its error."""
+    fn, marker = item
+    try:
+        if marker or not errors:
+            fn()
+        if worker:
+            run_worker_hook()
+    except BaseException as exc:  # reported by the next synchronize()
+        errors.append(exc)
+
+
 def _work(q: queue.Queue[_Item | None], errors: list[BaseException]) -> None:
-    """A stream's worker thread: run items in order until the stream's finalizer sends `None`."""
+    """A stream's worker thread: run items in order until the stream is closed (`None`)."""
     while True:
         item = q.get()
         try:
             if item is None:
                 return
-            fn, marker = item
-            if marker or not errors:
-                fn()
-        except BaseException as exc:  # reported by the next synchronize()
-            errors.append(exc)
+            _run(item, errors, worker=True)
         finally:
             q.task_done()
+
+
+_exiting = False
+_started: weakref.WeakSet[HostStream] = weakref.WeakSet()  # streams with a worker thread
+
+
+@atexit.register
+def _finish_at_exit() -> None:
+    """Let every worker finish its queued work and end while threads can still run; what is
+    queued later runs on the caller's thread."""
+    global _exiting
+    _exiting = True
+    for stream in list(_started):
+        stream._close(wait=True)
 
 
 class HostStream(Stream):
@@ -204,6 +255,8 @@ class HostStream(Stream):
         self.device = Device(device)
         self.inline = inline
         self._queue: queue.Queue[_Item | None] | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
         self._lock = threading.Lock()
         self._errors: list[BaseException] = []  # shared with the worker, which must not hold self
 
@@ -219,12 +272,31 @@ class HostStream(Stream):
             fn()
             return
         with self._lock:
-            if self._queue is None:
-                self._queue = queue.Queue()
-                threading.Thread(target=_work, args=(self._queue, self._errors), daemon=True,
-                                 name=f"hxarray-{self.device}-stream").start()
-                weakref.finalize(self, self._queue.put, None)  # the worker ends with the stream
-        self._queue.put((fn, marker))
+            here = self._closed or _exiting
+            if not here:
+                if self._queue is None:
+                    self._queue = queue.Queue()
+                    self._thread = threading.Thread(
+                        target=_work, args=(self._queue, self._errors), daemon=True,
+                        name=f"hxarray-{self.device}-stream")
+                    self._thread.start()
+                    _started.add(self)
+                    # the worker ends with the stream (at exit, `_finish_at_exit` ends it)
+                    weakref.finalize(self, self._queue.put, None).atexit = False
+                self._queue.put((fn, marker))
+        if here:  # closed: the worker has run everything queued before
+            _run((fn, marker), self._errors, worker=False)
+
+    def _close(self, wait: bool) -> None:
+        """End the worker after the work queued so far (waiting for it with `wait`)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._queue is not None:
+                self._queue.put(None)
+        if wait and self._thread is not None:
+            self._thread.join()
 
     def synchronize(self) -> None:
         if self._queue is not None:

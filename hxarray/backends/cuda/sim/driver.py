@@ -8,6 +8,7 @@ array); in check mode every allocation sits between guard pages.
 
 from __future__ import annotations
 
+import atexit
 import bisect
 import ctypes
 import itertools
@@ -24,6 +25,7 @@ import numpy as np
 
 from ....hal import settings
 from ....hal.kernel_cache import KernelCache, default_cache_dir
+from ....hal.stream import run_worker_hook
 from ..driver import (
     DeviceProperties,
     Driver,
@@ -131,7 +133,9 @@ class _WorkQueue:
         self._idle = threading.Condition(self._lock)
         self._error: BaseException | None = None
         self.closed = False
-        threading.Thread(target=self._run, name=name, daemon=True).start()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+        _open_queues.add(self)
 
     def submit(self, work: Callable[[], object]) -> bool:
         with self._lock:
@@ -148,6 +152,7 @@ class _WorkQueue:
                 return
             try:
                 work()
+                run_worker_hook()  # the testing hook, if one is set
             except BaseException as exc:  # kept for synchronize(), never lost
                 with self._lock:
                     if self._error is None:
@@ -175,12 +180,26 @@ class _WorkQueue:
         with self._lock:
             return self._pending == 0
 
-    def close(self) -> None:
+    def close(self, wait: bool = False) -> None:
+        """Refuse new work; the worker ends after the work queued so far (waited for with
+        `wait`)."""
         with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-        self._queue.put(None)
+            if not self.closed:
+                self.closed = True
+                self._queue.put(None)
+        if wait and threading.current_thread() is not self._thread:
+            self._thread.join()
+
+
+_open_queues: weakref.WeakSet[_WorkQueue] = weakref.WeakSet()
+
+
+@atexit.register
+def _finish_at_exit() -> None:
+    """Let every worker finish its queued work and end while threads can still run, so that
+    shutdown never waits on a worker that can no longer run (later work is refused)."""
+    for work in list(_open_queues):
+        work.close(wait=True)
 
 
 class SimStream:
