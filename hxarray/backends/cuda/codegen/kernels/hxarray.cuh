@@ -359,11 +359,15 @@ template <typename T> __device__ __forceinline__ typename real_of<T>::type imag(
 }
 
 // sign: -1, 0 or 1 (NaN for NaN) for real numbers; z / |z| for complex ones (0 for 0, NaN + NaN j
-// where either part is NaN).
+// where either part is NaN or both are infinite, ±1 + 0j or 0 ± 1j where one part is infinite, as
+// numpy).
 template <typename T> __device__ __forceinline__ T sign(T a) {
     if constexpr (is_complex<T>::value) {
         typedef typename real_of<T>::type R;
-        if (ops::isnan(a)) return T(quiet_nan<R>(), quiet_nan<R>());
+        if (ops::isnan(a) || (::isinf(a.real()) && ::isinf(a.imag())))
+            return T(quiet_nan<R>(), quiet_nan<R>());
+        if (::isinf(a.real())) return T(::copysign(R(1), a.real()), R(0));
+        if (::isinf(a.imag())) return T(R(0), ::copysign(R(1), a.imag()));
         R m = ops::abs(a);
         if (m == R(0)) return T(R(0), R(0));
         return T(a.real() / m, a.imag() / m);
@@ -568,8 +572,8 @@ template <typename T> __device__ __forceinline__ T pow(T a, T b) {
     } else if constexpr (is_complex<T>::value) {  // numpy's npy_cpow
         typedef typename real_of<T>::type R;
         if (b.real() == R(0) && b.imag() == R(0)) return T(R(1), R(0));
-        if (a.real() == R(0) && a.imag() == R(0)) {
-            if (b.real() > R(0) && b.imag() == R(0)) return T(R(0), R(0));
+        if (a.real() == R(0) && a.imag() == R(0)) {  // 0 for any exponent of positive real part
+            if (b.real() > R(0)) return T(R(0), R(0));
             return T(quiet_nan<R>(), quiet_nan<R>());
         }
         if (b.imag() == R(0) && b.real() == ::trunc(b.real()) && b.real() > R(-100) &&
