@@ -80,6 +80,22 @@ def _fixed(ufunc: np.ufunc, complex_fix: Callable[[np.ndarray, np.ndarray], None
     return kernel
 
 
+def cast(value: Any, *, out: np.ndarray) -> None:
+    """`value` converted into `out` (numpy's unsafe casting), floating-point values outside
+    uint32's range as on every device (`hxarray.cuh`): NaN and values below -2**31 to 2**31, from
+    2**32 on to 0. (numpy on x86-64 converts these differently in the loop it takes for
+    contiguous arrays and the one it takes for strided arrays and scalars.)"""
+    if out.dtype == np.uint32:
+        source = np.real(value)
+        if source.dtype.kind == "f":
+            low, high = ~(source >= -2.0**31), source >= 2.0**32  # before `out` is written
+            np.copyto(out, value, casting="unsafe")
+            np.copyto(out, np.uint32(2**31), where=low)
+            np.copyto(out, np.uint32(0), where=high)
+            return
+    np.copyto(out, value, casting="unsafe")
+
+
 def real(x: Any, *, out: np.ndarray) -> None:
     np.copyto(out, np.real(x))
 
