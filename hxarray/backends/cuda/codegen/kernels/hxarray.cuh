@@ -158,28 +158,31 @@ HX_SHUFFLE(shfl_down, __shfl_down_sync)
 HX_SHUFFLE(shfl_up, __shfl_up_sync)
 #undef HX_SHUFFLE
 
-// Products rounded on their own: a compiler may not fuse them into an addition (NVRTC would, by
-// default), so a GPU gives the simulator's bits.
+// Products rounded on their own, and fused multiply-adds where numpy fuses: a compiler may not
+// fuse anything else (NVRTC would, by default), so a GPU gives the simulator's bits.
 __device__ __forceinline__ f32 mul_rn(f32 a, f32 b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ f64 mul_rn(f64 a, f64 b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ f32 fma_rn(f32 a, f32 b, f32 c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ f64 fma_rn(f64 a, f64 b, f64 c) { return __fma_rn(a, b, c); }
 
-// The complex product by the textbook formula, each real operation with its own special values
-// (the standard's rule; no C99 Annex G recovery of infinities), and numpy's quotient (Smith's
-// method).
+// The complex product as numpy's vector loops compute it on CPUs with fused multiply-add (x86-64
+// with AVX2 or AVX-512): re = fma(ar, br, -ai bi), im = fma(ar, bi, ai br), each real operation
+// with its own special values (the standard's rule; no C99 Annex G recovery of infinities); and
+// numpy's quotient (Smith's method, no fused operations).
 template <typename R> __device__ __forceinline__ complex<R> cmul(complex<R> a, complex<R> b) {
-    return complex<R>(mul_rn(a.real(), b.real()) - mul_rn(a.imag(), b.imag()),
-                      mul_rn(a.real(), b.imag()) + mul_rn(a.imag(), b.real()));
+    return complex<R>(fma_rn(a.real(), b.real(), -mul_rn(a.imag(), b.imag())),
+                      fma_rn(a.real(), b.imag(), mul_rn(a.imag(), b.real())));
 }
 template <typename R> __device__ __forceinline__ complex<R> cdiv(complex<R> a, complex<R> b) {
     R ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
     R abs_br = ::fabs(br), abs_bi = ::fabs(bi);
     if (abs_br >= abs_bi) {
         if (abs_br == R(0) && abs_bi == R(0)) return complex<R>(ar / abs_br, ai / abs_br);
-        R rat = bi / br, scl = R(1) / (br + bi * rat);
-        return complex<R>((ar + ai * rat) * scl, (ai - ar * rat) * scl);
+        R rat = bi / br, scl = R(1) / (br + mul_rn(bi, rat));
+        return complex<R>((ar + mul_rn(ai, rat)) * scl, (ai - mul_rn(ar, rat)) * scl);
     }
-    R rat = br / bi, scl = R(1) / (bi + br * rat);
-    return complex<R>((ar * rat + ai) * scl, (ai * rat - ar) * scl);
+    R rat = br / bi, scl = R(1) / (bi + mul_rn(br, rat));
+    return complex<R>((mul_rn(ar, rat) + ai) * scl, (mul_rn(ai, rat) - ar) * scl);
 }
 
 // ---- arithmetic without C's undefined behaviour -----------------------------------------------
@@ -370,6 +373,10 @@ template <typename T> __device__ __forceinline__ T sign(T a) {
         if (::isinf(a.imag())) return T(R(0), ::copysign(R(1), a.imag()));
         R m = ops::abs(a);
         if (m == R(0)) return T(R(0), R(0));
+        if (::isinf(m)) {  // |z| overflows: the halves' quotient
+            a = T(a.real() / R(2), a.imag() / R(2));
+            m = ops::abs(a);
+        }
         return T(a.real() / m, a.imag() / m);
     } else if constexpr (is_float<T>::value) {
         return a > T(0) ? T(1) : (a < T(0) ? T(-1) : (a == T(0) ? T(0) : a));
@@ -400,17 +407,113 @@ template <typename T> __device__ __forceinline__ bool logical_not(T a) { return 
         }                                                                                    \
     }
 HX_MATH(acos)
-HX_MATH(asin)
-HX_MATH(asinh)
 HX_MATH(atan)
 HX_MATH(atanh)
-HX_MATH(cos)
-HX_MATH(cosh)
-HX_MATH(exp)
-HX_MATH(sin)
-HX_MATH(sinh)
-HX_MATH(sqrt)
 #undef HX_MATH
+
+// Where C99 leaves a sign open, the complex functions below give glibc's (numpy's on Linux), so
+// that every device gives the CPU's answer.
+// asinh(NaN ± inf j) is +inf + NaN j; asin(±inf + NaN j) is NaN + inf j.
+template <typename T> __device__ __forceinline__ T asinh(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        if (a.real() != a.real() && ::isinf(a.imag())) return T(infinity<R>(), quiet_nan<R>());
+        return thrust::asinh(a);
+    } else {
+        return ::asinh(a);
+    }
+}
+template <typename T> __device__ __forceinline__ T asin(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        if (::isinf(a.real()) && a.imag() != a.imag()) return T(quiet_nan<R>(), infinity<R>());
+        return thrust::asin(a);
+    } else {
+        return ::asin(a);
+    }
+}
+
+// exp(-inf ± inf j) is +0 ± 0j.
+template <typename T> __device__ __forceinline__ T exp(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        if (a.real() == -infinity<R>() && ::isinf(a.imag()))
+            return T(R(0), ::copysign(R(0), a.imag()));
+        return thrust::exp(a);
+    } else {
+        return ::exp(a);
+    }
+}
+
+// cosh(±0 ± inf j) is NaN + 0j; cosh(NaN ± 0j) is NaN ± 0j; cos(z) = cosh(iz).
+template <typename T> __device__ __forceinline__ T cosh(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        if (a.real() == R(0) && ::isinf(a.imag())) return T(quiet_nan<R>(), R(0));
+        if (a.real() != a.real() && a.imag() == R(0)) return T(quiet_nan<R>(), a.imag());
+        return thrust::cosh(a);
+    } else {
+        return ::cosh(a);
+    }
+}
+template <typename T> __device__ __forceinline__ T cos(T a) {
+    if constexpr (is_complex<T>::value) {
+        return ops::cosh(T(-a.imag(), a.real()));
+    } else {
+        return ::cos(a);
+    }
+}
+
+// sinh(±0 + inf j) and sinh(±0 + NaN j) are ±0 + NaN j. sin(x ± 0j), x infinite or NaN, is
+// NaN ± 0j; sin(±0 ± inf j) is ±0 ± inf j; sin(x ± inf j), x infinite or NaN, is NaN + inf j.
+template <typename T> __device__ __forceinline__ T sinh(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        if (a.real() == R(0) && !::isfinite(a.imag())) return T(a.real(), quiet_nan<R>());
+        return thrust::sinh(a);
+    } else {
+        return ::sinh(a);
+    }
+}
+template <typename T> __device__ __forceinline__ T sin(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        R x = a.real(), y = a.imag();
+        if (!::isfinite(x) && y == R(0)) return T(quiet_nan<R>(), y);
+        if (::isinf(y) && x == R(0)) return a;
+        if (::isinf(y) && !::isfinite(x)) return T(quiet_nan<R>(), infinity<R>());
+        return thrust::sin(a);
+    } else {
+        return ::sin(a);
+    }
+}
+
+// Where both parts of a nonzero complex number are tiny (below 2**-100 in single precision,
+// 2**-900 in double), sqrt and log scale it by 2**100 or 2**200 first: thrust's lose digits on
+// subnormal parts.
+template <typename R> struct tiny_scale {
+    static const int below = sizeof(R) == 4 ? -100 : -900;
+    static const int exponent = sizeof(R) == 4 ? 100 : 200;
+};
+template <typename R> __device__ __forceinline__ bool tiny(complex<R> a) {
+    R limit = ::ldexp(R(1), tiny_scale<R>::below);
+    return ::fabs(a.real()) < limit && ::fabs(a.imag()) < limit &&
+        !(a.real() == R(0) && a.imag() == R(0));
+}
+template <typename R> __device__ __forceinline__ complex<R> scaled(complex<R> a, int exponent) {
+    return complex<R>(::ldexp(a.real(), exponent), ::ldexp(a.imag(), exponent));
+}
+
+template <typename T> __device__ __forceinline__ T sqrt(T a) {
+    if constexpr (is_complex<T>::value) {
+        typedef typename real_of<T>::type R;
+        const int k = tiny_scale<R>::exponent;
+        if (tiny(a)) return scaled(thrust::sqrt(scaled(a, k)), -k / 2);
+        return thrust::sqrt(a);
+    } else {
+        return ::sqrt(a);
+    }
+}
 
 // acosh(±0 + NaN j) is NaN + πj/2 (C99's cacosh, which thrust's misses).
 template <typename T> __device__ __forceinline__ T acosh(T a) {
@@ -432,6 +535,11 @@ template <typename T> __device__ __forceinline__ T log(T a) {
         if ((::isinf(a.real()) && a.imag() != a.imag()) ||
             (::isinf(a.imag()) && a.real() != a.real()))
             return T(infinity<R>(), quiet_nan<R>());
+        if (tiny(a)) {
+            const int k = tiny_scale<R>::exponent;
+            T y = thrust::log(scaled(a, k));
+            return T(y.real() - R(k) * R(0.693147180559945309417232121458176568), y.imag());
+        }
         return thrust::log(a);
     } else {
         return ::log(a);
