@@ -173,6 +173,47 @@ template <typename R> __device__ __forceinline__ complex<R> cmul(complex<R> a, c
     return complex<R>(fma_rn(a.real(), b.real(), -mul_rn(a.imag(), b.imag())),
                       fma_rn(a.real(), b.imag(), mul_rn(a.imag(), b.real())));
 }
+// numpy's scalar complex product (its power's): the textbook formula, no fused operations.
+template <typename R> __device__ __forceinline__ complex<R> cmul_unfused(complex<R> a,
+                                                                         complex<R> b) {
+    return complex<R>(mul_rn(a.real(), b.real()) - mul_rn(a.imag(), b.imag()),
+                      mul_rn(a.real(), b.imag()) + mul_rn(a.imag(), b.real()));
+}
+// C's complex product (C99 Annex G, as GCC's __muldc3, which glibc's cpow multiplies with): the
+// textbook formula, infinities recovered where it gives NaN + NaN j.
+template <typename R> __device__ complex<R> cmul_annex_g(complex<R> x, complex<R> y) {
+    R a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
+    R ac = mul_rn(a, c), bd = mul_rn(b, d), ad = mul_rn(a, d), bc = mul_rn(b, c);
+    R re = ac - bd, im = ad + bc;
+    if (re == re || im == im) return complex<R>(re, im);
+    bool recalc = false;
+    if (::isinf(a) || ::isinf(b)) {
+        a = ::copysign(::isinf(a) ? R(1) : R(0), a);
+        b = ::copysign(::isinf(b) ? R(1) : R(0), b);
+        if (c != c) c = ::copysign(R(0), c);
+        if (d != d) d = ::copysign(R(0), d);
+        recalc = true;
+    }
+    if (::isinf(c) || ::isinf(d)) {
+        c = ::copysign(::isinf(c) ? R(1) : R(0), c);
+        d = ::copysign(::isinf(d) ? R(1) : R(0), d);
+        if (a != a) a = ::copysign(R(0), a);
+        if (b != b) b = ::copysign(R(0), b);
+        recalc = true;
+    }
+    if (!recalc && (::isinf(ac) || ::isinf(bd) || ::isinf(ad) || ::isinf(bc))) {
+        if (a != a) a = ::copysign(R(0), a);
+        if (b != b) b = ::copysign(R(0), b);
+        if (c != c) c = ::copysign(R(0), c);
+        if (d != d) d = ::copysign(R(0), d);
+        recalc = true;
+    }
+    if (recalc) {
+        re = infinity<R>() * (mul_rn(a, c) - mul_rn(b, d));
+        im = infinity<R>() * (mul_rn(a, d) + mul_rn(b, c));
+    }
+    return complex<R>(re, im);
+}
 template <typename R> __device__ __forceinline__ complex<R> cdiv(complex<R> a, complex<R> b) {
     R ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
     R abs_br = ::fabs(br), abs_bi = ::fabs(bi);
@@ -433,11 +474,11 @@ template <typename T> __device__ __forceinline__ T asin(T a) {
     }
 }
 
-// exp(-inf ± inf j) is +0 ± 0j.
+// exp(-inf + yj), y infinite or NaN, is +0 + copysign(0, y)j.
 template <typename T> __device__ __forceinline__ T exp(T a) {
     if constexpr (is_complex<T>::value) {
         typedef typename real_of<T>::type R;
-        if (a.real() == -infinity<R>() && ::isinf(a.imag()))
+        if (a.real() == -infinity<R>() && !::isfinite(a.imag()))
             return T(R(0), ::copysign(R(0), a.imag()));
         return thrust::exp(a);
     } else {
@@ -660,7 +701,8 @@ template <typename T> __device__ __forceinline__ T remainder(T a, T b) {
 }
 
 // Integer powers by repeated squaring (wrapping); a negative exponent gives 1 / a**-b truncated.
-// Complex powers: numpy's exact products for small integer exponents, else thrust's pow.
+// Complex powers: numpy's (npy_cpow): products for small integer exponents, else glibc's cpow,
+// exp(b log a) with C's product.
 template <typename T> __device__ __forceinline__ T pow(T a, T b) {
     if constexpr (is_int<T>::value) {
         if constexpr (is_signed<T>::value) {
@@ -688,17 +730,20 @@ template <typename T> __device__ __forceinline__ T pow(T a, T b) {
             b.real() < R(100)) {
             long long n = (long long)b.real();
             if (n == 1) return a;
-            if (n == 2) return cmul(a, a);
-            if (n == 3) return cmul(a, cmul(a, a));
+            if (n == 2) return cmul_unfused(a, a);
+            if (n == 3) return cmul_unfused(a, cmul_unfused(a, a));
             unsigned long long m = n < 0 ? (unsigned long long)(-n) : (unsigned long long)n;
             T acc(R(1), R(0)), base = a;
             for (; m; m >>= 1) {
-                if (m & 1) acc = cmul(acc, base);
-                base = cmul(base, base);
+                if (m & 1) acc = cmul_unfused(acc, base);
+                base = cmul_unfused(base, base);
             }
-            return n < 0 ? cdiv(T(R(1), R(0)), acc) : acc;
+            if (n >= 0) return acc;
+            R br = acc.real(), bi = acc.imag(), d = mul_rn(br, br) + mul_rn(bi, bi);
+            return T((mul_rn(R(1), br) + mul_rn(R(0), bi)) / d,
+                     (mul_rn(R(0), br) - mul_rn(R(1), bi)) / d);  // numpy's 1 / acc
         }
-        return thrust::pow(a, b);
+        return ops::exp(cmul_annex_g(b, ops::log(a)));
     } else {
         return ::pow(a, b);
     }
