@@ -1,5 +1,5 @@
 """`python -m stress [--scale ci|full] [--devices cpu,ref:0,cuda:0] [--modes compiled,pure]
-[--parts fuzz,leak,threads,oom,cache] [--seed N] [--json PATH]`: the reliability suite of issue
+[--parts fuzz,leak,threads,oom,cache,differential] [--seed N] [--json PATH]`: the reliability suite of issue
 13. Each part runs in processes of its own, on each device and in each mode (the compiled
 speedups or their pure-Python twins); the figures go to stdout as a table and to a JSON file.
 The exit status is 1 if any part failed its criterion (see docs/reliability.md), 2 if a device
@@ -22,14 +22,15 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "stress" / "results"
 
 # Per scale: fuzz calls, leak iterations, threads and seconds, OOM rounds, cache processes and
-# calls per process, and whether the OOM part also bounds the whole CPU process.
+# calls per process, whether the OOM part also bounds the whole CPU process, and the differential's
+# pairs of different dtypes per binary operation and Python scalars per side (0: every value).
 SCALES = {
     "ci": {"fuzz": 700, "leak": 300, "threads": (4, 3.0), "oom": 8, "cache": (3, 150),
-           "numpy_retry": False, "timeout": 60.0},
+           "numpy_retry": False, "timeout": 60.0, "differential": (0, 2)},
     "full": {"fuzz": 20_000, "leak": 20_000, "threads": (8, 20.0), "oom": 200,
-             "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0},
+             "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0, "differential": (12, 0)},
 }
-PARTS = ("fuzz", "leak", "threads", "oom", "cache")
+PARTS = ("fuzz", "leak", "threads", "oom", "cache", "differential")
 
 
 def _part(module: str, args: list[Any], mode: str, timeout: float) -> dict[str, Any]:
@@ -49,7 +50,8 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
         seed: int) -> dict[str, Any]:
     settings = SCALES[scale]
     report: dict[str, Any] = {"scale": scale, "devices": devices, "modes": modes, "seed": seed,
-                              "fuzz": [], "leak": [], "threads": [], "oom": [], "cache": []}
+                              "fuzz": [], "leak": [], "threads": [], "oom": [], "cache": [],
+                              "differential": []}
     start = time.perf_counter()
     logs = RESULTS / "logs"
     if "fuzz" in parts:
@@ -74,6 +76,14 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
                 report["oom"].append({"device": device, "mode": mode, **_part(
                     "oom", [device, settings["oom"], int(settings["numpy_retry"])], mode,
                     3600)})
+    if "differential" in parts:  # all devices in one process, against the CPU
+        mixed, scalars = settings["differential"]
+        for mode in modes:
+            _say(f"differential {mode}")
+            report["differential"].append({"mode": mode, **_part(
+                "differential", [",".join(dict.fromkeys(["cpu", *devices])), mixed, scalars,
+                                 seed], mode,
+                3600)})
     if "cache" in parts:
         _say("kernel cache")
         processes, per_process = settings["cache"]
@@ -115,6 +125,14 @@ def failures(report: dict[str, Any]) -> list[str]:
     for r in report["cache"]:
         if not r.get("clean"):
             found.append(f"kernel cache: {r.get('failure') or 'not clean'}")
+    for r in report["differential"]:
+        if "failure" in r:
+            found.append(f"differential {r['mode']}: {r['failure']}")
+        for rec in r.get("records", []):
+            if rec["mismatches"]:
+                found.append(f"differential {rec['device']} {r['mode']} "
+                             f"{'strict' if rec['strict'] else 'numpy mode'}: "
+                             f"{rec['mismatches']} in {rec['by_operation']}")
     return found
 
 
@@ -177,6 +195,14 @@ def markdown(report: dict[str, Any]) -> str:
                          "files outside"], report["cache"], lambda r: [
             r["processes"], r["calls"], r["corruptions"], r["wrong"], r["errors"],
             r["compiles"], len(r["temporary_files_left"]), len(r["files_outside"])])
+    if report["differential"]:
+        rows = [r for r in report["differential"] if "failure" in r] + [
+            {**rec, "device": f"{rec['device']} {'strict' if rec['strict'] else 'numpy mode'}",
+             "mode": r["mode"]} for r in report["differential"] for rec in r.get("records", [])]
+        lines += _table(["differential", "cases", "calls", "exact", "within the ulp bound",
+                         "same exception", "disagreements"], rows, lambda r: [
+            r["cases"], r["calls"], r["exact"], r["rounded"], r["raised"],
+            sum(r["mismatches"].values())])
     lines.append("**Failures**: " + ("; ".join(report["failures"]) if report["failures"]
                                      else "none"))
     return "\n".join(lines)
