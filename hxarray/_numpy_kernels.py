@@ -86,7 +86,7 @@ def cast(value: Any, *, out: np.ndarray) -> None:
     2**32 on to 0. (numpy on x86-64 converts these differently in the loop it takes for
     contiguous arrays and the one it takes for strided arrays and scalars.)"""
     if out.dtype == np.uint32:
-        source = np.real(value)
+        source = np.asarray(value).real
         if source.dtype.kind == "f":
             low, high = ~(source >= -2.0**31), source >= 2.0**32  # before `out` is written
             np.copyto(out, value, casting="unsafe")
