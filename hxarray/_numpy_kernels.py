@@ -226,9 +226,11 @@ def _fix_log1p(x: np.ndarray, out: np.ndarray) -> None:
         a, b = x.real[small], x.imag[small]
         out.real[small] = 0.5 * np.log1p(a * (2 + a) + b * b)
         out.imag[small] = np.arctan2(b, 1 + a)
-    huge = np.isinf(out.real) & np.isfinite(x)
+    huge = np.isposinf(out.real) & np.isfinite(x)
     if huge.any():
-        out[huge] = np.log(x[huge] + 1)
+        w = x[huge]
+        w.real += 1
+        out[huge] = np.log(w)
 
 
 def _fix_reciprocal(x: np.ndarray, out: np.ndarray) -> None:

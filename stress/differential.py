@@ -57,7 +57,7 @@ def _complex_values(dtype: np.dtype, few: bool) -> np.ndarray:
     """Complex numbers whose parts are each of a set of special real values (all pairs)."""
     real = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
     info = np.finfo(real)
-    parts = [0.0, -0.0, 1.0, -1.5, 0.1, math.inf, math.nan, float(info.max)]
+    parts = [0.0, -0.0, 1.0, -1.5, -2.0, 0.1, math.inf, math.nan, float(info.max)]
     if not few:
         parts += [0.5, -math.inf, float(info.smallest_subnormal), 3.0, -0.7]
     parts_array = np.array(parts, real)

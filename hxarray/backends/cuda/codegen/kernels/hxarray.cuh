@@ -738,10 +738,7 @@ template <typename T> __device__ __forceinline__ T pow(T a, T b) {
                 if (m & 1) acc = cmul_unfused(acc, base);
                 base = cmul_unfused(base, base);
             }
-            if (n >= 0) return acc;
-            R br = acc.real(), bi = acc.imag(), d = mul_rn(br, br) + mul_rn(bi, bi);
-            return T((mul_rn(R(1), br) + mul_rn(R(0), bi)) / d,
-                     (mul_rn(R(0), br) - mul_rn(R(1), bi)) / d);  // numpy's 1 / acc
+            return n < 0 ? cdiv(T(R(1), R(0)), acc) : acc;
         }
         return ops::exp(cmul_annex_g(b, ops::log(a)));
     } else {
