@@ -453,7 +453,8 @@ def _tally(record: dict[str, Any], case: Case, variant: Variant, operands: list[
     elif mismatch is None:
         record["rounded" if rounded(case, got.dtype) else "exact"] += 1
     if not isinstance(got, BaseException) and rounded(case, got.dtype):
-        key = f"{case.op} {got.dtype}"
+        complex_input = next((d for d in case.dtypes if d.startswith("complex")), None)
+        key = f"{case.op} {complex_input or got.dtype}"  # (abs of complex64 is float32)
         record["worst_ulps"][key] = max(record["worst_ulps"].get(key, 0.0), worst)
     if mismatch is None:
         return
