@@ -421,8 +421,9 @@ def differential(devices: list[Any], scale: dict[str, Any], seed: int,
     all_cases = cases(scale["mixed"], rng)
     for strict in modes:
         records = {str(d): {"device": str(d), "strict": strict, "cases": 0, "calls": 0,
-                            "exact": 0, "rounded": 0, "raised": 0, "mismatches": {}, "by_operation": {},
-                            "worst_ulps": {}, "examples": []} for d in devices}
+                            "exact": 0, "rounded": 0, "raised": 0, "mismatches": {},
+                            "by_operation": {}, "worst_ulps": {}, "examples": []}
+                   for d in devices}
         with xp.set_strict(strict):
             for case in all_cases:
                 if strict and not case.standard:
