@@ -439,95 +439,52 @@ template <typename T> __device__ __forceinline__ T bitwise_invert(T a) {
 }
 template <typename T> __device__ __forceinline__ bool logical_not(T a) { return !a; }
 
-#define HX_MATH(NAME)                                                                        \
-    template <typename T> __device__ __forceinline__ T NAME(T a) {                          \
+// A function of real or complex numbers: C's for real ones; for complex ones thrust's after the
+// special cases given as the macro's statements (R is the real type), where thrust's differ from
+// C99's or, where C99 leaves a sign open, from glibc's (numpy's on Linux), so that every device
+// gives the CPU's answer.
+#define HX_MATH(NAME, ...)                                                                   \
+    template <typename T> __device__ __forceinline__ T NAME(T a) {                           \
         if constexpr (is_complex<T>::value) {                                                \
+            typedef typename real_of<T>::type R;                                             \
+            __VA_ARGS__                                                                      \
             return thrust::NAME(a);                                                          \
         } else {                                                                             \
             return ::NAME(a);                                                                \
         }                                                                                    \
     }
-HX_MATH(acos)
-HX_MATH(atan)
-HX_MATH(atanh)
-#undef HX_MATH
-
-// Where C99 leaves a sign open, the complex functions below give glibc's (numpy's on Linux), so
-// that every device gives the CPU's answer.
+HX_MATH(acos, )
+HX_MATH(atan, )
+HX_MATH(atanh, )
 // asinh(NaN ± inf j) is +inf + NaN j; asin(±inf + NaN j) is NaN + inf j.
-template <typename T> __device__ __forceinline__ T asinh(T a) {
-    if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        if (a.real() != a.real() && ::isinf(a.imag())) return T(infinity<R>(), quiet_nan<R>());
-        return thrust::asinh(a);
-    } else {
-        return ::asinh(a);
-    }
-}
-template <typename T> __device__ __forceinline__ T asin(T a) {
-    if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        if (::isinf(a.real()) && a.imag() != a.imag()) return T(quiet_nan<R>(), infinity<R>());
-        return thrust::asin(a);
-    } else {
-        return ::asin(a);
-    }
-}
-
+HX_MATH(asinh, if (a.real() != a.real() && ::isinf(a.imag()))
+                   return T(infinity<R>(), quiet_nan<R>());)
+HX_MATH(asin, if (::isinf(a.real()) && a.imag() != a.imag())
+                  return T(quiet_nan<R>(), infinity<R>());)
+// acosh(±0 + NaN j) is NaN + πj/2.
+HX_MATH(acosh, if (a.real() == R(0) && a.imag() != a.imag())
+                   return T(quiet_nan<R>(), R(1.57079632679489661923132169163975144));)
 // exp(-inf + yj), y infinite or NaN, is +0 + copysign(0, y)j.
-template <typename T> __device__ __forceinline__ T exp(T a) {
-    if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        if (a.real() == -infinity<R>() && !::isfinite(a.imag()))
-            return T(R(0), ::copysign(R(0), a.imag()));
-        return thrust::exp(a);
-    } else {
-        return ::exp(a);
-    }
-}
-
-// cosh(±0 ± inf j) is NaN + 0j; cosh(NaN ± 0j) is NaN ± 0j; cos(z) = cosh(iz).
-template <typename T> __device__ __forceinline__ T cosh(T a) {
-    if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        if (a.real() == R(0) && ::isinf(a.imag())) return T(quiet_nan<R>(), R(0));
-        if (a.real() != a.real() && a.imag() == R(0)) return T(quiet_nan<R>(), a.imag());
-        return thrust::cosh(a);
-    } else {
-        return ::cosh(a);
-    }
-}
-template <typename T> __device__ __forceinline__ T cos(T a) {
-    if constexpr (is_complex<T>::value) {
-        return ops::cosh(T(-a.imag(), a.real()));
-    } else {
-        return ::cos(a);
-    }
-}
-
-// sinh(±0 + inf j) and sinh(±0 + NaN j) are ±0 + NaN j. sin(x ± 0j), x infinite or NaN, is
-// NaN ± 0j; sin(±0 ± inf j) is ±0 ± inf j; sin(x ± inf j), x infinite or NaN, is NaN + inf j.
-template <typename T> __device__ __forceinline__ T sinh(T a) {
-    if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        if (a.real() == R(0) && !::isfinite(a.imag())) return T(a.real(), quiet_nan<R>());
-        return thrust::sinh(a);
-    } else {
-        return ::sinh(a);
-    }
-}
-template <typename T> __device__ __forceinline__ T sin(T a) {
-    if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        R x = a.real(), y = a.imag();
-        if (!::isfinite(x) && y == R(0)) return T(quiet_nan<R>(), y);
-        if (::isinf(y) && x == R(0)) return a;
-        if (::isinf(y) && !::isfinite(x)) return T(quiet_nan<R>(), infinity<R>());
-        return thrust::sin(a);
-    } else {
-        return ::sin(a);
-    }
-}
+HX_MATH(exp, if (a.real() == -infinity<R>() && !::isfinite(a.imag()))
+                 return T(R(0), ::copysign(R(0), a.imag()));)
+// cosh(±0 ± inf j) is NaN + 0j; cosh(NaN ± 0j) is NaN ± 0j.
+HX_MATH(cosh, if (a.real() == R(0) && ::isinf(a.imag())) return T(quiet_nan<R>(), R(0));
+              if (a.real() != a.real() && a.imag() == R(0)) return T(quiet_nan<R>(), a.imag());)
+// sinh(±0 + inf j) and sinh(±0 + NaN j) are ±0 + NaN j.
+HX_MATH(sinh, if (a.real() == R(0) && !::isfinite(a.imag()))
+                  return T(a.real(), quiet_nan<R>());)
+// sin(x ± 0j), x infinite or NaN, is NaN ± 0j; sin(±0 ± inf j) is ±0 ± inf j; sin(x ± inf j),
+// x infinite or NaN, is NaN + inf j.
+HX_MATH(sin, if (!::isfinite(a.real()) && a.imag() == R(0))
+                 return T(quiet_nan<R>(), a.imag());
+             if (::isinf(a.imag()) && a.real() == R(0)) return a;
+             if (::isinf(a.imag()) && !::isfinite(a.real()))
+                 return T(quiet_nan<R>(), infinity<R>());)
+// tanh(±inf + iy), y finite, is ±1 + copysign(0, y)j; tanh(±0 + iy), y infinite or NaN, is
+// ±0 + NaN j.
+HX_MATH(tanh, if (::isinf(a.real()) && ::isfinite(a.imag()))
+                  return T(::copysign(R(1), a.real()), ::copysign(R(0), a.imag()));
+              if (a.real() == R(0) && !::isfinite(a.imag())) return T(a.real(), quiet_nan<R>());)
 
 // Where both parts of a nonzero complex number are tiny (below 2**-100 in single precision,
 // 2**-900 in double), sqrt and log scale it by 2**100 or 2**200 first: thrust's lose digits on
@@ -544,46 +501,25 @@ template <typename R> __device__ __forceinline__ bool tiny(complex<R> a) {
 template <typename R> __device__ __forceinline__ complex<R> scaled(complex<R> a, int exponent) {
     return complex<R>(::ldexp(a.real(), exponent), ::ldexp(a.imag(), exponent));
 }
+HX_MATH(sqrt, const int k = tiny_scale<R>::exponent;
+              if (tiny(a)) return scaled(thrust::sqrt(scaled(a, k)), -k / 2);)
+// log(±inf + NaN j) and log(NaN ± inf j) are +inf + NaN j.
+HX_MATH(log, if ((::isinf(a.real()) && a.imag() != a.imag()) ||
+                 (::isinf(a.imag()) && a.real() != a.real()))
+                 return T(infinity<R>(), quiet_nan<R>());
+             const int k = tiny_scale<R>::exponent;
+             if (tiny(a)) {
+                 T y = thrust::log(scaled(a, k));
+                 return T(y.real() - R(k) * R(0.693147180559945309417232121458176568), y.imag());
+             })
+#undef HX_MATH
 
-template <typename T> __device__ __forceinline__ T sqrt(T a) {
+// cos(z) = cosh(iz); log2 and log10 are log's parts divided by log(2) and log(10).
+template <typename T> __device__ __forceinline__ T cos(T a) {
     if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        const int k = tiny_scale<R>::exponent;
-        if (tiny(a)) return scaled(thrust::sqrt(scaled(a, k)), -k / 2);
-        return thrust::sqrt(a);
+        return ops::cosh(T(-a.imag(), a.real()));
     } else {
-        return ::sqrt(a);
-    }
-}
-
-// acosh(±0 + NaN j) is NaN + πj/2 (C99's cacosh, which thrust's misses).
-template <typename T> __device__ __forceinline__ T acosh(T a) {
-    if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        if (a.real() == R(0) && a.imag() != a.imag())
-            return T(quiet_nan<R>(), R(1.57079632679489661923132169163975144));
-        return thrust::acosh(a);
-    } else {
-        return ::acosh(a);
-    }
-}
-
-// log(±inf + NaN j) and log(NaN ± inf j) are +inf + NaN j (C99's clog, which thrust's misses);
-// log2 and log10 are log's parts divided by log(2) and log(10).
-template <typename T> __device__ __forceinline__ T log(T a) {
-    if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        if ((::isinf(a.real()) && a.imag() != a.imag()) ||
-            (::isinf(a.imag()) && a.real() != a.real()))
-            return T(infinity<R>(), quiet_nan<R>());
-        if (tiny(a)) {
-            const int k = tiny_scale<R>::exponent;
-            T y = thrust::log(scaled(a, k));
-            return T(y.real() - R(k) * R(0.693147180559945309417232121458176568), y.imag());
-        }
-        return thrust::log(a);
-    } else {
-        return ::log(a);
+        return ::cos(a);
     }
 }
 template <typename T> __device__ __forceinline__ T log2(T a) {
@@ -605,19 +541,6 @@ template <typename T> __device__ __forceinline__ T log10(T a) {
     }
 }
 
-// tanh(±inf + iy), y finite, is ±1 + copysign(0, y)j; tanh(±0 + iy), y infinite or NaN, is
-// ±0 + NaN j (C99's ctanh, which thrust's misses).
-template <typename T> __device__ __forceinline__ T tanh(T a) {
-    if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        if (::isinf(a.real()) && ::isfinite(a.imag()))
-            return T(::copysign(R(1), a.real()), ::copysign(R(0), a.imag()));
-        if (a.real() == R(0) && !::isfinite(a.imag())) return T(a.real(), quiet_nan<R>());
-        return thrust::tanh(a);
-    } else {
-        return ::tanh(a);
-    }
-}
 // tan(x) = -i tanh(ix): tan(a ± inf j), a finite, is copysign(0, a) ± 1j.
 template <typename T> __device__ __forceinline__ T tan(T a) {
     if constexpr (is_complex<T>::value) {
