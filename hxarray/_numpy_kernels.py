@@ -89,6 +89,22 @@ def _stands_for(ufunc: np.ufunc) -> Callable[[Callable[..., None]], Callable[...
     return mark
 
 
+def cast(value: Any, *, out: np.ndarray) -> None:
+    """`value` converted into `out` (numpy's unsafe casting), floating-point values outside
+    uint32's range as on every device (`hxarray.cuh`): NaN and values below -2**31 to 2**31, from
+    2**32 on to 0. (numpy on x86-64 converts these differently in the loop it takes for
+    contiguous arrays and the one it takes for strided arrays and scalars.)"""
+    if out.dtype == np.uint32:
+        source = np.asarray(value).real
+        if source.dtype.kind == "f":
+            low, high = ~(source >= -2.0**31), source >= 2.0**32  # before `out` is written
+            np.copyto(out, value, casting="unsafe")
+            np.copyto(out, np.uint32(2**31), where=low)
+            np.copyto(out, np.uint32(0), where=high)
+            return
+    np.copyto(out, value, casting="unsafe")
+
+
 def real(x: Any, *, out: np.ndarray) -> None:
     np.copyto(out, np.real(x))
 
@@ -201,20 +217,33 @@ def _fix_tan(x: np.ndarray, out: np.ndarray) -> None:
 
 
 def _fix_sign(x: np.ndarray, out: np.ndarray) -> None:
-    """sign is NaN + NaN j when either part is NaN (numpy gives e.g. 1 + 0j at inf + NaN j)."""
+    """sign is NaN + NaN j when either part is NaN (numpy gives e.g. 1 + 0j at inf + NaN j); where
+    |x| overflows with both parts finite, it is the halves' x / |x| (numpy gives 0 ± 1j)."""
     nan = np.isnan(x.real) | np.isnan(x.imag)
     if nan.any():
         out[nan] = complex(np.nan, np.nan)
+    huge = np.isinf(np.abs(x)) & np.isfinite(x)
+    if huge.any():
+        half = x[huge] / 2
+        size = np.abs(half)
+        out.real[huge], out.imag[huge] = half.real / size, half.imag / size
 
 
 def _fix_log1p(x: np.ndarray, out: np.ndarray) -> None:
     """numpy's complex log1p is log(1 + z), which loses the digits of a small z (log1p(1e-20) is
-    0); near 0, log|1 + z| = log1p(2a + a² + b²) / 2 and arg(1 + z) = atan2(b, 1 + a)."""
+    0); near 0, log|1 + z| = log1p(2a + a² + b²) / 2 and arg(1 + z) = atan2(b, 1 + a). Where
+    |1 + z| overflows with both parts finite (numpy gives inf), it is log(1 + z) by the complex
+    log, which scales."""
     small = (np.abs(x) < 0.5) & (x != 0)
     if small.any():
         a, b = x.real[small], x.imag[small]
         out.real[small] = 0.5 * np.log1p(a * (2 + a) + b * b)
         out.imag[small] = np.arctan2(b, 1 + a)
+    huge = np.isposinf(out.real) & np.isfinite(x)
+    if huge.any():
+        w = x[huge]
+        w.real += 1
+        out[huge] = np.log(w)
 
 
 def _fix_reciprocal(x: np.ndarray, out: np.ndarray) -> None:

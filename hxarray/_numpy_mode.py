@@ -35,6 +35,10 @@ Scalar = builtins.bool | int | float | complex
 F = TypeVar("F", bound=Callable[..., Any])
 _FLOATING_ONLY = frozenset({"floating-point", "real-valued floating-point"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+# Functions that take a Python int beyond an integer array's dtype: comparisons (by value), and
+# those numpy computes in floating point (the int converts to the loop's floating dtype).
+BY_VALUE = COMPARISONS | {name for name, op in OPS.items()
+                          if op.arity == 2 and op.category in _FLOATING_ONLY}
 _MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
              "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
 
@@ -251,13 +255,31 @@ def elementwise(name: str, *operands: Any) -> Array:
 def _converted(name: str, *values: Any) -> Array:
     """`name` of the values converted as numpy converts them, the result converted back."""
     plan = _plan(name, list(values))
-    converted = [_convert(v, d, plan.scalar) for v, d in zip(values, plan.operands)]
+    try:
+        converted = [_convert(v, d, plan.scalar) for v, d in zip(values, plan.operands)]
+    except OverflowError:  # a Python int beyond float64 (numpy's OverflowError too)
+        raise OverflowError(f"{name}(): a Python int is too large for {plan.operands[0].name}, "
+                            "the dtype numpy computes in") from None
     if plan.mixed_sign:
         return _mixed_sign(name, *converted)
     result = hxarray._elementwise.OPERATIONS[name](*converted)
     if plan.result is not None and result._dtype is not plan.result:
         result = to_nonzero(result) if plan.result is dt.bool else cast(result, plan.result)
     return result
+
+
+def check_power(exponent: Any) -> None:
+    """numpy mode: numpy's ValueError for an integer raised to a negative integer power (the
+    standard leaves the result open; strict mode computes 1 / x1**-x2 truncated)."""
+    if is_strict():
+        return
+    if exponent.__class__ is Array:
+        negative = exponent._dtype in dt.SIGNED and \
+            builtins.bool(hxarray.any(hxarray.less(exponent, 0)))
+    else:
+        negative = exponent < 0
+    if negative:
+        raise ValueError("Integers to negative integer powers are not allowed.")
 
 
 def assign_inplace(name: str, x: Array, result: Array) -> Array:

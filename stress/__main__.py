@@ -25,17 +25,20 @@ RESULTS = ROOT / "stress" / "results"
 
 # Per scale: fuzz calls, leak iterations, threads and seconds, OOM rounds, cache processes and
 # calls per process, whether the OOM part also bounds the whole CPU process, the dtypes of the
-# write cases, settings values per variable (0: all), pipeline runs and memory-limit steps.
+# write cases, settings values per variable (0: all), pipeline runs, memory-limit steps, and the
+# differential's pairs of different dtypes per binary operation and Python scalars per side (0:
+# every value).
 SCALES = {
     "ci": {"fuzz": 700, "leak": 300, "threads": (4, 3.0), "oom": 8, "cache": (3, 150),
            "numpy_retry": False, "timeout": 60.0, "writes": "float64", "settings": 3,
-           "pipelines": 40, "memory": 1000},
+           "pipelines": 40, "memory": 1000, "differential": (0, 2)},
     "full": {"fuzz": 20_000, "leak": 20_000, "threads": (8, 20.0), "oom": 200,
              "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0,
              "writes": "float64,int32,complex64,bool", "settings": 0, "pipelines": 1500,
-             "memory": 20_000},
+             "memory": 20_000, "differential": (12, 0)},
 }
-PARTS = ("fuzz", "leak", "threads", "oom", "cache", "writes", "settings", "pipelines", "memory")
+PARTS = ("fuzz", "leak", "threads", "oom", "cache", "writes", "settings", "pipelines", "memory",
+         "differential")
 
 
 def _part(module: str, args: list[Any], mode: str, timeout: float) -> dict[str, Any]:
@@ -85,6 +88,14 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
                     _say(f"{part} {device} {mode}")
                     report[part].append({"device": device, "mode": mode, **_part(
                         part, [device, settings[part], seed], mode, 3600)})
+    if "differential" in parts:  # all devices in one process, against the CPU
+        mixed, scalars = settings["differential"]
+        for mode in modes:
+            _say(f"differential {mode}")
+            report["differential"].append({"mode": mode, **_part(
+                "differential", [",".join(dict.fromkeys(["cpu", *devices])), mixed, scalars,
+                                 seed], mode,
+                3600)})
     if "cache" in parts:
         _say("kernel cache")
         processes, per_process = settings["cache"]
@@ -134,6 +145,14 @@ def failures(report: dict[str, Any]) -> list[str]:
     for r in report.get("settings", []):
         if not r.get("clean"):
             found.append(f"settings: {r.get('failure') or r['tally']}")
+    for r in report["differential"]:
+        if "failure" in r:
+            found.append(f"differential {r['mode']}: {r['failure']}")
+        for rec in r.get("records", []):
+            if rec["mismatches"]:
+                found.append(f"differential {rec['device']} {r['mode']} "
+                             f"{'strict' if rec['strict'] else 'numpy mode'}: "
+                             f"{rec['mismatches']} in {rec['by_operation']}")
     return found
 
 
@@ -223,6 +242,14 @@ def markdown(report: dict[str, Any]) -> str:
             r["tally"]["variables"], r["tally"]["processes"],
             *(r["tally"].get(k, 0) for k in ("worked", "refused", "no GPU",
                                              *FAILURES_OF_SETTINGS)), r["slowest"]])
+    if report["differential"]:
+        rows = [r for r in report["differential"] if "failure" in r] + [
+            {**rec, "device": f"{rec['device']} {'strict' if rec['strict'] else 'numpy mode'}",
+             "mode": r["mode"]} for r in report["differential"] for rec in r.get("records", [])]
+        lines += _table(["differential", "cases", "calls", "exact", "within the ulp bound",
+                         "same exception", "disagreements"], rows, lambda r: [
+            r["cases"], r["calls"], r["exact"], r["rounded"], r["raised"],
+            sum(r["mismatches"].values())])
     lines.append("**Failures**: " + ("; ".join(report["failures"]) if report["failures"]
                                      else "none"))
     return "\n".join(lines)

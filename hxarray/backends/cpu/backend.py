@@ -20,7 +20,7 @@ import numpy as np
 from ... import _dtypes as dt
 from ..._array import Array
 from ..._compiled import speedups
-from ..._numpy_kernels import QUIET_STATE, errstate_var, quiet
+from ..._numpy_kernels import QUIET_STATE, cast, errstate_var, quiet
 from ...hal.allocator import Block, CachingAllocator
 from ...hal.backend import FRESH_LAYOUTS, Backend, fresh_layout
 from ...hal.buffer import MemoryBuffer
@@ -281,14 +281,14 @@ class CpuBackend(Backend):
             return out
         out = self.empty(x._shape, dtype)
         with quiet():  # casts may overflow
-            np.copyto(out._handle, self.native(x), casting="unsafe")
+            cast(self.native(x), out=out._handle)
         return out
 
     @_retrying
     def assign(self, dst: Array, src: Array | Any) -> None:
         value = self.native(src) if isinstance(src, Array) else src
         with quiet():
-            np.copyto(self.native(dst), value, casting="unsafe")
+            cast(value, out=self.native(dst))
 
     # -- compute -----------------------------------------------------------------------------------
     def elementwise(self, op, args, signature, shape, out=None) -> Array:

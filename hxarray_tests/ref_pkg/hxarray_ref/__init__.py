@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from hxarray._array import Array
-from hxarray._numpy_kernels import quiet, quietly
+from hxarray._numpy_kernels import cast, quiet, quietly
 from hxarray._ops import OPS
 from hxarray.hal import (
     Allocator,
@@ -159,7 +159,7 @@ class RefBackend(Backend):
     def assign(self, dst, src) -> None:
         def copy(target, value):
             with quiet():
-                np.copyto(target, value, casting="unsafe")
+                cast(value, out=target)
         self._run(copy, dst, src)
 
     def elementwise(self, op, args, signature, shape, out=None) -> Array:

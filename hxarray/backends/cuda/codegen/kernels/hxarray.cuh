@@ -158,28 +158,72 @@ HX_SHUFFLE(shfl_down, __shfl_down_sync)
 HX_SHUFFLE(shfl_up, __shfl_up_sync)
 #undef HX_SHUFFLE
 
-// Products rounded on their own: a compiler may not fuse them into an addition (NVRTC would, by
-// default), so a GPU gives the simulator's bits.
+// Products rounded on their own, and fused multiply-adds where numpy fuses: a compiler may not
+// fuse anything else (NVRTC would, by default), so a GPU gives the simulator's bits.
 __device__ __forceinline__ f32 mul_rn(f32 a, f32 b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ f64 mul_rn(f64 a, f64 b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ f32 fma_rn(f32 a, f32 b, f32 c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ f64 fma_rn(f64 a, f64 b, f64 c) { return __fma_rn(a, b, c); }
 
-// The complex product by the textbook formula, each real operation with its own special values
-// (the standard's rule; no C99 Annex G recovery of infinities), and numpy's quotient (Smith's
-// method).
+// The complex product as numpy's vector loops compute it on CPUs with fused multiply-add (x86-64
+// with AVX2 or AVX-512): re = fma(ar, br, -ai bi), im = fma(ar, bi, ai br), each real operation
+// with its own special values (the standard's rule; no C99 Annex G recovery of infinities); and
+// numpy's quotient (Smith's method, no fused operations).
 template <typename R> __device__ __forceinline__ complex<R> cmul(complex<R> a, complex<R> b) {
+    return complex<R>(fma_rn(a.real(), b.real(), -mul_rn(a.imag(), b.imag())),
+                      fma_rn(a.real(), b.imag(), mul_rn(a.imag(), b.real())));
+}
+// numpy's scalar complex product (its power's): the textbook formula, no fused operations.
+template <typename R> __device__ __forceinline__ complex<R> cmul_unfused(complex<R> a,
+                                                                         complex<R> b) {
     return complex<R>(mul_rn(a.real(), b.real()) - mul_rn(a.imag(), b.imag()),
                       mul_rn(a.real(), b.imag()) + mul_rn(a.imag(), b.real()));
+}
+// C's complex product (C99 Annex G, as GCC's __muldc3, which glibc's cpow multiplies with): the
+// textbook formula, infinities recovered where it gives NaN + NaN j.
+template <typename R> __device__ complex<R> cmul_annex_g(complex<R> x, complex<R> y) {
+    R a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
+    R ac = mul_rn(a, c), bd = mul_rn(b, d), ad = mul_rn(a, d), bc = mul_rn(b, c);
+    R re = ac - bd, im = ad + bc;
+    if (re == re || im == im) return complex<R>(re, im);
+    bool recalc = false;
+    if (::isinf(a) || ::isinf(b)) {
+        a = ::copysign(::isinf(a) ? R(1) : R(0), a);
+        b = ::copysign(::isinf(b) ? R(1) : R(0), b);
+        if (c != c) c = ::copysign(R(0), c);
+        if (d != d) d = ::copysign(R(0), d);
+        recalc = true;
+    }
+    if (::isinf(c) || ::isinf(d)) {
+        c = ::copysign(::isinf(c) ? R(1) : R(0), c);
+        d = ::copysign(::isinf(d) ? R(1) : R(0), d);
+        if (a != a) a = ::copysign(R(0), a);
+        if (b != b) b = ::copysign(R(0), b);
+        recalc = true;
+    }
+    if (!recalc && (::isinf(ac) || ::isinf(bd) || ::isinf(ad) || ::isinf(bc))) {
+        if (a != a) a = ::copysign(R(0), a);
+        if (b != b) b = ::copysign(R(0), b);
+        if (c != c) c = ::copysign(R(0), c);
+        if (d != d) d = ::copysign(R(0), d);
+        recalc = true;
+    }
+    if (recalc) {
+        re = infinity<R>() * (mul_rn(a, c) - mul_rn(b, d));
+        im = infinity<R>() * (mul_rn(a, d) + mul_rn(b, c));
+    }
+    return complex<R>(re, im);
 }
 template <typename R> __device__ __forceinline__ complex<R> cdiv(complex<R> a, complex<R> b) {
     R ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
     R abs_br = ::fabs(br), abs_bi = ::fabs(bi);
     if (abs_br >= abs_bi) {
         if (abs_br == R(0) && abs_bi == R(0)) return complex<R>(ar / abs_br, ai / abs_br);
-        R rat = bi / br, scl = R(1) / (br + bi * rat);
-        return complex<R>((ar + ai * rat) * scl, (ai - ar * rat) * scl);
+        R rat = bi / br, scl = R(1) / (br + mul_rn(bi, rat));
+        return complex<R>((ar + mul_rn(ai, rat)) * scl, (ai - mul_rn(ar, rat)) * scl);
     }
-    R rat = br / bi, scl = R(1) / (bi + br * rat);
-    return complex<R>((ar * rat + ai) * scl, (ai * rat - ar) * scl);
+    R rat = br / bi, scl = R(1) / (bi + mul_rn(br, rat));
+    return complex<R>((mul_rn(ar, rat) + ai) * scl, (mul_rn(ai, rat) - ar) * scl);
 }
 
 // ---- arithmetic without C's undefined behaviour -----------------------------------------------
@@ -359,13 +403,21 @@ template <typename T> __device__ __forceinline__ typename real_of<T>::type imag(
 }
 
 // sign: -1, 0 or 1 (NaN for NaN) for real numbers; z / |z| for complex ones (0 for 0, NaN + NaN j
-// where either part is NaN).
+// where either part is NaN or both are infinite, ±1 + 0j or 0 ± 1j where one part is infinite, as
+// numpy).
 template <typename T> __device__ __forceinline__ T sign(T a) {
     if constexpr (is_complex<T>::value) {
         typedef typename real_of<T>::type R;
-        if (ops::isnan(a)) return T(quiet_nan<R>(), quiet_nan<R>());
+        if (ops::isnan(a) || (::isinf(a.real()) && ::isinf(a.imag())))
+            return T(quiet_nan<R>(), quiet_nan<R>());
+        if (::isinf(a.real())) return T(::copysign(R(1), a.real()), R(0));
+        if (::isinf(a.imag())) return T(R(0), ::copysign(R(1), a.imag()));
         R m = ops::abs(a);
         if (m == R(0)) return T(R(0), R(0));
+        if (::isinf(m)) {  // |z| overflows: the halves' quotient
+            a = T(a.real() / R(2), a.imag() / R(2));
+            m = ops::abs(a);
+        }
         return T(a.real() / m, a.imag() / m);
     } else if constexpr (is_float<T>::value) {
         return a > T(0) ? T(1) : (a < T(0) ? T(-1) : (a == T(0) ? T(0) : a));
@@ -387,50 +439,87 @@ template <typename T> __device__ __forceinline__ T bitwise_invert(T a) {
 }
 template <typename T> __device__ __forceinline__ bool logical_not(T a) { return !a; }
 
-#define HX_MATH(NAME)                                                                        \
-    template <typename T> __device__ __forceinline__ T NAME(T a) {                          \
+// A function of real or complex numbers: C's for real ones; for complex ones thrust's after the
+// special cases given as the macro's statements (R is the real type), where thrust's differ from
+// C99's or, where C99 leaves a sign open, from glibc's (numpy's on Linux), so that every device
+// gives the CPU's answer.
+#define HX_MATH(NAME, ...)                                                                   \
+    template <typename T> __device__ __forceinline__ T NAME(T a) {                           \
         if constexpr (is_complex<T>::value) {                                                \
+            typedef typename real_of<T>::type R;                                             \
+            __VA_ARGS__                                                                      \
             return thrust::NAME(a);                                                          \
         } else {                                                                             \
             return ::NAME(a);                                                                \
         }                                                                                    \
     }
-HX_MATH(acos)
-HX_MATH(asin)
-HX_MATH(asinh)
-HX_MATH(atan)
-HX_MATH(atanh)
-HX_MATH(cos)
-HX_MATH(cosh)
-HX_MATH(exp)
-HX_MATH(sin)
-HX_MATH(sinh)
-HX_MATH(sqrt)
+HX_MATH(acos, )
+HX_MATH(atan, )
+HX_MATH(atanh, )
+// asinh(NaN ± inf j) is +inf + NaN j; asin(±inf + NaN j) is NaN + inf j.
+HX_MATH(asinh, if (a.real() != a.real() && ::isinf(a.imag()))
+                   return T(infinity<R>(), quiet_nan<R>());)
+HX_MATH(asin, if (::isinf(a.real()) && a.imag() != a.imag())
+                  return T(quiet_nan<R>(), infinity<R>());)
+// acosh(±0 + NaN j) is NaN + πj/2.
+HX_MATH(acosh, if (a.real() == R(0) && a.imag() != a.imag())
+                   return T(quiet_nan<R>(), R(1.57079632679489661923132169163975144));)
+// exp(-inf + yj), y infinite or NaN, is +0 + copysign(0, y)j.
+HX_MATH(exp, if (a.real() == -infinity<R>() && !::isfinite(a.imag()))
+                 return T(R(0), ::copysign(R(0), a.imag()));)
+// cosh(±0 ± inf j) is NaN + 0j; cosh(NaN ± 0j) is NaN ± 0j.
+HX_MATH(cosh, if (a.real() == R(0) && ::isinf(a.imag())) return T(quiet_nan<R>(), R(0));
+              if (a.real() != a.real() && a.imag() == R(0)) return T(quiet_nan<R>(), a.imag());)
+// sinh(±0 + inf j) and sinh(±0 + NaN j) are ±0 + NaN j.
+HX_MATH(sinh, if (a.real() == R(0) && !::isfinite(a.imag()))
+                  return T(a.real(), quiet_nan<R>());)
+// sin(x ± 0j), x infinite or NaN, is NaN ± 0j; sin(±0 ± inf j) is ±0 ± inf j; sin(x ± inf j),
+// x infinite or NaN, is NaN + inf j.
+HX_MATH(sin, if (!::isfinite(a.real()) && a.imag() == R(0))
+                 return T(quiet_nan<R>(), a.imag());
+             if (::isinf(a.imag()) && a.real() == R(0)) return a;
+             if (::isinf(a.imag()) && !::isfinite(a.real()))
+                 return T(quiet_nan<R>(), infinity<R>());)
+// tanh(±inf + iy), y finite, is ±1 + copysign(0, y)j; tanh(±0 + iy), y infinite or NaN, is
+// ±0 + NaN j.
+HX_MATH(tanh, if (::isinf(a.real()) && ::isfinite(a.imag()))
+                  return T(::copysign(R(1), a.real()), ::copysign(R(0), a.imag()));
+              if (a.real() == R(0) && !::isfinite(a.imag())) return T(a.real(), quiet_nan<R>());)
+
+// Where both parts of a nonzero complex number are tiny (below 2**-100 in single precision,
+// 2**-900 in double), sqrt and log scale it by 2**100 or 2**200 first: thrust's lose digits on
+// subnormal parts.
+template <typename R> struct tiny_scale {
+    static const int below = sizeof(R) == 4 ? -100 : -900;
+    static const int exponent = sizeof(R) == 4 ? 100 : 200;
+};
+template <typename R> __device__ __forceinline__ bool tiny(complex<R> a) {
+    R limit = ::ldexp(R(1), tiny_scale<R>::below);
+    return ::fabs(a.real()) < limit && ::fabs(a.imag()) < limit &&
+        !(a.real() == R(0) && a.imag() == R(0));
+}
+template <typename R> __device__ __forceinline__ complex<R> scaled(complex<R> a, int exponent) {
+    return complex<R>(::ldexp(a.real(), exponent), ::ldexp(a.imag(), exponent));
+}
+HX_MATH(sqrt, const int k = tiny_scale<R>::exponent;
+              if (tiny(a)) return scaled(thrust::sqrt(scaled(a, k)), -k / 2);)
+// log(±inf + NaN j) and log(NaN ± inf j) are +inf + NaN j.
+HX_MATH(log, if ((::isinf(a.real()) && a.imag() != a.imag()) ||
+                 (::isinf(a.imag()) && a.real() != a.real()))
+                 return T(infinity<R>(), quiet_nan<R>());
+             const int k = tiny_scale<R>::exponent;
+             if (tiny(a)) {
+                 T y = thrust::log(scaled(a, k));
+                 return T(y.real() - R(k) * R(0.693147180559945309417232121458176568), y.imag());
+             })
 #undef HX_MATH
 
-// acosh(±0 + NaN j) is NaN + πj/2 (C99's cacosh, which thrust's misses).
-template <typename T> __device__ __forceinline__ T acosh(T a) {
+// cos(z) = cosh(iz); log2 and log10 are log's parts divided by log(2) and log(10).
+template <typename T> __device__ __forceinline__ T cos(T a) {
     if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        if (a.real() == R(0) && a.imag() != a.imag())
-            return T(quiet_nan<R>(), R(1.57079632679489661923132169163975144));
-        return thrust::acosh(a);
+        return ops::cosh(T(-a.imag(), a.real()));
     } else {
-        return ::acosh(a);
-    }
-}
-
-// log(±inf + NaN j) and log(NaN ± inf j) are +inf + NaN j (C99's clog, which thrust's misses);
-// log2 and log10 are log's parts divided by log(2) and log(10).
-template <typename T> __device__ __forceinline__ T log(T a) {
-    if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        if ((::isinf(a.real()) && a.imag() != a.imag()) ||
-            (::isinf(a.imag()) && a.real() != a.real()))
-            return T(infinity<R>(), quiet_nan<R>());
-        return thrust::log(a);
-    } else {
-        return ::log(a);
+        return ::cos(a);
     }
 }
 template <typename T> __device__ __forceinline__ T log2(T a) {
@@ -452,19 +541,6 @@ template <typename T> __device__ __forceinline__ T log10(T a) {
     }
 }
 
-// tanh(±inf + iy), y finite, is ±1 + copysign(0, y)j; tanh(±0 + iy), y infinite or NaN, is
-// ±0 + NaN j (C99's ctanh, which thrust's misses).
-template <typename T> __device__ __forceinline__ T tanh(T a) {
-    if constexpr (is_complex<T>::value) {
-        typedef typename real_of<T>::type R;
-        if (::isinf(a.real()) && ::isfinite(a.imag()))
-            return T(::copysign(R(1), a.real()), ::copysign(R(0), a.imag()));
-        if (a.real() == R(0) && !::isfinite(a.imag())) return T(a.real(), quiet_nan<R>());
-        return thrust::tanh(a);
-    } else {
-        return ::tanh(a);
-    }
-}
 // tan(x) = -i tanh(ix): tan(a ± inf j), a finite, is copysign(0, a) ± 1j.
 template <typename T> __device__ __forceinline__ T tan(T a) {
     if constexpr (is_complex<T>::value) {
@@ -548,7 +624,8 @@ template <typename T> __device__ __forceinline__ T remainder(T a, T b) {
 }
 
 // Integer powers by repeated squaring (wrapping); a negative exponent gives 1 / a**-b truncated.
-// Complex powers: numpy's exact products for small integer exponents, else thrust's pow.
+// Complex powers: numpy's (npy_cpow): products for small integer exponents, else glibc's cpow,
+// exp(b log a) with C's product.
 template <typename T> __device__ __forceinline__ T pow(T a, T b) {
     if constexpr (is_int<T>::value) {
         if constexpr (is_signed<T>::value) {
@@ -568,25 +645,25 @@ template <typename T> __device__ __forceinline__ T pow(T a, T b) {
     } else if constexpr (is_complex<T>::value) {  // numpy's npy_cpow
         typedef typename real_of<T>::type R;
         if (b.real() == R(0) && b.imag() == R(0)) return T(R(1), R(0));
-        if (a.real() == R(0) && a.imag() == R(0)) {
-            if (b.real() > R(0) && b.imag() == R(0)) return T(R(0), R(0));
+        if (a.real() == R(0) && a.imag() == R(0)) {  // 0 for any exponent of positive real part
+            if (b.real() > R(0)) return T(R(0), R(0));
             return T(quiet_nan<R>(), quiet_nan<R>());
         }
         if (b.imag() == R(0) && b.real() == ::trunc(b.real()) && b.real() > R(-100) &&
             b.real() < R(100)) {
             long long n = (long long)b.real();
             if (n == 1) return a;
-            if (n == 2) return cmul(a, a);
-            if (n == 3) return cmul(a, cmul(a, a));
+            if (n == 2) return cmul_unfused(a, a);
+            if (n == 3) return cmul_unfused(a, cmul_unfused(a, a));
             unsigned long long m = n < 0 ? (unsigned long long)(-n) : (unsigned long long)n;
             T acc(R(1), R(0)), base = a;
             for (; m; m >>= 1) {
-                if (m & 1) acc = cmul(acc, base);
-                base = cmul(base, base);
+                if (m & 1) acc = cmul_unfused(acc, base);
+                base = cmul_unfused(base, base);
             }
             return n < 0 ? cdiv(T(R(1), R(0)), acc) : acc;
         }
-        return thrust::pow(a, b);
+        return ops::exp(cmul_annex_g(b, ops::log(a)));
     } else {
         return ::pow(a, b);
     }
