@@ -149,14 +149,9 @@ def _numpy_type(t: dt.DType | type) -> Any:
     return t.numpy if isinstance(t, dt.DType) else np.dtype(t) if t is builtins.bool else t
 
 
-def _floating(d: dt.DType | None, from_integers: builtins.bool) -> dt.DType:
-    """numpy's loop dtype `d` (None for float16) with float16, and float32 from integer input,
-    raised to the default floating dtype."""
-    if d is None or (from_integers and d is dt.float32):
-        return dt.float64
-    if from_integers and d is dt.complex64:
-        return dt.complex128
-    return d
+def _floating(d: dt.DType | None) -> dt.DType:
+    """numpy's loop dtype `d`, float32 where numpy's is float16 (None: hxarray has none)."""
+    return dt.float32 if d is None else d
 
 
 def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
@@ -171,10 +166,8 @@ def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
     assert category is not None  # where and clip, the operations without one, plan themselves
     if category == "bool":  # numpy's logical functions take any dtype by its truth value
         return Plan((dt.bool,) * len(types), builtins.bool, None)
-    arrays = [t for t in types if t.__class__ is dt.DType]
-    from_integers = category in _FLOATING_ONLY and not any(t in dt.FLOATING for t in arrays)
-    computed = [_floating(dt.FROM_NUMPY.get(d), from_integers) for d in loop[:len(types)]]
-    result = _floating(dt.FROM_NUMPY.get(loop[len(types)]), from_integers)
+    computed = [_floating(dt.FROM_NUMPY.get(d)) for d in loop[:len(types)]]
+    result = _floating(dt.FROM_NUMPY.get(loop[len(types)]))
     allowed = dt.CATEGORIES[category]
     if computed[0] is dt.bool and all(c is dt.bool for c in computed) and dt.bool not in allowed:
         # numpy's bool loops (add is or, multiply is and, ...): on uint8, then back to bool
