@@ -15,6 +15,8 @@ from . import _views
 from ._array import Array
 from ._checks import as_bool, as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
+from . import _numpy_mode as numpy_mode
+from ._modes import is_strict
 from ._numpy_mode import back_to_bool, numpy_positional
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
@@ -68,11 +70,15 @@ def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any =
 
 def _extremum(name: str, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
     check_array(x, name)
-    values = check_dtype(x, "real-valued", name)
+    ordered = x._dtype in dt.COMPLEX_FLOATING and not is_strict()  # numpy mode's order
+    values = x if ordered else check_dtype(x, "real-valued", name)
     axes = normalize_axes(axis, x.ndim, name)
     if 0 in x._shape and any(x._shape[a] == 0 for a in axes):
         raise ValueError(f"{name}() of an empty selection has no value (the standard leaves "
                          "it undefined)")
+    if ordered:
+        keepdims = as_bool(keepdims, name, "keepdims")
+        return numpy_mode.complex_extremum(name, x, axes, keepdims)
     return back_to_bool(reduce_axes(name, values, axes, keepdims, values._dtype), x)
 
 
