@@ -51,7 +51,7 @@ def run(module: str, namespace: str, device: str | None, workers: int,
         env["HXARRAY_DEFAULT_DEVICE"] = device
     result = run_pytest(f"scipy.{module} {label}", cmd + extra, report, env)
     ours, theirs = classify(result["failing"], KNOWN)
-    result.update(module=module, hxarrays=ours, tests=theirs)
+    result.update(namespace=label, module=module, hxarrays=ours, tests=theirs)
     return result
 
 
