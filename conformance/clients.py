@@ -5,15 +5,15 @@ markdown table of them."""
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +31,15 @@ def pytest_command(args: list[str], report: Path, workers: int) -> list[str]:
 
 
 def run_pytest(label: str, cmd: list[str], report: Path, env: Mapping[str, str],
-               cwd: Path | None = None) -> dict[str, Any]:
+               cwd: Path | None = None, path: Sequence[Path] = ()) -> dict[str, Any]:
     """Run `cmd` (a pytest_command writing `report`) with `env` added to the environment and
-    the project importable, in `cwd` or a scratch directory; its counts (a collector that failed
-    counts as an error, one skipped as a skip), failing node ids, long reprs and duration."""
+    the project (after `path`) importable, in `cwd` or a scratch directory; its counts (a
+    collector that failed counts as an error, one skipped as a skip), the failing node ids with
+    their errors' messages, and the duration."""
     REPORTS_DIR.mkdir(parents=True, exist_ok=True)
     report.unlink(missing_ok=True)
     environment = {**os.environ, **env, "PYTHONPATH": os.pathsep.join(
-        filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")]))}
+        filter(None, [*map(str, path), str(PROJECT_ROOT), os.environ.get("PYTHONPATH")]))}
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="client-check-") as scratch:
         code = subprocess.run(cmd, cwd=cwd or scratch, env=environment, check=False).returncode
@@ -71,12 +72,14 @@ def _message(test: dict[str, Any]) -> str:
 def classify(failing: Mapping[str, str],
              known: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     """Split failing node ids into (hxarray's, the test's): the test's where a pattern of
-    `known` (fnmatch patterns over node ids, each with the reason) matches, with that reason."""
+    `known` (node ids in which `*` matches anything, each with the reason) matches, with that
+    reason."""
+    compiled = [(re.compile(".*".join(map(re.escape, pattern.split("*")))), why)
+                for pattern, why in known.items()]
     ours: dict[str, str] = {}
     theirs: dict[str, str] = {}
     for nodeid, message in failing.items():
-        reason = next((why for pattern, why in known.items()
-                       if fnmatch.fnmatchcase(nodeid, pattern)), None)
+        reason = next((why for pattern, why in compiled if pattern.fullmatch(nodeid)), None)
         if reason is None:
             ours[nodeid] = message
         else:
