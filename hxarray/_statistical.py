@@ -16,7 +16,7 @@ from ._array import Array
 from ._checks import as_bool, as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
 from . import _numpy_mode as numpy_mode
-from ._modes import is_strict
+from ._modes import STRICT, is_strict
 from ._numpy_mode import back_to_bool, numpy_positional
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
@@ -57,7 +57,17 @@ def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = 
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "sum")
     x = check_dtype(x, "numeric", "sum")
-    return reduce("sum", x, axis, keepdims, _sum_dtype(x, dtype, "sum"))
+    return _positive_zeros(reduce("sum", x, axis, keepdims, _sum_dtype(x, dtype, "sum")))
+
+
+def _positive_zeros(result: Array) -> Array:
+    """numpy mode's sums start from +0, as numpy's: where a floating-point sum (or mean) is -0
+    (its elements all -0: the standard's successive additions, kept in strict mode), +0."""
+    if result._dtype in dt.FLOATING and not is_strict():
+        zero = 0j if result._dtype in dt.COMPLEX_FLOATING else 0.0
+        result._buffer.device.backend.elementwise("add", (result, zero), result._dtype,
+                                                  result._shape, out=result)
+    return result
 
 
 @numpy_positional("axis", "dtype", "out", "keepdims")
@@ -101,7 +111,7 @@ def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     x = check_dtype(x, "floating-point", "mean")
     if keepdims is not True and keepdims is not False:
         keepdims = as_bool(keepdims, "mean", "keepdims")
-    return _mean(x, normalize_axes(axis, x.ndim, "mean"), keepdims)
+    return _positive_zeros(_mean(x, normalize_axes(axis, x.ndim, "mean"), keepdims))
 
 
 def _count(x: Array, axes: tuple[int, ...]) -> int:
@@ -136,10 +146,14 @@ def _undefined(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Arra
 
 # The compiled fast path: one array below the threading threshold, `axis` and `keepdims` given or
 # not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take.
+# In numpy mode the fast path, too, makes -0 sums and means +0 (each float part of the result's
+# dtypes: its bytes).
 _accumulated = {d: _ACCUMULATOR.get(d, d) for d in dt.CATEGORIES["numeric"]}
-sum = fast("Reduction", sum, _accumulated)
+_zero_parts = {"zero_parts": {d: d.itemsize // (2 if d in dt.COMPLEX_FLOATING else 1)
+                              for d in dt.FLOATING}, "strict": STRICT}
+sum = fast("Reduction", sum, _accumulated, **_zero_parts)
 prod = fast("Reduction", prod, _accumulated)
-mean = fast("Reduction", mean, {d: d for d in dt.CATEGORIES["floating-point"]})
+mean = fast("Reduction", mean, {d: d for d in dt.CATEGORIES["floating-point"]}, **_zero_parts)
 max = fast("Reduction", max, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
 min = fast("Reduction", min, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
 
