@@ -2,8 +2,9 @@
 
 Every rule follows numpy 2 (NEP 50 promotion, numpy's ufunc loops, numpy's positional forms),
 with a few deliberate changes listed in docs/modes.md (float32 where numpy gives float16; numpy
-scalars are weak). The namespace functions reach this module only after the standard's own checks have
-failed (a `NumpyRule` was raised), so nothing here costs anything on the paths both modes share.
+scalars are weak). The namespace functions reach this module only after the standard's own checks
+have failed (a `NumpyRule` was raised), so nothing here costs anything on the paths both modes
+share.
 Each rule converts the operands to dtypes the standard does define, then calls the namespace
 again: a backend never sees a case the standard leaves open.
 """

@@ -11,11 +11,11 @@ import math
 from typing import Any
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import as_bool, as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
-from . import _numpy_mode as numpy_mode
 from ._modes import STRICT, is_strict
 from ._numpy_mode import back_to_bool, numpy_positional
 

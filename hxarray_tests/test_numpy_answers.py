@@ -14,7 +14,14 @@ import pytest
 
 import hxarray as xp
 
-from .oracle import COMPLEX_FLOATING, DTYPES, ON_EACH_DEVICE, REAL_FLOATING, assert_matches, np_dtype
+from .oracle import (
+    COMPLEX_FLOATING,
+    DTYPES,
+    ON_EACH_DEVICE,
+    REAL_FLOATING,
+    assert_matches,
+    np_dtype,
+)
 
 pytestmark = ON_EACH_DEVICE
 
@@ -137,7 +144,7 @@ def test_devices_is_a_tuple_that_adds_to_lists():
     assert type(found + (None,)) is tuple
 
 
-# -- complex numbers in numpy's order ---------------------------------------------------------------
+# -- complex numbers in numpy's order --------------------------------------------------------------
 _NAN = np.nan
 _X = np.array([1 + 2j, 2 + 0j, complex(_NAN, 0), complex(1, _NAN), 1 + 1j, 2 - 1j,
                complex(_NAN, _NAN), complex(np.inf, 1), complex(1, -np.inf), complex(-0.0, 0), 0j,

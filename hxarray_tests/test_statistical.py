@@ -249,7 +249,8 @@ def test_sum_of_negative_zeros_is_negative_zero_in_strict_mode():
 @pytest.mark.parametrize("size", [1, 3, 300_001])  # the compiled fast path, and threads
 def test_sum_of_negative_zeros_is_positive_zero_in_numpy_mode(device, dtype, size):
     """numpy's sums start from +0; on every device, with and without keepdims."""
-    a = np.full((size, 2), complex(-0.0, -0.0) if dtype in COMPLEX_FLOATING else -0.0, np_dtype(dtype))
+    zero = complex(-0.0, -0.0) if dtype in COMPLEX_FLOATING else -0.0
+    a = np.full((size, 2), zero, np_dtype(dtype))
     x = xp.asarray(a, device=device)
     for axis, keepdims in ((None, False), (0, False), (0, True), (1, False)):
         for name in ("sum", "mean"):

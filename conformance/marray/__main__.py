@@ -17,8 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.clients import (
-    REPORTS_DIR, classify, pytest_command, run_pytest, table, versions)
+from conformance.clients import REPORTS_DIR, classify, pytest_command, run_pytest, table, versions
 from conformance.marray.known import KNOWN
 
 

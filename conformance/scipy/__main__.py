@@ -18,8 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.clients import (
-    REPORTS_DIR, classify, pytest_command, run_pytest, table, versions)
+from conformance.clients import REPORTS_DIR, classify, pytest_command, run_pytest, table, versions
 from conformance.scipy.known import KNOWN
 
 _USES_XP = re.compile(r"def test\w*\(([^)]*)\)", re.S)
