@@ -13,7 +13,7 @@ from .hal.registry import registry
 __all__ = ["__array_namespace_info__", "empty_cache", "memory_stats", "set_memory_limit"]
 
 
-class Devices(tuple):  # type: ignore[type-arg]
+class Devices(tuple[Device, ...]):
     """What `devices()` returns: the tuple the standard (2025.12) asks for, which also adds to a
     list as the list of earlier versions and numpy's namespace did (`devices() + [None]` is a
     list); every other tuple operation is a tuple's."""

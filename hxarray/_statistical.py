@@ -149,11 +149,11 @@ def _undefined(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Arra
 # In numpy mode the fast path, too, makes -0 sums and means +0 (each float part of the result's
 # dtypes: its bytes).
 _accumulated = {d: _ACCUMULATOR.get(d, d) for d in dt.CATEGORIES["numeric"]}
-_zero_parts = {"zero_parts": {d: d.itemsize // (2 if d in dt.COMPLEX_FLOATING else 1)
-                              for d in dt.FLOATING}, "strict": STRICT}
-sum = fast("Reduction", sum, _accumulated, **_zero_parts)
+_zero_parts = {d: d.itemsize // (2 if d in dt.COMPLEX_FLOATING else 1) for d in dt.FLOATING}
+sum = fast("Reduction", sum, _accumulated, zero_parts=_zero_parts, strict=STRICT)
 prod = fast("Reduction", prod, _accumulated)
-mean = fast("Reduction", mean, {d: d for d in dt.CATEGORIES["floating-point"]}, **_zero_parts)
+mean = fast("Reduction", mean, {d: d for d in dt.CATEGORIES["floating-point"]},
+            zero_parts=_zero_parts, strict=STRICT)
 max = fast("Reduction", max, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
 min = fast("Reduction", min, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
 
