@@ -5,6 +5,7 @@ markdown table of them."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -20,6 +21,24 @@ from typing import Any
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 REPORTS_DIR = PROJECT_ROOT / "conformance" / "reports"
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+
+
+Arguments = tuple[argparse.ArgumentParser, list[str], list[str]]
+
+
+def client_arguments(prog: str, doc: str, namespaces: list[str],
+                     argv: list[str] | None) -> Arguments:
+    """A runner's command line: its parser (with --namespace, of `namespaces`, all by default,
+    and --workers), its own arguments and the pytest arguments after `--`."""
+    argv = sys.argv[1:] if argv is None else argv
+    extra: list[str] = []
+    if "--" in argv:
+        argv, extra = argv[:argv.index("--")], argv[argv.index("--") + 1:]
+    parser = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
+    parser.add_argument("--namespace", nargs="+", default=namespaces, choices=namespaces,
+                        help="namespaces to run (default: all of them)")
+    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers")
+    return parser, argv, extra
 
 
 def pytest_command(args: list[str], report: Path, workers: int) -> list[str]:

@@ -10,14 +10,20 @@ marray's own pytest settings apply: warnings are errors), with the clone first o
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.clients import REPORTS_DIR, classify, pytest_command, run_pytest, table, versions
+from conformance.clients import (
+    REPORTS_DIR,
+    classify,
+    client_arguments,
+    pytest_command,
+    run_pytest,
+    table,
+    versions,
+)
 from conformance.marray.known import KNOWN
 
 
@@ -33,18 +39,10 @@ def run(clone: Path, namespace: str, workers: int, extra: list[str]) -> dict[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    extra: list[str] = []
-    if "--" in argv:
-        argv, extra = argv[:argv.index("--")], argv[argv.index("--") + 1:]
-    parser = argparse.ArgumentParser(prog="python -m conformance.marray",
-                                     description=__doc__.splitlines()[0])
+    parser, argv, extra = client_arguments("python -m conformance.marray", __doc__,
+                                           ["hxarray", "array_api_strict", "numpy"], argv)
     parser.add_argument("--marray", required=True, type=Path, metavar="PATH",
                         help="a clone of https://github.com/mdhaber/marray")
-    parser.add_argument("--namespace", nargs="+", choices=["hxarray", "array_api_strict", "numpy"],
-                        default=["hxarray", "array_api_strict", "numpy"],
-                        help="namespaces to run (default: all three)")
-    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers")
     args = parser.parse_args(argv)
     clone = args.marray.expanduser().resolve()
     if not (clone / "marray" / "tests" / "test_marray.py").is_file():

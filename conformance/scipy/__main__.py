@@ -11,14 +11,20 @@ array_api_strict`. Each module in a scratch directory, with SCIPY_ARRAY_API=1 an
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.clients import REPORTS_DIR, classify, pytest_command, run_pytest, table, versions
+from conformance.clients import (
+    REPORTS_DIR,
+    classify,
+    client_arguments,
+    pytest_command,
+    run_pytest,
+    table,
+    versions,
+)
 from conformance.scipy.known import KNOWN
 
 _USES_XP = re.compile(r"def test\w*\(([^)]*)\)", re.S)
@@ -55,21 +61,13 @@ def run(module: str, namespace: str, device: str | None, workers: int,
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    extra: list[str] = []
-    if "--" in argv:
-        argv, extra = argv[:argv.index("--")], argv[argv.index("--") + 1:]
-    parser = argparse.ArgumentParser(prog="python -m conformance.scipy",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("--namespace", nargs="+", default=["hxarray", "array_api_strict"],
-                        choices=["hxarray", "array_api_strict"],
-                        help="namespaces to run (default: both)")
+    parser, argv, extra = client_arguments("python -m conformance.scipy", __doc__,
+                                           ["hxarray", "array_api_strict"], argv)
     parser.add_argument("--devices", nargs="+", default=["cpu"], metavar="D",
                         help="hxarray devices, one run each (default: cpu; the simulated "
                              "cuda:0 needs HXARRAY_CUDA_DRIVER=sim)")
     parser.add_argument("--modules", nargs="+", metavar="M",
                         help="scipy subpackages (default: every one with array-API tests)")
-    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers")
     args = parser.parse_args(argv)
     runs = [(ns, d) for ns in args.namespace
             for d in (args.devices if ns == "hxarray" else [None])]

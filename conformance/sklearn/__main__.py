@@ -9,12 +9,17 @@ directory (so no project configuration applies), with SCIPY_ARRAY_API=1 and pyte
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from typing import Any
 
-from conformance.clients import REPORTS_DIR, pytest_command, run_pytest, table, versions
+from conformance.clients import (
+    REPORTS_DIR,
+    client_arguments,
+    pytest_command,
+    run_pytest,
+    table,
+    versions,
+)
 
 
 def run(namespace: str, workers: int, extra: list[str],
@@ -36,16 +41,8 @@ def run(namespace: str, workers: int, extra: list[str],
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    extra: list[str] = []
-    if "--" in argv:
-        argv, extra = argv[:argv.index("--")], argv[argv.index("--") + 1:]
-    parser = argparse.ArgumentParser(prog="python -m conformance.sklearn",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("--namespace", nargs="+", default=["hxarray", "array_api_strict"],
-                        choices=["hxarray", "array_api_strict"],
-                        help="namespaces to run (default: both)")
-    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers")
+    parser, argv, extra = client_arguments("python -m conformance.sklearn", __doc__,
+                                           ["hxarray", "array_api_strict"], argv)
     parser.add_argument("--devices", nargs="+", metavar="D",
                         help="hxarray devices to test (default: the CPU and every other usable "
                              "device; the simulated CUDA device needs HXARRAY_CUDA_DRIVER=sim)")
