@@ -106,6 +106,17 @@ def classify(failing: Mapping[str, str],
     return ours, theirs
 
 
+def failures(result: dict[str, Any], title: str) -> str:
+    """A classified result's failures, hxarray's then the tests', each with its error or the
+    reason it is the test's; empty where nothing failed."""
+    lines = []
+    for kind, failing in (("hxarray's", result["hxarrays"]), ("the tests'", result["tests"])):
+        if failing:
+            lines.append(f"{title}: failures {kind} ({len(failing)}):")
+            lines += [f"  {nodeid}: {why}" for nodeid, why in failing.items()]
+    return "\n".join(lines)
+
+
 def versions(names: list[str]) -> dict[str, str]:
     from importlib.metadata import version
 

@@ -19,6 +19,7 @@ from conformance.clients import (
     REPORTS_DIR,
     classify,
     client_arguments,
+    failures,
     pytest_command,
     run_pytest,
     table,
@@ -56,10 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         ")\n")
     print(table(results))
     for r in results:
-        for kind, failing in (("hxarray's", r["hxarrays"]), ("the tests'", r["tests"])):
-            if failing:
-                print(f"\n{r['namespace']}: failures {kind} ({len(failing)}):")
-                print("\n".join(f"  {nodeid}: {why}" for nodeid, why in failing.items()))
+        print(failures(r, f"\n{r['namespace']}"))
     (REPORTS_DIR / "marray-summary.json").write_text(json.dumps(results, indent=1))
     return 0 if not any(r["hxarrays"] for r in results if r["namespace"] == "hxarray") else 1
 

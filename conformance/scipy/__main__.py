@@ -20,6 +20,7 @@ from conformance.clients import (
     REPORTS_DIR,
     classify,
     client_arguments,
+    failures,
     pytest_command,
     run_pytest,
     table,
@@ -86,10 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = [r for r in results if r["namespace"] == namespace]
         print(f"{namespace}:\n\n" + table(rows, first="module") + "\n")
     for r in results:
-        for kind, failing in (("hxarray's", r["hxarrays"]), ("the tests'", r["tests"])):
-            if failing:
-                print(f"{r['namespace']}, scipy.{r['module']}: failures {kind} ({len(failing)}):")
-                print("\n".join(f"  {nodeid}: {why}" for nodeid, why in failing.items()))
+        print(failures(r, f"{r['namespace']}, scipy.{r['module']}"))
     (REPORTS_DIR / "scipy-summary.json").write_text(json.dumps(results, indent=1))
     return 0 if not any(r["hxarrays"] for r in results if r["namespace"] != "array_api_strict") \
         else 1
