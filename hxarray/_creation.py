@@ -29,7 +29,8 @@ _SCALAR_DTYPE = {builtins.bool: dt.bool, int: dt.int64, float: dt.float64, compl
 
 
 # Which dtypes a fill value of each Python kind may fill: bools and ints any (as numpy does), a
-# float a floating dtype, a complex a complex one (no fraction or imaginary part is dropped).
+# float a floating dtype (numpy mode: also an integer or bool one where the float is a whole
+# number), a complex a complex one (no fraction or imaginary part is dropped).
 _FITS = {dt.bool: lambda d: True, dt.int64: lambda d: True,
          dt.float64: lambda d: d in dt.FLOATING, dt.complex128: lambda d: d in dt.COMPLEX_FLOATING}
 
@@ -222,7 +223,7 @@ def _full(function: str, shape: Any, fill_value: Any, dtype: Any, device: Any) -
     kind = _scalar_dtype(fill_value, function)  # (TypeError for a str, None, ...)
     dtype = _optional_dtype(dtype, function) or kind
     if kind is dt.float64 and dtype not in dt.FLOATING and not is_strict():
-        fill_value, kind = _truncated(fill_value, dtype, function), dt.int64
+        fill_value, kind = _whole(fill_value, dtype, function), dt.int64
     if not _FITS[kind](dtype):
         raise TypeError(f"{function}(): a {type(fill_value).__name__} fill_value does not fit "
                         f"dtype {dtype.name}")
@@ -243,11 +244,15 @@ def _full(function: str, shape: Any, fill_value: Any, dtype: Any, device: Any) -
     return target.backend.full(as_shape(shape, function), fill_value, dtype, target)
 
 
-def _truncated(value: float, dtype: dt.DType, function: str) -> int:
-    """numpy mode's float fill value of an integer or bool dtype: truncated toward zero, as
-    numpy's cast does (NaN and infinities, which numpy turns into arbitrary integers, raise)."""
+def _whole(value: float, dtype: dt.DType, function: str) -> int:
+    """numpy mode's float fill value of an integer or bool dtype: the integer it equals, as
+    numpy's cast gives. A fraction (which numpy's cast drops), NaN or an infinity (which it
+    turns into arbitrary integers) raises."""
     if not math.isfinite(value):
         raise ValueError(f"{function}(): fill_value {value} has no {dtype.name} value")
+    if not value.is_integer() or (dtype is dt.bool and value not in (0.0, 1.0)):
+        raise TypeError(f"{function}(): fill_value {value} is not a {dtype.name} value; round "
+                        "it first (a float fills an integer or bool array only where it is one)")
     return int(value)
 
 
