@@ -245,12 +245,12 @@ def _full(function: str, shape: Any, fill_value: Any, dtype: Any, device: Any) -
 
 
 def _whole(value: float, dtype: dt.DType, function: str) -> int:
-    """numpy mode's float fill value of an integer or bool dtype: the integer it equals, as
-    numpy's cast gives. A fraction (which numpy's cast drops), NaN or an infinity (which it
-    turns into arbitrary integers) raises."""
+    """numpy mode's float fill value of an integer or bool dtype: the integer it equals, which
+    fills the array as that integer does (numpy's cast gives the same). A fraction (which
+    numpy's cast drops), NaN or an infinity (which it turns into arbitrary integers) raises."""
     if not math.isfinite(value):
         raise ValueError(f"{function}(): fill_value {value} has no {dtype.name} value")
-    if not value.is_integer() or (dtype is dt.bool and value not in (0.0, 1.0)):
+    if not value.is_integer():
         raise TypeError(f"{function}(): fill_value {value} is not a {dtype.name} value; round "
                         "it first (a float fills an integer or bool array only where it is one)")
     return int(value)

@@ -114,12 +114,12 @@ def test_result_type_of_python_scalars_alone(scalars):
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int64", "bool"])
 def test_full_takes_whole_float_fill_values_in_numpy_mode(dtype):
     """numpy's cast where it loses nothing; a fraction, which numpy's cast drops, raises."""
-    for value in {"bool": (0.0, 1.0), "uint8": (2.0, 0.0, -0.0)}.get(dtype, (2.0, -3.0, 0.0)):
+    for value in {"bool": (0.0, 1.0, 5.0), "uint8": (2.0, 0.0, -0.0)}.get(dtype, (2.0, -3.0, 0.0)):
         assert_matches(xp.full((3,), value, dtype=dtype), np.full((3,), value, dtype=dtype))
         assert_matches(xp.full_like(xp.ones(2, dtype=dtype), value),
                        np.full_like(np.ones(2, dtype=dtype), value))
     with pytest.raises(TypeError, match="round it first"):
-        xp.full((2,), 2.5 if dtype != "bool" else 2.0, dtype=dtype)
+        xp.full((2,), 2.5, dtype=dtype)
     with pytest.raises(ValueError, match="nan"):
         xp.full((2,), np.nan, dtype=dtype)
     with pytest.raises(OverflowError, match="out of bounds"):
