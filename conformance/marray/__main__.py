@@ -35,7 +35,7 @@ def run(clone: Path, namespace: str, workers: int, extra: list[str]) -> dict[str
     result = run_pytest(f"marray {namespace}", cmd + extra, report, env, cwd=clone,
                         path=[clone])
     ours, theirs = classify(result["failing"], KNOWN if namespace == "hxarray" else {})
-    result.update(hxarrays=ours, tests=theirs)
+    result.update(namespace=namespace, hxarrays=ours, tests=theirs)
     return result
 
 
