@@ -107,8 +107,13 @@ def classify(failing: Mapping[str, str],
 
 
 def failures(result: dict[str, Any], title: str) -> str:
-    """A classified result's failures, hxarray's then the tests', each with its error or the
-    reason it is the test's; empty where nothing failed."""
+    """A result's failures, each with its error: for hxarray, classified (hxarray's, then the
+    tests' with the reason); empty where nothing failed."""
+    if "hxarrays" not in result:
+        failing = result["failing"]
+        return "\n".join([f"{title}: failures ({len(failing)}):",
+                          *(f"  {nodeid}: {why}" for nodeid, why in failing.items())]) \
+            if failing else ""
     lines = []
     for kind, failing in (("hxarray's", result["hxarrays"]), ("the tests'", result["tests"])):
         if failing:
