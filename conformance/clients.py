@@ -122,6 +122,13 @@ def failures(result: dict[str, Any], title: str) -> str:
     return "\n".join(lines)
 
 
+def finish(client: str, results: list[dict[str, Any]]) -> int:
+    """Write the results to `<client>-summary.json` in the reports folder; the exit status:
+    1 if any failure is hxarray's, else 0."""
+    (REPORTS_DIR / f"{client}-summary.json").write_text(json.dumps(results, indent=1))
+    return 1 if any(r.get("hxarrays") for r in results) else 0
+
+
 def versions(names: list[str]) -> dict[str, str]:
     from importlib.metadata import version
 

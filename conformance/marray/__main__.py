@@ -10,7 +10,6 @@ marray's own pytest settings apply: warnings are errors), with the clone first o
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from conformance.clients import (
     classify,
     client_arguments,
     failures,
+    finish,
     pytest_command,
     run_pytest,
     table,
@@ -60,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     for r in results:
         print(failures(r, f"\n{r['namespace']}"))
-    (REPORTS_DIR / "marray-summary.json").write_text(json.dumps(results, indent=1))
-    return 0 if not any(r.get("hxarrays") for r in results) else 1
+    return finish("marray", results)
 
 
 if __name__ == "__main__":

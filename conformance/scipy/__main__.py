@@ -11,7 +11,6 @@ array_api_strict`. Each module in a scratch directory, with SCIPY_ARRAY_API=1 an
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from conformance.clients import (
     classify,
     client_arguments,
     failures,
+    finish,
     pytest_command,
     run_pytest,
     table,
@@ -90,8 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{namespace}:\n\n" + table(rows, first="module") + "\n")
     for r in results:
         print(failures(r, f"{r['namespace']}, scipy.{r['module']}"))
-    (REPORTS_DIR / "scipy-summary.json").write_text(json.dumps(results, indent=1))
-    return 0 if not any(r.get("hxarrays") for r in results) else 1
+    return finish("scipy", results)
 
 
 if __name__ == "__main__":
