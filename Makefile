@@ -7,7 +7,7 @@ PIP    := $(PY) -m pip
 # installation" banner, a page long) and warnings about this machine's pip configuration.
 INSTALL := $(PIP) install -qq
 
-.PHONY: run test test-slow conformance sklearn-check bench bench-quick bench-cuda bench-dask \
+.PHONY: run test test-slow conformance sklearn-check scipy-check marray-check bench bench-quick bench-cuda bench-dask \
 	bench-pipeline cuda-check docs docs-check lint stress stress-ci clean
 
 # Installs are silent (@, pip -qq), so that `make run` on a fresh clone prints only the demo.
@@ -70,6 +70,25 @@ conformance: $(VENV)/.installed
 sklearn-check: $(VENV)/.installed
 	$(INSTALL) -e '.[sklearn]'
 	$(PY) -m conformance.sklearn $(SKLEARN_ARGS)
+
+# SciPy's own array-API tests with hxarray added to the backends they test, module by module,
+# next to array-api-strict (conformance/scipy/README.md); SCIPY_ARGS="--devices cpu cuda:0" with
+# HXARRAY_CUDA_DRIVER=sim adds the simulated CUDA device. Long: the better part of an hour.
+scipy-check: $(VENV)/.installed
+	$(INSTALL) -e '.[scipy-check]'
+	$(PY) -m conformance.scipy $(SCIPY_ARGS)
+
+ifneq ($(filter marray-check,$(MAKECMDGOALS)),)
+ifndef MARRAY
+$(error MARRAY is not set: clone marray with `git clone https://github.com/mdhaber/marray.git`, then run `make marray-check MARRAY=path/to/marray`)
+endif
+endif
+
+# marray's tests (masked arrays over any namespace) parametrized over hxarray, next to
+# array-api-strict and numpy (conformance/marray/README.md); a few minutes.
+marray-check: $(VENV)/.installed
+	$(INSTALL) -e '.[marray-check]'
+	$(PY) -m conformance.marray --marray $(MARRAY) $(MARRAY_ARGS)
 
 bench: $(VENV)/.installed
 	$(INSTALL) -e '.[bench]'

@@ -23,7 +23,8 @@ release = version = "0.1"
 extensions = ["myst_parser", "sphinx.ext.autodoc"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "docs/index"
-include_patterns = ["docs/**", "conformance/README.md", "conformance/sklearn/README.md"]
+include_patterns = ["docs/**", "conformance/README.md", "conformance/sklearn/README.md",
+                    "conformance/scipy/README.md", "conformance/marray/README.md"]
 exclude_patterns = ["docs/_build/**", "docs/_root/**"]
 html_extra_path = ["_root"]  # index.html at the site's root: a redirect to docs/index.html
 # A trailing "*" in the index's toctree takes in pages added later (say, by another branch)

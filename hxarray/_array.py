@@ -19,6 +19,7 @@ import numpy as np
 from . import _dtypes as dt
 from . import _views
 from ._compiled import speedups
+from ._modes import is_strict
 from ._version import SUPPORTED_API_VERSIONS
 from .hal.device import Device
 
@@ -317,6 +318,16 @@ class Array(_Base):
 
     __str__ = __repr__
 
+    def __format__(self, spec: str) -> str:
+        """A 0-D array formats as its Python scalar (`f"{x:.3f}"`), as numpy's do; an empty
+        spec gives `str(x)` for any array."""
+        if not spec:
+            return str(self)
+        if self._shape != ():
+            raise TypeError(f"format spec {spec!r} needs a 0-D array, got shape {self._shape}; "
+                            "format its elements")
+        return format(self._host()[()].item(), spec)
+
     # -- Python scalars ----------------------------------------------------------------------------
     def _scalar(self, kind: str) -> Any:
         if self._shape != ():
@@ -325,6 +336,8 @@ class Array(_Base):
         return self._host()[()].item()
 
     def __bool__(self) -> builtins.bool:
+        if self._shape != () and self.size == 1 and not is_strict():
+            return builtins.bool(self._host().item())  # numpy mode: any one-element array
         return builtins.bool(self._scalar("bool"))
 
     def __int__(self) -> int:

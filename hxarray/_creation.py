@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 import numbers
 import operator
 from typing import Any
@@ -29,7 +30,8 @@ _SCALAR_DTYPE = {builtins.bool: dt.bool, int: dt.int64, float: dt.float64, compl
 
 
 # Which dtypes a fill value of each Python kind may fill: bools and ints any (as numpy does), a
-# float a floating dtype, a complex a complex one (no fraction or imaginary part is dropped).
+# float a floating dtype (numpy mode: also an integer or bool one where the float is a whole
+# number), a complex a complex one (no fraction or imaginary part is dropped).
 _FITS = {dt.bool: lambda d: True, dt.int64: lambda d: True,
          dt.float64: lambda d: d in dt.FLOATING, dt.complex128: lambda d: d in dt.COMPLEX_FLOATING}
 
@@ -221,6 +223,8 @@ def _full(function: str, shape: Any, fill_value: Any, dtype: Any, device: Any) -
         fill_value = fill_value.item()
     kind = _scalar_dtype(fill_value, function)  # (TypeError for a str, None, ...)
     dtype = _optional_dtype(dtype, function) or kind
+    if kind is dt.float64 and dtype not in dt.FLOATING and not is_strict():
+        fill_value, kind = _whole(fill_value, dtype, function), dt.int64
     if not _FITS[kind](dtype):
         raise TypeError(f"{function}(): a {type(fill_value).__name__} fill_value does not fit "
                         f"dtype {dtype.name}")
@@ -239,6 +243,18 @@ def _full(function: str, shape: Any, fill_value: Any, dtype: Any, device: Any) -
                                 f"too large for {dtype.name}") from None
     target = as_device(device, function)
     return target.backend.full(as_shape(shape, function), fill_value, dtype, target)
+
+
+def _whole(value: float, dtype: dt.DType, function: str) -> int:
+    """numpy mode's float fill value of an integer or bool dtype: the integer it equals, which
+    fills the array as that integer does (numpy's cast gives the same). A fraction (which
+    numpy's cast drops), NaN or an infinity (which it turns into arbitrary integers) raises."""
+    if not math.isfinite(value):
+        raise ValueError(f"{function}(): fill_value {value} has no {dtype.name} value")
+    if not value.is_integer():
+        raise TypeError(f"{function}(): fill_value {value} is not a {dtype.name} value; round "
+                        "it first (a float fills an integer or bool array only where it is one)")
+    return int(value)
 
 
 def _like(x: Any, dtype: Any, device: Any, function: str) -> tuple[tuple[int, ...], dt.DType,
@@ -274,8 +290,12 @@ def full_like(x: Array, /, fill_value: builtins.bool | int | float | complex, *,
     return _full("full_like", shape, fill_value, dtype, target)
 
 
-def _number(value: Any, function: str, name: str, allow_complex: builtins.bool = False) -> Any:
-    """`value` as a Python int (anything with `__index__`), float or, if allowed, complex."""
+def _number(value: Any, function: str, name: str, allow_complex: builtins.bool = False,
+            allow_array: builtins.bool = False) -> Any:
+    """`value` as a Python int (anything with `__index__`), float or, if allowed, complex; a
+    0-D array as its Python scalar where `allow_array`."""
+    if value.__class__ is Array and allow_array and value.ndim == 0:
+        return value._host()[()].item()
     try:
         return operator.index(value)
     except TypeError:
@@ -295,7 +315,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         start, stop = 0, start
     integers = start.__class__ is stop.__class__ is step.__class__ is int
     if not integers:
-        start, stop, step = (_number(v, "arange", name)
+        arrays = not is_strict()  # numpy mode: 0-D arrays count as their values, as numpy's
+        start, stop, step = (_number(v, "arange", name, allow_array=arrays)
                              for name, v in (("start", start), ("stop", stop), ("step", step)))
         integers = all(isinstance(v, int) for v in (start, stop, step))
     if step == 0:
@@ -322,8 +343,10 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 @numpy_positional("endpoint")
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
              dtype: Any = None, device: Any = None, endpoint: builtins.bool = True) -> Array:
-    start = _number(start, "linspace", "start", allow_complex=True)
-    stop = _number(stop, "linspace", "stop", allow_complex=True)
+    if dtype is None:
+        dtype = _bounds_dtype(start, stop)
+    start = _number(start, "linspace", "start", allow_complex=True, allow_array=True)
+    stop = _number(stop, "linspace", "stop", allow_complex=True, allow_array=True)
     num = as_int(num, "linspace", "num")
     endpoint = as_bool(endpoint, "linspace", "endpoint")
     if num < 0:
@@ -335,6 +358,16 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     target = as_device(device, "linspace")
     return _spaced(start, stop, num, dtype, target, endpoint,
                    dt.complex128 if is_complex else dt.float64)
+
+
+def _bounds_dtype(start: Any, stop: Any) -> dt.DType | None:
+    """numpy mode's default dtype for 0-D array bounds of linspace: numpy's (a float32 or
+    complex64 bound keeps its precision); None (the standard's default) otherwise."""
+    arrays = [v._dtype for v in (start, stop) if v.__class__ is Array]
+    if not arrays or is_strict():
+        return None
+    found = np.result_type(*(d.numpy for d in arrays), 1.0)
+    return dt.FROM_NUMPY.get(found)
 
 
 def _spaced(start: Any, stop: Any, num: int, dtype: dt.DType, device: Device,

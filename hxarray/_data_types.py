@@ -87,6 +87,8 @@ def result_type(*arrays_and_dtypes: Any) -> dt.DType:
         else:
             dtypes.append(_dtype_of(value, "result_type"))
     if not dtypes:
+        if scalars and not is_strict():  # numpy mode: numpy's result_type of Python scalars
+            return numpy_mode.result_type(*scalars)
         raise TypeError("result_type() needs at least one array or dtype")
     try:
         result = dt.result_type_of(*dtypes)

@@ -295,6 +295,9 @@ def clip(x: Array, /, min: Array | Scalar | None = None,
     integer bounds beyond x's dtype are clamped to its range first."""
     if x.__class__ is not _Array:
         raise TypeError(f"clip() expects an hxarray Array, got {type(x).__name__}")
+    if not is_strict() and any(v._dtype in dt.COMPLEX_FLOATING if v.__class__ is _Array else
+                               isinstance(v, complex) for v in (x, min, max)):
+        return numpy_mode.complex_clip(x, min, max)  # numpy mode orders complex numbers
     if x._dtype not in dt.REAL_NUMERIC and (x._dtype is not dt.bool or is_strict()):
         raise TypeError(f"clip() requires real-valued input, got {x._dtype.name}")
     bounds = []

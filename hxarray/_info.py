@@ -13,6 +13,24 @@ from .hal.registry import registry
 __all__ = ["__array_namespace_info__", "empty_cache", "memory_stats", "set_memory_limit"]
 
 
+class Devices(tuple[Device, ...]):
+    """What `devices()` returns: the tuple the standard (2025.12) asks for, which also adds to a
+    list as the list of earlier versions and numpy's namespace did (`devices() + [None]` is a
+    list); every other tuple operation is a tuple's."""
+
+    __slots__ = ()
+
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, list):
+            return [*self, *other]
+        return super().__add__(other)
+
+    def __radd__(self, other: Any) -> Any:
+        if isinstance(other, list):
+            return [*other, *self]
+        return NotImplemented
+
+
 class Info:
     """What this namespace supports, for every device the registry knows."""
 
@@ -25,7 +43,8 @@ class Info:
         return default_device()
 
     def devices(self) -> tuple[Device, ...] | list[Device]:
-        return sequence_result(registry.devices())
+        found = sequence_result(registry.devices())
+        return Devices(found) if isinstance(found, tuple) else found
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, dt.DType]:
         as_device(device, "default_dtypes")

@@ -178,8 +178,9 @@ def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...],
              /) -> Array:
     check_array(x, "moveaxis")
-    src = source if isinstance(source, tuple) else (source,)
-    dst = destination if isinstance(destination, tuple) else (destination,)
+    # a list of axes as well as a tuple, in both modes (numpy's and array-api-compat's too)
+    src = tuple(source) if isinstance(source, (tuple, list)) else (source,)
+    dst = tuple(destination) if isinstance(destination, (tuple, list)) else (destination,)
     if len(src) != len(dst):
         raise ValueError("moveaxis(): source and destination must have the same length")
     src = tuple(normalize_axis(a, x.ndim, "moveaxis") for a in src)

@@ -16,14 +16,14 @@ from __future__ import annotations
 import contextvars
 from types import TracebackType
 
-from .hal.settings import STRICT
+from .hal.settings import STRICT as STRICT_SETTING
 
 __all__ = ["is_strict", "set_strict"]
 
 
-_DEFAULT = STRICT.get()  # read once, at import
-_STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("hxarray_strict", default=_DEFAULT)
-is_strict = _STRICT.get  # is_strict() -> bool: whether the current context runs in strict mode
+_DEFAULT = STRICT_SETTING.get()  # read once, at import
+STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("hxarray_strict", default=_DEFAULT)
+is_strict = STRICT.get  # is_strict() -> bool: whether the current context runs in strict mode
 
 
 class set_strict:
@@ -40,14 +40,14 @@ class set_strict:
     def __init__(self, strict: bool = True) -> None:
         if strict is not True and strict is not False:
             raise TypeError(f"set_strict() takes True or False, got {strict!r}")
-        self._token = _STRICT.set(strict)
+        self._token = STRICT.set(strict)
 
     def __enter__(self) -> set_strict:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
-        _STRICT.reset(self._token)
+        STRICT.reset(self._token)
 
     def __repr__(self) -> str:
         return f"hxarray.set_strict({self._token.var.get()})"
@@ -68,6 +68,6 @@ def unspecified(message: str, *args: object) -> NumpyRule | TypeError:
     """The exception for a case the standard leaves unspecified (`raise unspecified(...)`): a
     plain TypeError with `message.format(*args)` in strict mode, else a NumpyRule for the caller
     to catch (which formats the message only if it is ever shown)."""
-    if _STRICT.get():
+    if STRICT.get():
         return TypeError(message.format(*args) if args else message)
     return NumpyRule(message, *args)

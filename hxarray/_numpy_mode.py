@@ -1,10 +1,10 @@
 """numpy mode: what hxarray does, outside strict mode, where the standard leaves a case open.
 
 Every rule follows numpy 2 (NEP 50 promotion, numpy's ufunc loops, numpy's positional forms),
-with a few deliberate changes listed in docs/modes.md (floating-point functions of small integers
-give float64, not numpy's float16/float32; numpy scalars are weak; complex numbers are not
-ordered). The namespace functions reach this module only after the standard's own checks have
-failed (a `NumpyRule` was raised), so nothing here costs anything on the paths both modes share.
+with a few deliberate changes listed in docs/modes.md (float32 where numpy gives float16; numpy
+scalars are weak). The namespace functions reach this module only after the standard's own checks
+have failed (a `NumpyRule` was raised), so nothing here costs anything on the paths both modes
+share.
 Each rule converts the operands to dtypes the standard does define, then calls the namespace
 again: a backend never sees a case the standard leaves open.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
@@ -39,6 +40,7 @@ COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", 
 # those numpy computes in floating point (the int converts to the loop's floating dtype).
 BY_VALUE = COMPARISONS | {name for name, op in OPS.items()
                           if op.arity == 2 and op.category in _FLOATING_ONLY}
+ORDERED = frozenset({"less", "less_equal", "greater", "greater_equal", "maximum", "minimum"})
 _MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
              "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
 
@@ -134,6 +136,7 @@ class Plan(NamedTuple):
     scalar: type | None
     result: dt.DType | None
     mixed_sign: builtins.bool = False
+    complex_order: builtins.bool = False
 
 
 _plans: dict[tuple[Any, ...], Plan | str] = {}
@@ -149,14 +152,9 @@ def _numpy_type(t: dt.DType | type) -> Any:
     return t.numpy if isinstance(t, dt.DType) else np.dtype(t) if t is builtins.bool else t
 
 
-def _floating(d: dt.DType | None, from_integers: builtins.bool) -> dt.DType:
-    """numpy's loop dtype `d` (None for float16) with float16, and float32 from integer input,
-    raised to the default floating dtype."""
-    if d is None or (from_integers and d is dt.float32):
-        return dt.float64
-    if from_integers and d is dt.complex64:
-        return dt.complex128
-    return d
+def _floating(d: dt.DType | None) -> dt.DType:
+    """numpy's loop dtype `d`, float32 where numpy's is float16 (None: hxarray has none)."""
+    return dt.float32 if d is None else d
 
 
 def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
@@ -172,10 +170,8 @@ def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
     assert category is not None  # where and clip, the operations without one, plan themselves
     if category == "bool":  # numpy's logical functions take any dtype by its truth value
         return Plan((dt.bool,) * len(types), builtins.bool, None)
-    arrays = [t for t in types if t.__class__ is dt.DType]
-    from_integers = category in _FLOATING_ONLY and not any(t in dt.FLOATING for t in arrays)
-    computed = [_floating(dt.FROM_NUMPY.get(d), from_integers) for d in loop[:len(types)]]
-    result = _floating(dt.FROM_NUMPY.get(loop[len(types)]), from_integers)
+    computed = [_floating(dt.FROM_NUMPY.get(d)) for d in loop[:len(types)]]
+    result = _floating(dt.FROM_NUMPY.get(loop[len(types)]))
     allowed = dt.CATEGORIES[category]
     if computed[0] is dt.bool and all(c is dt.bool for c in computed) and dt.bool not in allowed:
         # numpy's bool loops (add is or, multiply is and, ...): on uint8, then back to bool
@@ -185,6 +181,8 @@ def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
         if name in COMPARISONS and set(computed) == {dt.int64, dt.uint64}:
             return Plan(tuple(computed), int, None, mixed_sign=True)
         return f"{name}() is not defined for {described}"
+    if name in ORDERED and computed[0] in dt.COMPLEX_FLOATING:
+        return Plan(tuple(computed), complex, None, complex_order=True)
     if computed[0] not in allowed:
         return (f"{name}() does not take {described}, in either mode (numpy's "
                 f"{ufunc.__name__} on {computed[0].name} is not provided)")
@@ -262,6 +260,8 @@ def _converted(name: str, *values: Any) -> Array:
                             "the dtype numpy computes in") from None
     if plan.mixed_sign:
         return _mixed_sign(name, *converted)
+    if plan.complex_order:
+        return complex_ordered(name, *converted)
     result = hxarray._elementwise.OPERATIONS[name](*converted)
     if plan.result is not None and result._dtype is not plan.result:
         result = to_nonzero(result) if plan.result is dt.bool else cast(result, plan.result)
@@ -293,6 +293,127 @@ def assign_inplace(name: str, x: Array, result: Array) -> Array:
                          f"to x's shape {x._shape}")
     x._buffer.device.backend.assign(x, result)
     return x
+
+
+# -- complex numbers in order ----------------------------------------------------------------------
+# numpy orders complex numbers lexicographically (real parts, then imaginary parts). Each function
+# below composes that order from the namespace's functions of the real and imaginary parts, so it
+# holds on every device, in the device's own kernels.
+
+
+def _parts(v: Any) -> tuple[Any, Any]:
+    """The real and imaginary parts of a complex array or a Python complex."""
+    if v.__class__ is Array:
+        return hxarray.real(v), hxarray.imag(v)
+    return v.real, v.imag
+
+
+def _nan_in(v: Any) -> Any:
+    """Where a complex array (or a Python complex) holds a NaN in either part."""
+    real, imag = _parts(v)
+    if v.__class__ is Array:
+        return hxarray.logical_or(hxarray.isnan(real), hxarray.isnan(imag))
+    return real != real or imag != imag
+
+
+def complex_ordered(name: str, x1: Any, x2: Any) -> Array:
+    """numpy's `name` (a comparison, maximum or minimum) of complex operands of one dtype (or
+    Python complex scalars). A comparison is decided by the real parts where they differ and no
+    imaginary part is NaN, else by the imaginary parts where the real parts are equal; anything
+    NaN decides compares False. maximum (minimum) is x1 where x1 holds a NaN or is >= (<=) x2,
+    else x2, so NaNs propagate, x1's first."""
+    if name in ("maximum", "minimum"):
+        keep = hxarray.logical_or(_nan_in(x1), complex_ordered(
+            "greater_equal" if name == "maximum" else "less_equal", x1, x2))
+        return hxarray.where(keep, x1, x2)
+    operations = hxarray._elementwise.OPERATIONS
+    (real1, imag1), (real2, imag2) = _parts(x1), _parts(x2)
+    by_real = operations[name.removesuffix("_equal")](real1, real2)
+    imaginary = [hxarray.logical_not(hxarray.isnan(v)) for v in (imag1, imag2)
+                 if v.__class__ is Array]
+    for valid in imaginary:
+        by_real = hxarray.logical_and(by_real, valid)
+    if any(v.__class__ is not Array and v != v for v in (imag1, imag2)):
+        by_real = hxarray.logical_and(by_real, False)
+    by_imag = hxarray.logical_and(operations["equal"](real1, real2),
+                                  operations[name](imag1, imag2))
+    return hxarray.logical_or(by_real, by_imag)
+
+
+def complex_arg_extremum(name: str, x: Array, axis: int | None,
+                         keepdims: builtins.bool) -> Array:
+    """numpy's argmax (argmin) of a complex array (the reduced extent is not empty): the index
+    of the first element holding a NaN, else the first of the lexicographic maximum (minimum)."""
+    values, along = (hxarray.reshape(x, (-1,)), 0) if axis is None else (x, axis)
+    extremum, beyond = (hxarray.max, -math.inf) if name == "argmax" else (hxarray.min, math.inf)
+    real, imag = _parts(values)
+    nan = hxarray.logical_or(hxarray.isnan(real), hxarray.isnan(imag))
+    real = hxarray.where(nan, beyond, real)
+    best = hxarray.logical_and(hxarray.equal(real, extremum(real, axis=along, keepdims=True)),
+                               hxarray.logical_not(nan))
+    imag = hxarray.where(best, imag, beyond)
+    best = hxarray.logical_and(best, hxarray.equal(imag, extremum(imag, axis=along,
+                                                                     keepdims=True)))
+    index = hxarray.where(hxarray.any(nan, axis=along), hxarray.argmax(nan, axis=along),
+                          hxarray.argmax(best, axis=along))
+    if not keepdims:
+        return index
+    return hxarray.reshape(index, (1,) * x.ndim) if axis is None else \
+        hxarray.expand_dims(index, axis=axis)
+
+
+def complex_extremum(name: str, x: Array, axes: tuple[int, ...],
+                     keepdims: builtins.bool) -> Array:
+    """numpy's max (min) of a complex array over the normalised, non-empty `axes`: the element
+    complex_arg_extremum picks, over the reduced axes flattened in order."""
+    kept = [a for a in range(x.ndim) if a not in axes]
+    shape = tuple(x._shape[a] for a in kept)
+    rows = hxarray.reshape(hxarray.permute_dims(x, (*kept, *axes)),
+                           (*shape, math.prod(x._shape[a] for a in axes)))
+    index = complex_arg_extremum("argmax" if name == "max" else "argmin", rows, -1, True)
+    picked = hxarray.take_along_axis(rows, index, axis=-1)
+    return hxarray.reshape(picked, tuple(1 if a in axes else n for a, n in enumerate(x._shape))
+                           if keepdims else shape)
+
+
+def complex_argsort(x: Array, axis: int) -> Array:
+    """The stable ascending permutation of a complex array along `axis` in numpy's order:
+    numbers lexicographically, then those with a NaN imaginary part (by real part), a NaN real
+    part (by imaginary part), both: stable sorts by imaginary part, real part, then NaN group."""
+    real, imag = _parts(x)
+    order = hxarray.argsort(imag, axis=axis, stable=True)
+    for key in (real, hxarray.add(hxarray.multiply(hxarray.isnan(real), 2),
+                                  hxarray.isnan(imag))):
+        order = hxarray.take_along_axis(order, hxarray.argsort(
+            hxarray.take_along_axis(key, order, axis=axis), axis=axis, stable=True), axis=axis)
+    return order
+
+
+class ComplexSorter:
+    """Sorts complex arrays in numpy's order, with a backend's `sort` and `argsort` signature."""
+
+    @staticmethod
+    def argsort(x: Array, axis: int, stable: builtins.bool, out: Array) -> None:
+        x._buffer.device.backend.assign(out, complex_argsort(x, axis))
+
+    @staticmethod
+    def sort(x: Array, axis: int, stable: builtins.bool, out: Array) -> None:
+        x._buffer.device.backend.assign(
+            out, hxarray.take_along_axis(x, complex_argsort(x, axis), axis=axis))
+
+
+def complex_clip(x: Array, low: Any, high: Any) -> Array:
+    """numpy's clip where x or a bound is complex: minimum(maximum(x, low), high) in numpy's
+    order, in the common dtype (NEP 50)."""
+    given = [v for v in (x, low, high) if v is not None]
+    _, (result, *bounds) = common(given)
+    if low is None and high is None:
+        return hxarray.asarray(result, copy=True)
+    if low is not None:
+        result = complex_ordered("maximum", result, bounds.pop(0))
+    if high is not None:
+        result = complex_ordered("minimum", result, bounds.pop(0))
+    return result
 
 
 # -- other functions' inputs -----------------------------------------------------------------------

@@ -23,12 +23,16 @@ __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "wher
 
 def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool) -> Array:
     check_array(x, name)
-    x = check_dtype(x, "real-valued", name)
+    ordered = x._dtype in dt.COMPLEX_FLOATING and not is_strict()  # numpy mode's order
+    if not ordered:
+        x = check_dtype(x, "real-valued", name)
     keepdims = as_bool(keepdims, name, "keepdims")
     if axis is not None:
         axis = normalize_axis(axis, x.ndim, name)
     if (x.size if axis is None else x._shape[axis]) == 0:
         raise ValueError(f"{name}() of an empty selection has no value")
+    if ordered:
+        return numpy_mode.complex_arg_extremum(name, x, axis, keepdims)
     axes = tuple(range(x.ndim)) if axis is None else (axis,)
     backend = x._buffer.device.backend
     out = backend.empty(tuple(n for i, n in enumerate(x._shape) if i not in axes), dt.int64,

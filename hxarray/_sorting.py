@@ -8,12 +8,15 @@ their original order while a value sort may return them in either order.
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import as_bool, check_array, check_dtype, normalize_axis
 from ._manipulation import along_rows
+from ._modes import is_strict
 from ._numpy_mode import back_to_bool, numpy_positional
 from ._ops import OPS
 
@@ -25,7 +28,8 @@ _SORT_DIMS = 32  # numpy's sorts take at most 32 dimensions (arrays may have 64)
 def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: builtins.bool,
           indices: builtins.bool) -> Array:
     check_array(x, name)
-    values = check_dtype(x, "real-valued", name)
+    ordered = x._dtype in dt.COMPLEX_FLOATING and not is_strict()  # numpy mode's order
+    values = x if ordered else check_dtype(x, "real-valued", name)
     if x.ndim == 0:
         raise ValueError(f"{name}(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, name)
@@ -34,17 +38,18 @@ def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: bui
     if x.ndim > _SORT_DIMS:
         return along_rows(x, axis, lambda rows: _sort(name, rows, 1, descending, stable, indices))
     backend = x._buffer.device.backend
+    sorter: Any = numpy_mode.ComplexSorter if ordered else backend
     if not indices:  # equal values are indistinguishable: descending is ascending reversed
         out = backend.empty(x._shape, values._dtype, x._buffer.device)
-        backend.sort(values, axis, builtins.bool(stable), out)
+        sorter.sort(values, axis, builtins.bool(stable), out)
         return back_to_bool(_views.flip(out, (axis,)) if descending else out, x)
     out = backend.empty(x._shape, dt.int64, x._buffer.device)
     if not descending:
-        backend.argsort(values, axis, builtins.bool(stable), out)
+        sorter.argsort(values, axis, builtins.bool(stable), out)
         return out
     # Stably descending: sort the reversed array ascending, then reverse the permutation and
     # count its indices from the other end, so equal elements keep their original order.
-    backend.argsort(_views.flip(values, (axis,)), axis, builtins.bool(stable), out)
+    sorter.argsort(_views.flip(values, (axis,)), axis, builtins.bool(stable), out)
     subtract = OPS["subtract"]
     return backend.elementwise(subtract, (x._shape[axis] - 1, _views.flip(out, (axis,))),
                                subtract.signature(dt.int64, dt.int64), x._shape)

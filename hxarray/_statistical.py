@@ -11,15 +11,18 @@ import math
 from typing import Any
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import as_bool, as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
 from ._compiled import fast
+from ._modes import STRICT, is_strict
 from ._numpy_mode import back_to_bool, numpy_positional
 from ._ops import OPS
 
 # The element-wise operations mean, var and std are composed of.
-_DIVIDE, _SUBTRACT, _MULTIPLY, _SQRT = (OPS[n] for n in ("divide", "subtract", "multiply", "sqrt"))
+_ADD, _DIVIDE, _SUBTRACT, _MULTIPLY, _SQRT = (
+    OPS[n] for n in ("add", "divide", "subtract", "multiply", "sqrt"))
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -56,7 +59,17 @@ def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = 
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "sum")
     x = check_dtype(x, "numeric", "sum")
-    return reduce("sum", x, axis, keepdims, _sum_dtype(x, dtype, "sum"))
+    return _positive_zeros(reduce("sum", x, axis, keepdims, _sum_dtype(x, dtype, "sum")))
+
+
+def _positive_zeros(result: Array) -> Array:
+    """numpy mode's sums start from +0, as numpy's: where a floating-point sum (or mean) is -0
+    (its elements all -0: the standard's successive additions, kept in strict mode), +0."""
+    if result._dtype in dt.FLOATING and not is_strict():
+        zero = 0j if result._dtype in dt.COMPLEX_FLOATING else 0.0
+        result._buffer.device.backend.elementwise(_ADD, (result, zero), _ADD.signature(
+            result._dtype, result._dtype), result._shape, out=result)
+    return result
 
 
 @numpy_positional("axis", "dtype", "out", "keepdims")
@@ -69,11 +82,15 @@ def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any =
 
 def _extremum(name: str, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
     check_array(x, name)
-    values = check_dtype(x, "real-valued", name)
+    ordered = x._dtype in dt.COMPLEX_FLOATING and not is_strict()  # numpy mode's order
+    values = x if ordered else check_dtype(x, "real-valued", name)
     axes = normalize_axes(axis, x.ndim, name)
     if 0 in x._shape and any(x._shape[a] == 0 for a in axes):
         raise ValueError(f"{name}() of an empty selection has no value (the standard leaves "
                          "it undefined)")
+    if ordered:
+        keepdims = as_bool(keepdims, name, "keepdims")
+        return numpy_mode.complex_extremum(name, x, axes, keepdims)
     return back_to_bool(reduce_axes(name, values, axes, keepdims, values._dtype), x)
 
 
@@ -96,7 +113,7 @@ def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     x = check_dtype(x, "floating-point", "mean")
     if keepdims is not True and keepdims is not False:
         keepdims = as_bool(keepdims, "mean", "keepdims")
-    return _mean(x, normalize_axes(axis, x.ndim, "mean"), keepdims)
+    return _positive_zeros(_mean(x, normalize_axes(axis, x.ndim, "mean"), keepdims))
 
 
 def _count(x: Array, axes: tuple[int, ...]) -> int:
@@ -132,10 +149,14 @@ def _undefined(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Arra
 
 # The compiled fast path: one array below the threading threshold, `axis` and `keepdims` given or
 # not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take.
+# In numpy mode the fast path, too, makes -0 sums and means +0 (each float part of the result's
+# dtypes: its bytes).
 _accumulated = {d: dt.ACCUMULATOR.get(d, d) for d in dt.CATEGORIES["numeric"]}
-sum = fast("Reduction", sum, _accumulated)
+_zero_parts = {d: d.itemsize // (2 if d in dt.COMPLEX_FLOATING else 1) for d in dt.FLOATING}
+sum = fast("Reduction", sum, _accumulated, zero_parts=_zero_parts, strict=STRICT)
 prod = fast("Reduction", prod, _accumulated)
-mean = fast("Reduction", mean, {d: d for d in dt.CATEGORIES["floating-point"]})
+mean = fast("Reduction", mean, {d: d for d in dt.CATEGORIES["floating-point"]},
+            zero_parts=_zero_parts, strict=STRICT)
 max = fast("Reduction", max, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
 min = fast("Reduction", min, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
 

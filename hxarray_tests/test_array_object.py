@@ -435,11 +435,22 @@ def test_uint64_converts_exactly():
     assert int(x) == 2**64 - 1 and operator.index(x) == 2**64 - 1
 
 
+@pytest.mark.strict
 @pytest.mark.parametrize("shape", [(1,), (2,), (1, 1), (0,)])
 @pytest.mark.parametrize("convert", [bool, int, float, complex, operator.index])
 def test_conversions_need_0d(shape, convert):
     with pytest.raises(TypeError):
         convert(xp.ones(shape, dtype=xp.int64))
+
+
+@pytest.mark.parametrize("shape", [(1,), (2,), (1, 1), (0,)])
+@pytest.mark.parametrize("convert", [int, float, complex, operator.index])
+def test_conversions_but_bool_need_0d_in_numpy_mode(shape, convert):
+    """(bool() takes one-element arrays in numpy mode: test_numpy_answers.py)"""
+    with pytest.raises(TypeError):
+        convert(xp.ones(shape, dtype=xp.int64))
+    with pytest.raises(TypeError):
+        bool(xp.ones((2, *shape), dtype=xp.int64))
 
 
 def test_0d_integer_arrays_work_as_python_indices():

@@ -9,94 +9,40 @@ directory (so no project configuration applies), with SCIPY_ARRAY_API=1 and pyte
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import subprocess
-import sys
-import tempfile
-import time
-from collections import Counter
-from pathlib import Path
 from typing import Any
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-REPORTS_DIR = PROJECT_ROOT / "conformance" / "reports"
-OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
-
-
-def command(namespace: str, workers: int, report: Path, extra: list[str]) -> list[str]:
-    cmd = [sys.executable, "-m", "pytest", "--pyargs", "sklearn", "-k", namespace,
-           "-p", "no:cacheprovider", "-q", "--tb=short", "--json-report",
-           f"--json-report-file={report}"]
-    if namespace == "hxarray":
-        cmd[5:5] = ["-p", "conformance.sklearn.plugin"]
-    if workers > 1:
-        cmd += ["-n", str(workers)]
-    return cmd + extra
+from conformance.clients import (
+    REPORTS_DIR,
+    client_arguments,
+    pytest_command,
+    run_pytest,
+    table,
+    versions,
+)
 
 
 def run(namespace: str, workers: int, extra: list[str],
         devices: list[str] | None = None) -> dict[str, Any]:
     """Run one namespace's selection; its counts, failures, duration and versions."""
-    REPORTS_DIR.mkdir(parents=True, exist_ok=True)
     label = namespace if not devices or namespace != "hxarray" else \
         f"{namespace} ({', '.join(devices)})"
     report = REPORTS_DIR / f"sklearn-{label.replace(' ', '').replace(',', '-')}.json"
-    report.unlink(missing_ok=True)
-    env = {**os.environ, "SCIPY_ARRAY_API": "1",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT_ROOT),
-                                                       os.environ.get("PYTHONPATH")]))}
+    plugin = ["-p", "conformance.sklearn.plugin"] if namespace == "hxarray" else []
+    cmd = pytest_command(["--pyargs", "sklearn", *plugin, "-k", namespace], report, workers)
+    env = {"SCIPY_ARRAY_API": "1"}
     if devices:
         env["HXARRAY_SKLEARN_DEVICES"] = ",".join(devices)
-    start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="sklearn-check-") as scratch:
-        code = subprocess.run(command(namespace, workers, report, extra), cwd=scratch,
-                              env=env, check=False).returncode
-    seconds = time.monotonic() - start
-    if not report.is_file():
-        raise SystemExit(f"sklearn-check: pytest exited with code {code} without a report")
-    data = json.loads(report.read_text())
-    counts: Counter[str] = Counter(t["outcome"] for t in data.get("tests", []))
-    failing = [t["nodeid"] for t in data.get("tests", []) if t["outcome"] in ("failed", "error")]
-    collectors = data.get("collectors", [])
-    broken = [f"{c['nodeid']} (collection)" for c in collectors if c["outcome"] == "failed"]
-    counts["error"] += len(broken)  # a module skipped as a whole (no numpydoc) counts as one
-    counts["skipped"] += sum(c["outcome"] == "skipped" for c in collectors)
-    failing += broken
-    return {"namespace": label, "counts": dict(counts), "failing": failing,
-            "seconds": round(seconds), "pytest_exit": code, "versions": versions(namespace)}
-
-
-def versions(namespace: str) -> dict[str, str]:
-    from importlib.metadata import version
-
-    names = ["scikit-learn", "scipy", "numpy", "array-api-compat",
-             "hxarray" if namespace == "hxarray" else "array-api-strict"]
-    return {name: version(name) for name in names}
-
-
-def table(results: list[dict[str, Any]]) -> str:
-    """A markdown table: one row per namespace."""
-    lines = ["| namespace | " + " | ".join(OUTCOMES) + " | time |",
-             "|---|" + "--:|" * (len(OUTCOMES) + 1)]
-    for r in results:
-        cells = [str(r["counts"].get(o, 0)) for o in OUTCOMES]
-        lines.append(f"| {r['namespace']} | " + " | ".join(cells) + f" | {r['seconds']} s |")
-    return "\n".join(lines)
+    result = run_pytest(label, cmd + extra, report, env)
+    result["failing"] = list(result["failing"])
+    result["versions"] = versions(["scikit-learn", "scipy", "numpy", "array-api-compat",
+                                   "hxarray" if namespace == "hxarray" else "array-api-strict"])
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    extra: list[str] = []
-    if "--" in argv:
-        argv, extra = argv[:argv.index("--")], argv[argv.index("--") + 1:]
-    parser = argparse.ArgumentParser(prog="python -m conformance.sklearn",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("--namespace", nargs="+", default=["hxarray", "array_api_strict"],
-                        choices=["hxarray", "array_api_strict"],
-                        help="namespaces to run (default: both)")
-    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers")
+    parser, argv, extra = client_arguments("python -m conformance.sklearn", __doc__,
+                                           ["hxarray", "array_api_strict"], argv)
     parser.add_argument("--devices", nargs="+", metavar="D",
                         help="hxarray devices to test (default: the CPU and every other usable "
                              "device; the simulated CUDA device needs HXARRAY_CUDA_DRIVER=sim)")

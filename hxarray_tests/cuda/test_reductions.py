@@ -218,14 +218,17 @@ def test_exact_reductions_against_numpy(shape, axis):
 @needs_cuda
 def test_special_values_survive_two_passes():
     n = 1_000_000
-    assert math.copysign(1.0, float(xp.sum(_on_device(np.full(n, -0.0))))) == -1.0
-    assert math.copysign(1.0, float(xp.sum(_on_device(np.full(n, -0.0)), dtype=xp.float32))) == -1
-    mixed = np.full(n, -0.0)
-    mixed[n - 1] = 0.0
-    assert math.copysign(1.0, float(xp.sum(_on_device(mixed)))) == 1.0
-    z = np.full(n, complex(-0.0, 0.0))
-    total = complex(xp.sum(_on_device(z)))
-    assert math.copysign(1.0, total.real) == -1.0 and math.copysign(1.0, total.imag) == 1.0
+    with xp.set_strict(True):  # the standard's -0 sums (numpy mode's are numpy's +0)
+        assert math.copysign(1.0, float(xp.sum(_on_device(np.full(n, -0.0))))) == -1.0
+        assert math.copysign(1.0, float(xp.sum(_on_device(np.full(n, -0.0)),
+                                               dtype=xp.float32))) == -1
+        mixed = np.full(n, -0.0)
+        mixed[n - 1] = 0.0
+        assert math.copysign(1.0, float(xp.sum(_on_device(mixed)))) == 1.0
+        z = np.full(n, complex(-0.0, 0.0))
+        total = complex(xp.sum(_on_device(z)))
+        assert math.copysign(1.0, total.real) == -1.0 and math.copysign(1.0, total.imag) == 1.0
+    assert math.copysign(1.0, float(xp.sum(_on_device(np.full(n, -0.0))))) == 1.0
     a = np.zeros(n)
     a[[700_001, 900_000]] = np.nan
     a[10] = np.inf

@@ -1,0 +1,1 @@
+"""marray's tests (masked arrays over any Array API namespace) with hxarray as the namespace."""
