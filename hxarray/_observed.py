@@ -1,0 +1,72 @@
+"""The hooks' operation point (`hxarray.hal.hooks`): each namespace function and array operator
+a user calls is observed as an operation, with its device and arguments.
+
+The compiled functions (`_speedups.c`: the element-wise functions, `where`, the reductions and
+`empty`/`zeros`/`ones`) check the hook list themselves and call `observe_operation`; every other
+function gets a wrapper (`operation`) whose check, while no hook is installed, is one read of
+that list."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ._compiled import speedups
+from .hal.device import Device, default_device
+from .hal.hooks import observe, observers
+
+_COMPILED: tuple[type, ...] = () if speedups is None else (
+    speedups.Operation, speedups.Reduction, speedups.Creation)
+
+
+def _device_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Device:
+    """The device an operation runs on: its first array's, its `device=`, else the default."""
+    values = (*args, *kwargs.values())
+    for value in values:
+        buffer = getattr(value, "_buffer", None)
+        if buffer is not None:
+            return buffer.device
+        if isinstance(value, (list, tuple)) and value:
+            buffer = getattr(value[0], "_buffer", None)
+            if buffer is not None:
+                return buffer.device
+    for value in values:
+        if isinstance(value, Device):
+            return value
+    device = kwargs.get("device")
+    if device is not None:
+        try:
+            return Device(device)
+        except (TypeError, ValueError):
+            pass
+    return default_device()
+
+
+def observe_operation(name: str, function: Callable[..., Any], /, *args: Any,
+                      **kwargs: Any) -> Any:
+    """`function(*args, **kwargs)` observed as the operation `name`; the hooks' `detail`
+    holds the call's `args` and `kwargs`."""
+    return observe("operation", name, _device_of(args, kwargs),
+                   {"args": args, "kwargs": kwargs}, function, *args, **kwargs)
+
+
+def operation(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` with the operation point (a compiled function has its own)."""
+    if isinstance(function, _COMPILED):
+        return function
+
+    def observed(*args: Any, **kwargs: Any) -> Any:
+        if not observers:
+            return function(*args, **kwargs)
+        return observe_operation(name, function, *args, **kwargs)
+
+    functools.update_wrapper(observed, function)
+    return observed
+
+
+def observe_names(namespace: dict[str, Any], names: Iterable[str], prefix: str = "") -> None:
+    """Give the functions `names` of a module's `namespace` the operation point, named
+    `prefix + name`."""
+    for name in names:
+        namespace[name] = operation(prefix + name, namespace[name])
