@@ -14,31 +14,22 @@ from typing import Any
 
 from ._compiled import speedups
 from .hal.device import Device, default_device
-from .hal.hooks import observe, observers
+from .hal.hooks import device_of, observe, observers
 
 _COMPILED: tuple[type, ...] = () if speedups is None else (
     speedups.Operation, speedups.Reduction, speedups.Creation)
 
 
 def _device_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Device:
-    """The device an operation runs on: its first array's, its `device=`, else the default."""
-    values = (*args, *kwargs.values())
-    for value in values:
-        buffer = getattr(value, "_buffer", None)
-        if buffer is not None:
-            return buffer.device
-        if isinstance(value, (list, tuple)) and value:
-            buffer = getattr(value[0], "_buffer", None)
-            if buffer is not None:
-                return buffer.device
-    for value in values:
-        if isinstance(value, Device):
-            return value
-    device = kwargs.get("device")
+    """The device an operation runs on: its first array's, a Device argument, its `device=`,
+    else the default device."""
+    device = device_of((*args, *kwargs.values()))
     if device is not None:
+        return device
+    if kwargs.get("device") is not None:
         try:
-            return Device(device)
-        except (TypeError, ValueError):
+            return Device(kwargs["device"])
+        except (TypeError, ValueError):  # the call says what is wrong with it
             pass
     return default_device()
 

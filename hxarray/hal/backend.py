@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _array as array_module
 from .. import _views
 from .device import Device, DeviceType
-from .hooks import observe, observers
+from .hooks import device_of, observe, observers
 from .scope import scope_pool, scoped_pools
 from .stream import Stream, current_stream
 
@@ -80,23 +80,6 @@ TRANSFERS = {"from_host": "host to device", "to_host": "device to host",
              "copy_to": "device to device"}
 
 
-def _device_of(backend: Backend, args: Sequence[Any]) -> Device:
-    """The device a primitive runs on: its first array's, else its first Device argument, else
-    device 0 of the backend's type."""
-    for value in args:
-        buffer = getattr(value, "_buffer", None)
-        if buffer is not None:
-            return buffer.device
-        if value.__class__ in (list, tuple) and value:
-            buffer = getattr(value[0], "_buffer", None)
-            if buffer is not None:
-                return buffer.device
-    for value in args:
-        if value.__class__ is Device:
-            return value
-    return Device(backend.device_type)
-
-
 def _observed(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
     """`method` with the hook point of a primitive or transfer: the hooks are called while
     `hooks.observers` is not empty (a method reached through `super()` from an override of
@@ -118,8 +101,8 @@ def _observed(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
         if name in _NAMED and args:
             what = getattr(args[0], "name", args[0])
             label = f"{name}:{what}" if isinstance(what, str) else name
-        return observe(kind, label, _device_of(self, (*args, *kwargs.values())), {}, method,
-                       self, *args, **kwargs)
+        device = device_of((*args, *kwargs.values())) or Device(self.device_type)
+        return observe(kind, label, device, {}, method, self, *args, **kwargs)
 
     functools.update_wrapper(point, method)
     return point

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .._compiled import speedups
+from .device import Device
 
-__all__ = ["Hook", "install", "observe", "observers", "remove"]
+__all__ = ["Hook", "device_of", "install", "observe", "observers", "remove"]
 
 
 class Hook:
@@ -98,6 +99,19 @@ def observe(kind: str, name: str, device: Any, detail: Mapping[str, Any],
     for hook, token in zip(reversed(hooks), reversed(tokens)):
         hook.exit(token, None)
     return result
+
+
+def device_of(values: Iterable[Any]) -> Device | None:
+    """The device a call runs on, from its arguments: the first array's (or the first array's of
+    a leading list or tuple of arrays), else the first Device given, else None."""
+    values = tuple(values)
+    for value in values:
+        if value.__class__ in (list, tuple) and value:
+            value = value[0]
+        buffer = getattr(value, "_buffer", None)
+        if buffer is not None:
+            return buffer.device
+    return next((value for value in values if value.__class__ is Device), None)
 
 
 def allocated(allocator: Any, block: Any) -> None:
