@@ -42,10 +42,17 @@ def observe_operation(name: str, function: Callable[..., Any], /, *args: Any,
                    {"args": args, "kwargs": kwargs}, function, *args, **kwargs)
 
 
+# function -> its observed wrapper: a function exported by two modules is one object in both
+_points: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
 def operation(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     """`function` with the operation point (a compiled function has its own)."""
     if isinstance(function, _COMPILED):
         return function
+    known = _points.get(function)
+    if known is not None:
+        return known
 
     def observed(*args: Any, **kwargs: Any) -> Any:
         if not observers:
@@ -53,11 +60,15 @@ def operation(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
         return observe_operation(name, function, *args, **kwargs)
 
     functools.update_wrapper(observed, function)
+    _points[function] = observed
     return observed
 
 
 def observe_names(namespace: dict[str, Any], names: Iterable[str], prefix: str = "") -> None:
     """Give the functions `names` of a module's `namespace` the operation point, named
-    `prefix + name`."""
+    `prefix + name` where the module defines them (a function it re-exports from the main
+    namespace keeps its name there)."""
     for name in names:
-        namespace[name] = operation(prefix + name, namespace[name])
+        function = namespace[name]
+        own = getattr(function, "__module__", None) == namespace["__name__"]
+        namespace[name] = operation(prefix + name if own else name, function)

@@ -90,7 +90,7 @@ def _observed(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
         if not observers or getattr(type(self), name) is not point:
             return method(self, *args, **kwargs)
         if kind == "transfer":  # recorded on the device that sends (to_host) or receives
-            data = args[0]
+            data = args[0] if args else next(iter(kwargs.values()))
             target = args[1] if len(args) > 1 else kwargs.get("device")
             device = data._buffer.device if name == "to_host" else \
                 target or Device(self.device_type)
