@@ -55,6 +55,26 @@ from .profiler import profile
 _install_operators()
 del _install_operators
 
+from . import (  # noqa: E402
+    _creation,
+    _data_types,
+    _elementwise,
+    _indexing,
+    _linalg_functions,
+    _manipulation,
+    _observed,
+    _searching,
+    _sets,
+    _sorting,
+    _statistical,
+    _utility,
+)
+
+_observed.observe_names(globals(), [  # the hooks' operation point, on the functions users call
+    name for module in (_creation, _data_types, _elementwise, _indexing, _linalg_functions,
+                        _manipulation, _searching, _sets, _sorting, _statistical, _utility)
+    for name in module.__all__ if globals().get(name) is getattr(module, name)])
+
 from ._numpy_protocols import array_function as _array_function  # noqa: E402
 from ._numpy_protocols import array_ufunc as _array_ufunc  # noqa: E402
 

@@ -401,10 +401,12 @@ def _transfer(x: Array, source: Device, target: Device) -> Array:
 
 def _install_operators() -> None:
     """Attach the arithmetic, bitwise and comparison operators, each calling its spec function:
-    as Python methods, or behind the compiled slots, which try the CPU fast path first."""
+    as Python methods, or behind the compiled slots, which try the CPU fast path first; these
+    and indexing and `to_device` with the hooks' operation point."""
     import dis
 
     from . import _elementwise as ew
+    from ._observed import observe_operation, operation
     from ._ops import COMPARISONS, OPS
 
     operators = {}
@@ -422,6 +424,10 @@ def _install_operators() -> None:
     operators["__matmul__"] = ew.binary_operator("matmul", reflected=False)  # not element-wise
     operators["__rmatmul__"] = ew.binary_operator("matmul", reflected=True)
     operators["__imatmul__"] = ew.inplace_operator("matmul")
+    operators = {dunder: operation(f"Array.{dunder}", method)  # the hooks' operation point
+                 for dunder, method in operators.items()}
+    for name in ("__getitem__", "__setitem__", "to_device"):
+        setattr(Array, name, operation(f"Array.{name}", vars(Array)[name]))
     if speedups is None:
         for dunder, method in operators.items():
             setattr(Array, dunder, method)
@@ -433,7 +439,8 @@ def _install_operators() -> None:
                                    if op.operator is not None},
                        operators=operators, bool_dtype=dt.bool,
                        int64_dtype=dt.int64, floating_dtypes=dt.FLOATING,
-                       binary_op_opcode=dis.opmap.get("BINARY_OP", -1))
+                       binary_op_opcode=dis.opmap.get("BINARY_OP", -1),
+                       observe=observe_operation)
 
 
 del operator

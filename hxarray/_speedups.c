@@ -37,6 +37,51 @@ static PyObject *py_binary;           /* _binary(name, x1, x2, out): the general
 static PyObject *operations;          /* list of every Operation, to bind kernels to */
 static int binary_op_opcode = -1;
 
+/* -- hooks (hal/hooks.py) and memory scopes (hal/scope.py), read on every call ----------------- */
+static PyObject *observers;                      /* hooks.observers: hooks while not empty */
+static PyObject *notify_allocated, *notify_freed; /* hooks.allocated, hooks.freed */
+static PyObject *observe_operation;   /* observe(name, function, *args): the operation point */
+static PyObject *scopes_var;          /* scope.scoped_pools: the memory scopes of the context */
+static PyObject *no_scopes;           /* its value outside every scope */
+
+static inline int
+observed(void)
+{
+    return observers != NULL && PyList_GET_SIZE(observers) > 0;
+}
+
+/* 1 where the call must take the general path, which the hooks observe and which allocates
+ * from the memory scope's pool (0 if not, -1 on error). */
+static int
+general_only(void)
+{
+    if (observed())
+        return 1;
+    if (scopes_var == NULL)
+        return 0;
+    PyObject *pools;
+    if (PyContextVar_Get(scopes_var, NULL, &pools) < 0)
+        return -1;
+    Py_XDECREF(pools);  /* the context still holds it: comparing the pointer is enough */
+    return pools != no_scopes;
+}
+
+/* Tell the hooks of an allocation or a free (hooks.allocated and hooks.freed report their
+ * hooks' errors themselves); keeps the exception being raised, if any (a dealloc frees). */
+static void
+notify(PyObject *function, PyObject *allocator, PyObject *block)
+{
+    if (!observed() || function == NULL)
+        return;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject *done = PyObject_CallFunctionObjArgs(function, allocator, block, NULL);
+    if (done == NULL)
+        PyErr_WriteUnraisable(function);
+    Py_XDECREF(done);
+    PyErr_Restore(type, value, traceback);
+}
+
 static PyObject *str_cache, *str_fill, *str_free, *str_raw_malloc, *kw_out, *zero;
 
 #define ELIDE_MIN_BYTES (256 * 1024)  /* below this a fresh cached buffer costs about as much */
@@ -228,7 +273,7 @@ cache_reserve(CacheObject *self, Py_ssize_t size)
  * allocator through the Python method `_raw_malloc(size)` (which frees the cache and retries once
  * when the device is out of memory, or over its memory limit). */
 static PyObject *
-cache_malloc(CacheObject *self, Py_ssize_t nbytes)
+cache_take(CacheObject *self, Py_ssize_t nbytes)
 {
     if (nbytes > MAX_BLOCK) {
         PyErr_Format(PyExc_MemoryError, "cannot allocate %zd bytes on %R: more than any block "
@@ -276,6 +321,15 @@ cache_malloc(CacheObject *self, Py_ssize_t nbytes)
     self->num_raw_allocs++;
     note_allocated(self, ((BlockObject *)block)->nbytes);  /* a raw allocator may round up */
     Py_XSETREF(((BlockObject *)block)->owner, Py_NewRef((PyObject *)self));
+    return block;
+}
+
+static PyObject *
+cache_malloc(CacheObject *self, Py_ssize_t nbytes)
+{
+    PyObject *block = cache_take(self, nbytes);
+    if (block != NULL)
+        notify(notify_allocated, (PyObject *)self, block);
     return block;
 }
 
@@ -331,6 +385,8 @@ static int
 cache_free(CacheObject *self, PyObject *block)
 {
     int kept = cache_give(self, block);
+    if (kept >= 0)
+        notify(notify_freed, (PyObject *)self, block);
     if (kept != 0)
         return kept < 0 ? -1 : 0;
     PyObject *done = PyObject_CallMethodOneArg(self->raw, str_free, block);
@@ -956,6 +1012,9 @@ make_plan(Operation *op, PyObject *const *args, Py_ssize_t nargs, Plan *plan)
 {
     if (op->kernel == NULL || cpu_device == NULL)
         return 0;
+    int general = general_only();
+    if (general)
+        return general < 0 ? -1 : 0;
     Py_ssize_t start = 0;
     ArrayObject *condition = NULL;
     if (op->condition) {
@@ -1218,10 +1277,31 @@ try_fast(Operation *op, PyObject *const *args, Py_ssize_t nargs, ArrayObject *ou
     return compute(op, args, nargs, &plan, out);
 }
 
+/* `function(*args)` through the operation point, while hooks are installed. */
+static PyObject *
+call_observed(FunctionObject *f, PyObject *function, PyObject *const *args, size_t nargsf,
+              PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject **all = PyMem_Malloc((total + 2) * sizeof(PyObject *));
+    if (all == NULL)
+        return PyErr_NoMemory();
+    all[0] = f->name;
+    all[1] = function;
+    for (Py_ssize_t i = 0; i < total; i++)
+        all[i + 2] = args[i];
+    PyObject *result = PyObject_Vectorcall(observe_operation, all, nargs + 2, kwnames);
+    PyMem_Free(all);
+    return result;
+}
+
 static PyObject *
 operation_vectorcall(Operation *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (observe_operation != NULL && observed())
+        return call_observed((FunctionObject *)op, op->reference, args, nargsf, kwnames);
     if (kwnames != NULL || nargs != op->arity)  /* positional-only: Python's own TypeError */
         return PyObject_Vectorcall(op->reference, args, nargsf, kwnames);
     PyObject *result = try_fast(op, args, nargs, NULL);
@@ -1371,7 +1451,7 @@ static PyObject *
 reduce_fast(Reduction *r, PyObject *operand, PyObject *const *kwvalues, PyObject *kwnames)
 {
     ArrayObject *x = cpu_array(operand);
-    if (x == NULL)
+    if (x == NULL || general_only())
         return NULL;
     PyObject *axis = Py_None, *keepdims = Py_False;
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
@@ -1455,6 +1535,8 @@ static PyObject *
 reduction_vectorcall(Reduction *r, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (observe_operation != NULL && observed())
+        return call_observed((FunctionObject *)r, r->fallback, args, nargsf, kwnames);
     if (nargs == 1 && r->kernel != NULL && cpu_device != NULL) {
         PyObject *result = reduce_fast(r, args[0], args + 1, kwnames);
         if (result != NULL || PyErr_Occurred())
@@ -1563,6 +1645,8 @@ plain_shape(PyObject *shape, Py_ssize_t itemsize, Py_ssize_t *size)
 static PyObject *
 create_fast(Creation *c, PyObject *shape_arg, PyObject *const *kwvalues, PyObject *kwnames)
 {
+    if (general_only())
+        return NULL;
     PyObject *dtype = Py_None, *device = Py_None;
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     for (Py_ssize_t i = 0; i < nkw; i++) {
@@ -1629,6 +1713,8 @@ static PyObject *
 creation_vectorcall(Creation *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (observe_operation != NULL && observed())
+        return call_observed((FunctionObject *)c, c->fallback, args, nargsf, kwnames);
     if (nargs == 1 && cpu_device != NULL && default_device != NULL) {
         PyObject *result = create_fast(c, args[0], args + 1, kwnames);
         if (result != NULL || PyErr_Occurred())
@@ -2062,13 +2148,13 @@ configure(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"array_type", "buffer_type", "general", "operations", "operators",
                             "bool_dtype", "int64_dtype", "floating_dtypes", "binary_op_opcode",
-                            NULL};
-    PyObject *atype, *btype, *general, *ops, *methods, *dbool, *dint64, *floating;
+                            "observe", NULL};
+    PyObject *atype, *btype, *general, *ops, *methods, *dbool, *dint64, *floating, *observe;
     int opcode;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!OO!O!OOO!i:configure", names,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!OO!O!OOO!iO:configure", names,
                                      &PyType_Type, &atype, &PyType_Type, &btype, &general,
                                      &PyDict_Type, &ops, &PyDict_Type, &methods, &dbool, &dint64,
-                                     &PyTuple_Type, &floating, &opcode))
+                                     &PyTuple_Type, &floating, &opcode, &observe))
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)atype, &ArrayType) ||
             !PyType_IsSubtype((PyTypeObject *)btype, &BufferType)) {
@@ -2102,6 +2188,21 @@ configure(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_XSETREF(dtype_int64, Py_NewRef(dint64));
     Py_XSETREF(floating_dtypes, Py_NewRef(floating));
     binary_op_opcode = opcode;
+    Py_XSETREF(observe_operation, Py_NewRef(observe));
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+bind_hooks(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"observers", "allocated", "freed", NULL};
+    PyObject *list, *allocated, *freed;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OO:bind_hooks", names, &PyList_Type, &list,
+                                     &allocated, &freed))
+        return NULL;
+    Py_XSETREF(observers, Py_NewRef(list));
+    Py_XSETREF(notify_allocated, Py_NewRef(allocated));
+    Py_XSETREF(notify_freed, Py_NewRef(freed));
     Py_RETURN_NONE;
 }
 
@@ -2110,17 +2211,18 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"device", "allocator", "make_view", "kernels", "compute_bound",
                             "reduce", "reducible", "thresholds", "errstate_var", "errstate_quiet",
-                            "default_device", "default_dtype", NULL};
+                            "default_device", "default_dtype", "scopes", "no_scopes", NULL};
     PyObject *device, *allocator, *view, *kernels, *compute_bound, *reduce, *reducible, *var,
-        *quiet, *find_device, *dtype;
+        *quiet, *find_device, *dtype, *scopes, *none_open;
     Py_ssize_t limits[3];
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!OOO(nnn)OOOO:bind_cpu", names, &device,
-                                     &CacheType, &allocator, &view, &PyDict_Type, &kernels,
-                                     &compute_bound, &reduce, &reducible, &limits[0], &limits[1],
-                                     &limits[2], &var, &quiet, &find_device, &dtype))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!OOO(nnn)OOOOOO:bind_cpu", names,
+                                     &device, &CacheType, &allocator, &view, &PyDict_Type,
+                                     &kernels, &compute_bound, &reduce, &reducible, &limits[0],
+                                     &limits[1], &limits[2], &var, &quiet, &find_device, &dtype,
+                                     &scopes, &none_open))
         return NULL;
-    if (!PyContextVar_CheckExact(var)) {
-        PyErr_SetString(PyExc_TypeError, "errstate_var must be a ContextVar");
+    if (!PyContextVar_CheckExact(var) || !PyContextVar_CheckExact(scopes)) {
+        PyErr_SetString(PyExc_TypeError, "errstate_var and scopes must be ContextVars");
         return NULL;
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(operations); i++) {
@@ -2151,6 +2253,8 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_XSETREF(errstate_quiet, Py_NewRef(quiet));
     Py_XSETREF(default_device, Py_NewRef(find_device));
     Py_XSETREF(default_dtype, Py_NewRef(dtype));
+    Py_XSETREF(scopes_var, Py_NewRef(scopes));
+    Py_XSETREF(no_scopes, Py_NewRef(none_open));
     Py_RETURN_NONE;
 }
 
@@ -2159,6 +2263,10 @@ static PyMethodDef module_methods[] = {
      "Register the Array and MemoryBuffer classes, the general element-wise path, the "
      "operations behind the slots by operator stem ('add', 'truediv', 'neg', ...) and the "
      "Python operators."},
+    {"bind_hooks", (PyCFunction)(void (*)(void))bind_hooks, METH_VARARGS | METH_KEYWORDS,
+     "The hook registry (hal/hooks.py): the list of installed hooks, which sends every call to "
+     "the general path while not empty, and the functions that tell them of allocations and "
+     "frees by the compiled caching allocator."},
     {"bind_cpu", (PyCFunction)(void (*)(void))bind_cpu, METH_VARARGS | METH_KEYWORDS,
      "Enable the CPU fast path: the device, its caching allocator, the element-wise kernels by "
      "name, the reduction kernel with the names it serves, the thread thresholds (compute-bound, "

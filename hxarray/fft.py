@@ -24,6 +24,7 @@ from ._creation import arange, asarray
 from ._manipulation import concat, roll
 from ._modes import is_strict
 from ._numpy_mode import numpy_positional
+from ._observed import observe_names
 from .hal.device import Device
 
 __all__ = ["fft", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifftn", "ifftshift", "ihfft",
@@ -216,3 +217,6 @@ def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
 @numpy_positional("axes")
 def ifftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     return _shift("ifftshift", x, axes, -1)
+
+
+observe_names(globals(), __all__, "fft.")  # the hooks' operation point

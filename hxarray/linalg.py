@@ -27,6 +27,7 @@ from ._linalg_functions import matmul, matrix_transpose, tensordot, vecdot
 from ._manipulation import broadcast_to, expand_dims, reshape, stack
 from ._modes import NumpyRule, is_strict
 from ._numpy_mode import numpy_positional
+from ._observed import observe_names
 from ._searching import count_nonzero, where
 from ._statistical import max, min, sum
 
@@ -351,3 +352,6 @@ def matrix_norm(x: Array, /, *, keepdims: builtins.bool = False,
         raise ValueError(f"matrix_norm(): ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, "
                          f"got {ord!r}")
     return reshape(result, (*result._shape, 1, 1)) if keepdims else result
+
+
+observe_names(globals(), __all__, "linalg.")  # the hooks' operation point

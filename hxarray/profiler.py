@@ -18,44 +18,30 @@ Recorded, from every thread:
 `prof.table()` is a summary sorted by total time; `prof.export_chrome_trace(path)` writes a
 trace for Perfetto (ui.perfetto.dev) or chrome://tracing.
 
-Free when off: nothing on any call path checks for a profiler. Entering a profile installs
-wrappers (namespace attributes, the array's operator methods, instance attributes on the
-backends and allocators in use) and holds the CPU's compiled fast path off; leaving it removes
-them all. A function imported by name before the profile (`from hxarray import add`) is the
-unwrapped one: its calls show as primitives, not as operations.
+Built on the hooks (`hxarray.hal.hooks`): entering a profile installs one hook, leaving removes
+it; nothing is replaced. Free when off: with no hook installed each point costs one read of the
+hook list. A function imported by name (`from hxarray import add`) is the same observed function
+as `xp.add`; the namespace's own calls between its modules are not operations: they show as the
+primitives they run.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._ops import Op
-from .hal.device import Device, DeviceType, default_device
+from .hal.device import Device
+from .hal.hooks import Hook, install, remove
+from .hal.scope import current_pool
+from .hal.stream import current_stream
 
 __all__ = ["Profile", "ProfileEvent", "profile"]
-
-NAMESPACE_MODULES = ("_creation", "_data_types", "_elementwise", "_indexing", "_linalg_functions",
-                     "_manipulation", "_searching", "_sets", "_sorting", "_statistical",
-                     "_utility")
-OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
-             "xor", "lshift", "rshift")
-ARRAY_METHODS = (*(f"__{p}{op}__" for op in OPERATORS for p in ("", "r", "i")),
-                 "__neg__", "__pos__", "__abs__", "__invert__", "__eq__", "__ne__", "__lt__",
-                 "__le__", "__gt__", "__ge__", "__getitem__", "__setitem__", "to_device")
-PRIMITIVES = ("assign", "elementwise", "reduce", "arg_reduce", "scan", "matmul", "sort",
-              "argsort", "searchsorted", "nonzero", "gather", "scatter", "unique", "linalg",
-              "fft", "full", "copy", "arange", "concat", "compress", "isin")
-NAMED_PRIMITIVES = {"elementwise", "reduce", "arg_reduce", "scan", "linalg", "fft"}
-TRANSFERS = {"from_host": "host to device", "to_host": "device to host",
-             "copy_to": "device to device"}
 
 _active: list[Profile] = []
 _install_lock = threading.Lock()
@@ -99,28 +85,6 @@ def _describe(value: Any) -> str:
     return type(value).__name__ if not isinstance(value, (int, float, bool)) else repr(value)
 
 
-def _device_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Device:
-    """The device an operation runs on: its first array's, its `device=`, else the default."""
-    from ._array import Array
-
-    values = (*args, *kwargs.values())
-    for value in values:
-        if value.__class__ is Array:
-            return value._buffer.device
-        if isinstance(value, (list, tuple)) and value and value[0].__class__ is Array:
-            return value[0]._buffer.device
-    for value in values:
-        if isinstance(value, Device):
-            return value
-    device = kwargs.get("device")
-    if device is not None:
-        try:
-            return Device(device)
-        except (TypeError, ValueError):
-            pass
-    return default_device()
-
-
 class Profile:
     """A recording (see the module docstring). Use `with xp.profile() as prof:`; one profile
     records at a time."""
@@ -133,18 +97,12 @@ class Profile:
         self._t0 = 0.0
         self._local = threading.local()
         self._anchors: dict[Device, tuple[Any, float]] = {}
-        self._restore: list[Callable[[], None]] = []
-        self._instrumented: set[int] = set()
+        self._hook = _Recorder(self)
         self._done = False
 
     # -- recording ---------------------------------------------------------------------------
     def _now(self) -> float:
         return time.perf_counter() - self._t0
-
-    def _stream(self, device: Device) -> Any:
-        from .hal.stream import current_stream
-
-        return current_stream(device)
 
     def _asynchronous(self, stream: Any) -> bool:
         return self.device_timing and not getattr(stream, "inline", False)
@@ -157,169 +115,52 @@ class Profile:
             event.synchronize()
             self._anchors[device] = (event, self._now())
 
-    def _record(self, category: str, name: str, run: Callable[[], Any], device: Device,
-                nbytes: int = 0, args: dict[str, Any] | None = None) -> Any:
-        """Run `run()` and record it as an event of `device` on its current stream."""
+    def _begin(self, kind: str, name: str, device: Device,
+               detail: Mapping[str, Any]) -> tuple[Any, ...] | None:
+        """An event of `device` on its current stream, begun now (the hook's `enter`)."""
         try:
-            self._instrument_backend(device.backend)
-            stream = self._stream(device)
+            stream = None if kind == "compile" else current_stream(device)
         except Exception:  # an unusable device: the call will say why
-            return run()
+            return None
         local = self._local
         depth = getattr(local, "depth", 0)
-        event = ProfileEvent(category, name, str(device), repr(stream), threading.get_ident(),
-                             0.0, nbytes=nbytes, depth=depth, args=args or {})
-        timed = self._asynchronous(stream)
-        if timed:
+        args = {"inputs": ", ".join(_describe(a) for a in detail["args"])} \
+            if kind == "operation" else {}
+        event = ProfileEvent(kind, name, str(device), "" if stream is None else repr(stream),
+                             threading.get_ident(), 0.0, nbytes=detail.get("nbytes", 0),
+                             depth=depth, args=args)
+        begin = None
+        if stream is not None and self._asynchronous(stream):
             self._anchor(device, stream)
             begin = stream.record_event()
         local.depth = depth + 1
         event.start = self._now()
-        try:
-            return run()
-        except BaseException as exc:
-            event.error = f"{type(exc).__name__}: {exc}"
-            raise
-        finally:
-            event.duration = self._now() - event.start
-            local.depth = depth
-            if timed:
-                event._events = (begin, stream.record_event())
-            self.events.append(event)
-            if self.record_memory and category == "operation":
-                self._sample_memory(device)
+        return event, stream, begin, depth, device
+
+    def _end(self, token: tuple[Any, ...] | None, error: BaseException | None) -> None:
+        """Finish the event `_begin` made (the hook's `exit`)."""
+        if token is None:
+            return
+        event, stream, begin, depth, device = token
+        event.duration = self._now() - event.start
+        self._local.depth = depth
+        if error is not None:
+            event.error = f"{type(error).__name__}: {error}"
+        if begin is not None:
+            event._events = (begin, stream.record_event())
+        self.events.append(event)
+        if self.record_memory and event.category == "operation":
+            self._sample_memory(device)
+
+    def _allocated(self, allocator: Any, block: Any) -> None:
+        self.events.append(ProfileEvent(
+            "allocation", type(allocator).__name__, str(allocator.device), "",
+            threading.get_ident(), self._now(), nbytes=block.nbytes,
+            depth=getattr(self._local, "depth", 0)))
 
     def _sample_memory(self, device: Device) -> None:
-        from .hal.scope import current_pool
-
         pool = current_pool(device) or device.backend.allocator(device)
         self.memory.append((self._now(), str(device), pool.stats().get("allocated_bytes", 0)))
-
-    # -- installing and removing the wrappers -------------------------------------------------
-    def _set(self, owner: Any, name: str, value: Any) -> None:
-        """Set `owner.name`, remembering how to undo it (an attribute of the owner's own, or
-        one it inherits)."""
-        own = vars(owner)
-        had, previous = name in own, own.get(name)
-        setattr(owner, name, value)
-        self._restore.append(
-            (lambda: setattr(owner, name, previous)) if had else (lambda: delattr(owner, name)))
-
-    def _operation(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
-        def operation(*args: Any, **kwargs: Any) -> Any:
-            return self._record("operation", name, lambda: function(*args, **kwargs),
-                                _device_of(args, kwargs),
-                                args={"inputs": ", ".join(_describe(a) for a in args)})
-        functools.update_wrapper(operation, function)
-        return operation
-
-    def _install(self) -> None:
-        import hxarray
-
-        from . import _array, fft, linalg
-
-        for module_name in NAMESPACE_MODULES:
-            module = getattr(hxarray, module_name)
-            for name in module.__all__:
-                if getattr(hxarray, name, None) is getattr(module, name):
-                    self._set(hxarray, name, self._operation(name, getattr(module, name)))
-        for module, prefix in ((linalg, "linalg."), (fft, "fft.")):
-            for name in module.__all__:
-                self._set(module, name, self._operation(prefix + name, getattr(module, name)))
-        for name in ARRAY_METHODS:
-            method = getattr(_array.Array, name, None)
-            if method is not None:
-                self._set(_array.Array, name, self._operation(f"Array.{name}", method))
-        from .backends.cpu.backend import CpuBackend
-
-        cpu = Device(DeviceType.CPU).backend
-        assert isinstance(cpu, CpuBackend)
-        cpu.hold_fast_path(True)
-        self._restore.append(lambda: cpu.hold_fast_path(False))
-        from .hal import scope
-        from .hal.registry import registry
-
-        for backend in list(registry._backends.values()):
-            self._instrument_backend(backend)
-        scope.pool_observers.append(self._instrument_allocator)
-        self._restore.append(lambda: scope.pool_observers.remove(self._instrument_allocator))
-
-    def _instrument_backend(self, backend: Any) -> None:
-        """Wrap the primitives, transfers and allocators of `backend` (and its kernel launches
-        and compilations on CUDA), once per profile."""
-        if id(backend) in self._instrumented:
-            return
-        self._instrumented.add(id(backend))
-        device_type = backend.device_type
-        for name in PRIMITIVES:
-            self._set(backend, name, self._primitive(backend, name, getattr(backend, name)))
-        for name, kind in TRANSFERS.items():
-            self._set(backend, name, self._transfer(backend, kind, getattr(backend, name)))
-        for index in range(backend.device_count() if backend.unavailable_reason() is None else 0):
-            self._instrument_allocator(backend.allocator(Device(device_type, index)))
-        if hasattr(backend, "_submit") and hasattr(backend, "_function"):
-            self._set(backend, "_submit", self._kernel(backend._submit))
-            self._set(backend, "_function", self._compile(backend._function))
-
-    def _instrument_allocator(self, allocator: Any) -> None:
-        if id(allocator) in self._instrumented:
-            return
-        self._instrumented.add(id(allocator))
-        malloc = allocator.malloc
-
-        def traced_malloc(nbytes: int, *args: Any) -> Any:
-            block = malloc(nbytes, *args)
-            self.events.append(ProfileEvent(
-                "allocation", type(allocator).__name__, str(allocator.device), "",
-                threading.get_ident(), self._now(), nbytes=block.nbytes,
-                depth=getattr(self._local, "depth", 0)))
-            return block
-        self._set(allocator, "malloc", traced_malloc)
-
-    def _primitive(self, backend: Any, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
-        labelled = name in NAMED_PRIMITIVES
-
-        def primitive(*args: Any, **kwargs: Any) -> Any:
-            what = args[0].name if args and args[0].__class__ is Op else args[0] if args else None
-            label = f"{name}:{what}" if labelled and isinstance(what, str) else name
-            return self._record("primitive", label, lambda: method(*args, **kwargs),
-                                _device_of(args, kwargs))
-        return primitive
-
-    def _transfer(self, backend: Any, kind: str,
-                  method: Callable[..., Any]) -> Callable[..., Any]:
-        home = Device(backend.device_type)
-
-        def transfer(data: Any, *args: Any, **kwargs: Any) -> Any:
-            target = args[0] if args else kwargs.get("device")
-            if kind == "device to host":
-                device = data._buffer.device
-            else:  # recorded on the receiving device
-                device = Device(target) if target is not None else home
-            nbytes = int(getattr(data, "nbytes", 0) or (data.size * data.dtype.itemsize))
-            return self._record("transfer", kind, lambda: method(data, *args, **kwargs),
-                                device, nbytes=nbytes)
-        return transfer
-
-    def _kernel(self, submit: Callable[..., Any]) -> Callable[..., Any]:
-        def kernel(device: Device, function: Any, *args: Any, **kwargs: Any) -> Any:
-            return self._record("kernel", function.name,
-                                lambda: submit(device, function, *args, **kwargs), device)
-        return kernel
-
-    def _compile(self, function: Callable[..., Any]) -> Callable[..., Any]:
-        def compile_or_load(state: Any, source: str, name: str, batch: Any) -> Any:
-            library = state.library
-            if (source, name) in library._functions:
-                return function(state, source, name, batch)
-            start = self._now()
-            try:
-                return function(state, source, name, batch)
-            finally:
-                self.events.append(ProfileEvent(
-                    "compile", name, f"cuda:{library.index}", "", threading.get_ident(), start,
-                    self._now() - start, depth=getattr(self._local, "depth", 0)))
-        return compile_or_load
 
     # -- the context ---------------------------------------------------------------------------
     def __enter__(self) -> Profile:
@@ -330,21 +171,13 @@ class Profile:
                 raise RuntimeError("a profile records once; make a new one")
             _active.append(self)
             self._t0 = time.perf_counter()
-            try:
-                self._install()
-            except BaseException:
-                self._uninstall()
-                raise
+            install(self._hook)
         return self
-
-    def _uninstall(self) -> None:
-        while self._restore:
-            self._restore.pop()()
-        _active.clear()
 
     def __exit__(self, *exc: object) -> None:
         with _install_lock:
-            self._uninstall()
+            remove(self._hook)
+            _active.clear()
             self._done = True
         self._resolve()
 
@@ -472,6 +305,22 @@ def _bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return ""
+
+
+class _Recorder(Hook):
+    """A profile's hook: each point becomes an event of the profile."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+
+    def enter(self, kind: str, name: str, device: Any, detail: Mapping[str, Any]) -> Any:
+        return self.profile._begin(kind, name, device, detail)
+
+    def exit(self, token: Any, error: BaseException | None) -> None:
+        self.profile._end(token, error)
+
+    def allocated(self, allocator: Any, block: Any) -> None:
+        self.profile._allocated(allocator, block)
 
 
 def profile(*, device_timing: bool = True, record_memory: bool = True) -> Profile:

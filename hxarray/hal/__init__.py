@@ -1,5 +1,7 @@
-"""The hardware abstraction layer: devices, memory, streams, backends and the kernel cache."""
+"""The hardware abstraction layer: devices, memory, streams, backends, the kernel cache and the
+hooks that observe them."""
 
+from . import hooks
 from .allocator import Allocator, Block, CachingAllocator, StreamOrderedAllocator, size_class
 from .backend import Backend
 from .buffer import MemoryBuffer
@@ -11,7 +13,7 @@ from .stream import Event, HostEvent, HostStream, Stream, current_stream
 __all__ = [
     "Allocator", "Backend", "BackendRegistry", "Block", "CachingAllocator", "Device", "DeviceType",
     "DeviceUnavailableError", "ENTRY_POINT_GROUP", "Event", "HostEvent", "HostStream",
-    "KernelCache", "MemoryBuffer", "Stream",
+    "KernelCache", "MemoryBuffer", "Stream", "hooks",
     "StreamOrderedAllocator", "current_stream", "default_device", "device_scope", "registry",
     "size_class",
 ]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._compiled import speedups
 from .buffer import MemoryBuffer
+from .hooks import allocated, freed, observers
 from .stream import current_stream
 
 if TYPE_CHECKING:
@@ -254,14 +255,17 @@ class _CachingAllocatorBase:
         size = size_class(nbytes)
         with self._lock:
             free_list = self._free_lists.get(size)
-            if free_list:
-                block = free_list.pop()
+            cached = free_list.pop() if free_list else None
+            if cached is not None:
                 self._num_allocs += 1
                 self._cache_hits += 1
                 self._cached -= size
                 self._note_allocated(size)
-                self._live.add(id(block))
-                return block
+                self._live.add(id(cached))
+        if cached is not None:
+            if observers:
+                allocated(self, cached)
+            return cached
         self._reserve(size)
         try:
             block = self._raw_malloc(size)
@@ -272,6 +276,8 @@ class _CachingAllocatorBase:
             self._num_raw_allocs += 1
             self._note_allocated(block.nbytes)  # a raw allocator may round up; `free` counts this
             self._live.add(id(block))
+        if observers:
+            allocated(self, block)
         return block
 
     def free(self, block: Block) -> None:
@@ -288,12 +294,16 @@ class _CachingAllocatorBase:
             self._live.discard(id(block))
             self._num_frees += 1
             self._allocated -= size
-            if self._keeps(size):
+            keep = self._keeps(size)
+            if keep:
                 self._cached += size
                 self._free_lists.setdefault(size, []).append(block)
-                return
-            self._num_raw_frees += 1
-        self.raw.free(block)
+            else:
+                self._num_raw_frees += 1
+        if observers:
+            freed(self, block)
+        if not keep:
+            self.raw.free(block)
 
     def _keeps(self, size: int) -> bool:
         """Whether a freed block of `size` bytes stays in the cache: within its bound, and not
@@ -467,15 +477,19 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
         with self._lock:
             if self._held:
                 self._release_held()
-            block = self._reusable(stream, size)
-            if block is not None:
+            cached = self._reusable(stream, size)
+            if cached is not None:
                 self._num_allocs += 1
                 self._cache_hits += 1
                 self._cached -= size
                 self._note_allocated(size)
-                self._home[block.address] = stream
-                return block
-            idle = self._trim()
+                self._home[cached.address] = stream
+            else:
+                idle = self._trim()
+        if cached is not None:
+            if observers:
+                allocated(self, cached)
+            return cached
         for old in idle:
             self.raw.free(old)
         self._reserve(size)
@@ -488,6 +502,8 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
             self._num_raw_allocs += 1
             self._note_allocated(block.nbytes)
             self._home[block.address] = stream
+        if observers:
+            allocated(self, block)
         return block
 
     def _reusable(self, stream: Stream, size: int) -> Block | None:
@@ -554,6 +570,8 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
             self._unswept += 1
             if self._unswept >= self.SWEEP_EVERY:
                 self._sweep()
+        if observers:
+            freed(self, block)
         if release:
             self.raw.free(block)
 

@@ -26,15 +26,18 @@ running the CPU backend on a host copy, counted per operation in `host_fallbacks
 from __future__ import annotations
 
 import collections
+import functools
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _array as array_module
 from .. import _views
 from . import fusion
 from .device import Device, DeviceType
+from .hooks import device_of, observe, observers
+from .scope import scope_pool, scoped_pools
 from .stream import Stream, current_stream
 
 if TYPE_CHECKING:
@@ -46,7 +49,7 @@ if TYPE_CHECKING:
     from .allocator import Allocator
     from .stream import Event
 
-__all__ = ["FRESH_LAYOUTS", "Backend", "fresh_layout"]
+__all__ = ["FRESH_LAYOUTS", "PRIMITIVES", "TRANSFERS", "Backend", "fresh_layout"]
 
 Shape = tuple[int, ...]
 Scalar = bool | int | float | complex
@@ -67,6 +70,53 @@ def fresh_layout(shape: Shape, dtype: DType) -> tuple[int, Shape]:
     return layout
 
 
+# The methods observed as the hooks' primitive points (`hal.hooks`); those named by an operation
+# (their first argument: an Op or a name) are reported as "elementwise:add", "reduce:sum", ...
+PRIMITIVES = ("assign", "elementwise", "reduce", "arg_reduce", "scan", "matmul", "sort",
+              "argsort", "searchsorted", "nonzero", "gather", "scatter", "unique", "linalg",
+              "fft", "full", "copy", "arange", "concat", "compress", "isin")
+_NAMED = {"elementwise", "reduce", "arg_reduce", "scan", "linalg", "fft"}
+# The methods observed as the transfer points, by the direction they copy.
+TRANSFERS = {"from_host": "host to device", "to_host": "device to host",
+             "copy_to": "device to device"}
+
+
+def _observed(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    """`method` with the hook point of a primitive or transfer: the hooks are called while
+    `hooks.observers` is not empty (a method reached through `super()` from an override of
+    the same name is not observed twice)."""
+    kind = "transfer" if name in TRANSFERS else "primitive"
+
+    def point(self: Backend, *args: Any, **kwargs: Any) -> Any:
+        if not observers or getattr(type(self), name) is not point:
+            return method(self, *args, **kwargs)
+        if kind == "transfer":  # recorded on the device that sends (to_host) or receives
+            data = args[0] if args else next(iter(kwargs.values()))
+            target = args[1] if len(args) > 1 else kwargs.get("device")
+            device = data._buffer.device if name == "to_host" else \
+                target or Device(self.device_type)
+            nbytes = int(getattr(data, "nbytes", 0) or data.size * data.dtype.itemsize)
+            return observe(kind, TRANSFERS[name], device, {"nbytes": nbytes}, method, self,
+                           *args, **kwargs)
+        label = name
+        if name in _NAMED and args:
+            what = getattr(args[0], "name", args[0])
+            label = f"{name}:{what}" if isinstance(what, str) else name
+        device = device_of((*args, *kwargs.values())) or Device(self.device_type)
+        return observe(kind, label, device, {}, method, self, *args, **kwargs)
+
+    functools.update_wrapper(point, method)
+    return point
+
+
+def _observe_points(cls: type) -> None:
+    """Give the primitives and transfers `cls` defines itself their hook points."""
+    for name in (*PRIMITIVES, *TRANSFERS):
+        method = vars(cls).get(name)
+        if method is not None and not getattr(method, "__isabstractmethod__", False):
+            setattr(cls, name, _observed(name, method))
+
+
 class Backend(ABC):
     """Runs the operations of one device type. Subclasses set `device_type` and implement the
     abstract methods; see the module docstring for the conventions every primitive follows."""
@@ -75,6 +125,10 @@ class Backend(ABC):
     #: Higher wins when hxarray picks a device by itself (`best_device`, `select_device`):
     #: the CPU is 0, CUDA 10; a plug-in declares its own (the reference backend: -10).
     priority: int = 0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _observe_points(cls)
 
     def __init__(self) -> None:
         self._fallback_lock = threading.Lock()
@@ -125,8 +179,12 @@ class Backend(ABC):
     # -- memory and interchange -------------------------------------------------------------------
     def empty(self, shape: Shape, dtype: DType, device: Device) -> Array:
         """A new C-contiguous array with uninitialised memory, allocated on the current stream.
-        Every array a backend creates comes from here (a memory scope replaces it while open)."""
-        return self.empty_in(self.allocator(device), shape, dtype, device)
+        Every array a backend creates comes from here: from the pool of the memory scope of
+        `device` open in this thread or task (`hal.scope.scoped_pools`), else from the device's
+        allocator."""
+        pools = scoped_pools.get()
+        pool = pools.get(device) if pools else None
+        return self.empty_in(pool or self.allocator(device), shape, dtype, device)
 
     def empty_in(self, allocator: Allocator, shape: Shape, dtype: DType,
                  device: Device) -> Array:
@@ -137,8 +195,6 @@ class Backend(ABC):
     def scope_allocator(self, device: Device) -> Allocator:
         """A fresh pool for a memory scope on `device`: by default a caching allocator of the
         device allocator's kind over the same raw allocator (`hal.scope.scope_pool`)."""
-        from .scope import scope_pool
-
         return scope_pool(self.allocator(device))
 
     def host_view(self, x: Array) -> np.ndarray | None:
@@ -425,3 +481,6 @@ class Backend(ABC):
             logical_not = OPS["logical_not"]
             self.elementwise(logical_not, (out,), logical_not.signature(out._dtype), out._shape,
                              out=out)
+
+
+_observe_points(Backend)

@@ -30,9 +30,9 @@ ASTYPE = "astype"  # a cast of one value (args: (value,)) to the step's dtype
 
 class Step(NamedTuple):
     """One value of an expression: an operand (`ARRAY`, `SCALAR`), an operation of `_ops` (its
-    `Op` object) or a cast (`ASTYPE`) of earlier steps `args`. `dtype` is its dtype; `compute` the dtype its
-    arguments are converted to before the operation (for a scalar operand: the dtype it is
-    stored in; for a cast: the source dtype)."""
+    `Op` object) or a cast (`ASTYPE`) of earlier steps `args`. `dtype` is its dtype; `compute`
+    the dtype its arguments are converted to before the operation (for a scalar operand: the
+    dtype it is stored in; for a cast: the source dtype)."""
 
     op: Op | str
     args: tuple[int, ...]
@@ -58,7 +58,7 @@ def run_unfused(backend: Backend, expression: Expression, operands: Sequence[Arr
     values: list[Any] = list(operands)
     for step in expression.steps[expression.operands:]:
         args = [values[i] for i in step.args]
-        if step.op == ASTYPE:
+        if not isinstance(step.op, Op):  # ASTYPE: the one other kind of step after the operands
             values.append(backend.copy(args[0], step.dtype))
             continue
         shape = broadcast_shapes(*(a._shape for a in args if hasattr(a, "_shape")))

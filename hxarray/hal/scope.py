@@ -13,13 +13,12 @@
   streams, once no queued work can touch them), and so does every block freed later. Arrays that
   outlive the scope stay valid: their blocks go back to the device when they die, and are never
   handed out while alive.
-- **The cost when no scope is open is nothing**: while at least one scope of a backend is open,
-  anywhere in the process, the backend's `empty` is replaced on the instance by one that looks
-  the pool up. On the CPU the compiled fast path allocates from the host allocator in C, so
-  while a CPU scope is open the fast path is held off for every thread (`CpuBackend.
-  hold_fast_path`): small CPU operations then take the general Python path, a few microseconds
-  each instead of about one, and the scope's pool is the pure-Python caching allocator (about a
-  microsecond per allocation and free instead of a tenth).
+- **The allocation path looks the pool up**: a backend's `empty` reads `scoped_pools` (one
+  context-variable read, and an empty mapping while no scope is open in the thread or task).
+  The CPU's compiled fast path reads the same variable and, inside a scope, hands the call to
+  the general Python path (a few microseconds instead of about one); the scope's pool is the
+  pure-Python caching allocator (about a microsecond per allocation and free instead of a
+  tenth). Threads and tasks outside every scope keep the fast path.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from __future__ import annotations
 import contextvars
 import queue
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -42,24 +41,22 @@ from .allocator import (
 from .device import Device, _scoped_device, default_device
 
 if TYPE_CHECKING:
-    from .backend import Backend
     from .stream import Event, Stream
 
 __all__ = ["MemoryScope", "ScopePool", "StreamOrderedScopePool", "memory_scope", "scope_pool",
            "current_pool"]
 
 # device -> the pool of the innermost memory scope of that device, per thread and task
-_pools: contextvars.ContextVar[Mapping[Device, Allocator]] = contextvars.ContextVar(
-    "hxarray_memory_scopes", default=MappingProxyType({}))
+# (its default, NO_SCOPES, is what the compiled fast path compares with)
+NO_SCOPES: Mapping[Device, Allocator] = MappingProxyType({})
+scoped_pools: contextvars.ContextVar[Mapping[Device, Allocator]] = contextvars.ContextVar(
+    "hxarray_memory_scopes", default=NO_SCOPES)
 _lock = threading.Lock()
-_open: dict[int, int] = {}  # id(backend) -> number of open scopes
-# Observers told of every new pool (the profiler records the allocations of pools too).
-pool_observers: list[Callable[[Allocator], None]] = []
 
 
 def current_pool(device: Device) -> Allocator | None:
     """The pool of the innermost memory scope of `device` in this thread or task, or None."""
-    return _pools.get().get(device)
+    return scoped_pools.get().get(device)
 
 
 class ScopePool(_OverRaw, _CachingAllocatorBase, Allocator):
@@ -149,42 +146,6 @@ def _reaper() -> queue.Queue[tuple[Allocator, Block, list[Event | Stream]]]:
         return _reaper_queue
 
 
-def _open_scope(backend: Backend) -> None:
-    """Count a scope of `backend` open; the first one installs the pool lookup."""
-    with _lock:
-        count = _open.get(id(backend), 0)
-        _open[id(backend)] = count + 1
-        if count:
-            return
-        original = type(backend).empty.__get__(backend)
-        home = Device(backend.device_type)
-
-        def empty(shape: tuple[int, ...], dtype: Any, device: Device | None = None) -> Any:
-            pool = _pools.get().get(device or home)
-            if pool is None:
-                return original(shape, dtype, device)
-            return backend.empty_in(pool, shape, dtype, device or home)
-
-        empty.__doc__ = original.__doc__
-        backend.empty = empty  # type: ignore[method-assign]
-        hold = getattr(backend, "hold_fast_path", None)
-        if hold is not None:
-            hold(True)
-
-
-def _close_scope(backend: Backend) -> None:
-    with _lock:
-        count = _open[id(backend)] - 1
-        if count:
-            _open[id(backend)] = count
-            return
-        del _open[id(backend)]
-        del backend.empty
-        hold = getattr(backend, "hold_fast_path", None)
-        if hold is not None:
-            hold(False)
-
-
 class MemoryScope:
     """A memory scope (see the module docstring); use `memory_scope(device)`."""
 
@@ -201,19 +162,16 @@ class MemoryScope:
         device = default_device() if self._requested is None else Device(self._requested)
         backend = device.backend
         pool = backend.scope_allocator(device)
-        for observe in pool_observers:
-            observe(pool)
-        self.device, self.pool, self._backend = device, pool, backend
-        _open_scope(backend)
-        self._tokens = (_pools.set({**_pools.get(), device: pool}), _scoped_device.set(device))
+        self.device, self.pool = device, pool
+        self._tokens = (scoped_pools.set({**scoped_pools.get(), device: pool}),
+                        _scoped_device.set(device))
         return self
 
     def __exit__(self, *exc: object) -> None:
         assert self._tokens is not None and self.pool is not None
         pools, scoped = self._tokens
         _scoped_device.reset(scoped)
-        _pools.reset(pools)
-        _close_scope(self._backend)
+        scoped_pools.reset(pools)
         self._final = self.pool.stats()
         close = getattr(self.pool, "close", None)
         if close is not None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -25,6 +24,7 @@ from ...hal.allocator import Block, CachingAllocator
 from ...hal.backend import FRESH_LAYOUTS, Backend, fresh_layout
 from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType, default_device
+from ...hal.scope import NO_SCOPES, scoped_pools
 from . import fused, kernels, parallel
 from .allocator import CpuAllocator
 from .device import cpu_capabilities
@@ -33,8 +33,6 @@ from .parallel import Thresholds
 from .stream import CpuEvent, CpuStream
 
 _make = Array._make
-_NOWHERE = object()  # the fast path's device while it is held off: no array is on it
-_HOLDS_LOCK = threading.Lock()
 _ndarray = np.ndarray
 _FROM_NUMPY = dt.FROM_NUMPY
 
@@ -97,33 +95,24 @@ class CpuBackend(Backend):
         if self.device_type is DeviceType.CPU:
             self._bind_fast_path()
 
-    _fast_path_holds = 0  # see hold_fast_path; one count for every instance
-
-    def hold_fast_path(self, hold: bool) -> None:
-        """Hold the compiled fast path off (`hold`), or release one hold. While any hold lasts
-        (in any thread) every call takes the general Python path through this backend, so that
-        memory scopes and the profiler see every allocation and primitive."""
-        with _HOLDS_LOCK:
-            CpuBackend._fast_path_holds += 1 if hold else -1
-            self._bind_fast_path()
-
     def _bind_fast_path(self) -> None:
         """Bind the compiled namespace functions and operator slots (`_speedups.c`) to this
         backend: its device, allocator, element-wise kernels (the bare ufunc where that is all a
         kernel does), `reduce_into` for the reductions, and the thresholds below which they run
-        on the calling thread; larger or other operands take the general path."""
+        on the calling thread; larger or other operands take the general path, and so does
+        every call while a hook is installed (`hal.hooks`) or inside a memory scope."""
         if speedups is None or errstate_var is None:
             return
         t = self.thresholds
-        device = self.device if not CpuBackend._fast_path_holds else _NOWHERE
-        speedups.bind_cpu(device=device, allocator=self._allocator,
+        speedups.bind_cpu(device=self.device, allocator=self._allocator,
                           make_view=self._block_view,
                           kernels=kernels.FAST_PATH_KERNELS,
                           compute_bound=kernels.COMPUTE_BOUND, reduce=kernels.reduce_into,
                           reducible=kernels.REDUCING_UFUNCS,
                           thresholds=(t.compute_bound, t.memory_bound, t.reduction),
                           errstate_var=errstate_var, errstate_quiet=QUIET_STATE,
-                          default_device=default_device, default_dtype=dt.float64)
+                          default_device=default_device, default_dtype=dt.float64,
+                          scopes=scoped_pools, no_scopes=NO_SCOPES)
 
     # -- devices, memory, streams ------------------------------------------------------------------
     def device_count(self) -> int:
@@ -197,6 +186,9 @@ class CpuBackend(Backend):
 
     # -- creation and data movement ----------------------------------------------------------------
     def empty(self, shape: tuple[int, ...], dtype: dt.DType, device: Device = None) -> Array:
+        pools = scoped_pools.get()
+        if pools and self.device in pools:  # a memory scope's
+            return self.empty_in(pools[self.device], shape, dtype)
         nbytes, strides = FRESH_LAYOUTS.get((shape, dtype)) or fresh_layout(shape, dtype)
         allocator = self._allocator
         block = allocator.malloc(nbytes)

@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from ..._array import Array
+from ..._ops import Op
 from ..._views import contiguous_strides
-from ...hal.fusion import ASTYPE, SCALAR, Expression
+from ...hal.fusion import SCALAR, Expression
 from ...hal.kernel_cache import KernelCache, default_cache_dir
 from . import kernels, parallel
 
@@ -332,7 +333,7 @@ def _evaluate(expression: Expression, operands: Sequence[Any], out: np.ndarray) 
     for index, step in enumerate(expression.steps[expression.operands:], expression.operands):
         args = [values[i] for i in step.args]
         into = out if index == last else np.empty(out.shape, step.dtype.numpy)
-        if step.op == ASTYPE:
+        if not isinstance(step.op, Op):  # ASTYPE: the one other kind of step after the operands
             with np.errstate(all="ignore"):
                 np.copyto(into, args[0], casting="unsafe")
         else:

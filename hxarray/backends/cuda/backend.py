@@ -25,6 +25,8 @@ from ...hal.allocator import StreamOrderedAllocator
 from ...hal.backend import Backend
 from ...hal.device import Device, DeviceType
 from ...hal.fusion import Expression
+from ...hal.hooks import observe, observers
+from ...hal.scope import scoped_pools
 from . import launch, peaks
 from .codegen import Library, gemm
 from .codegen import elementwise as ew
@@ -120,6 +122,9 @@ class CudaBackend(Backend):
         return self._state(device).allocator
 
     def empty(self, shape: tuple[int, ...], dtype: dt.DType, device: Device) -> Array:
+        pools = scoped_pools.get()
+        if pools and device in pools:  # a memory scope's
+            return self.empty_in(pools[device], shape, dtype, device)
         state = self._states.get(device.index) or self._state(device)
         return self.empty_in(state.allocator, shape, dtype, device)
 
@@ -203,20 +208,31 @@ class CudaBackend(Backend):
                 args: Sequence[Any], operands: Sequence[Array]) -> None:
         """Queue `function` with (grid, block, shared memory) `config` and `args` on the current
         stream, recording the stream's use of every operand's memory (through the buffer's own
-        allocator: a memory scope's pool, or the device's)."""
+        allocator: a memory scope's pool, or the device's). The hooks' kernel point."""
         stream = self.stream(device)
         for a in operands:
             a._buffer.allocator.record_stream(a._buffer.block, stream)
         grid, block, shared = config
-        self.driver.launch(function, grid, block, args, shared, stream.handle)
+        if observers:
+            observe("kernel", function.name, device, {}, self.driver.launch, function, grid,
+                    block, args, shared, stream.handle)
+        else:
+            self.driver.launch(function, grid, block, args, shared, stream.handle)
         self._states[device.index].launches += 1
 
     @staticmethod
     def _function(state: _DeviceState, source: str, name: str,
                   batch: Callable[[], list[str]]) -> Any:
+        """The compiled kernel `name` of `source`: a dict hit once compiled; else compiled or
+        loaded from the kernel cache (the hooks' compile point)."""
         library = state.library
         function = library._functions.get((source, name))
-        return function if function is not None else library.function(source, name, batch())
+        if function is not None:
+            return function
+        if observers:
+            return observe("compile", name, Device(DeviceType.CUDA, library.index), {},
+                           library.function, source, name, batch())
+        return library.function(source, name, batch())
 
     def _kernel(self, state: _DeviceState, op: Op, signature: Signature, index: str) -> Any:
         """The compiled element-wise kernel of `op` on `signature` with `index`: a dict hit

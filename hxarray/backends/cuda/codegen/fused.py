@@ -171,18 +171,21 @@ def _samples() -> Iterator[Expression]:
     def scalar(d: dt.DType) -> Step:
         return Step(SCALAR, (), d, d)
 
+    def step(name: str, args: tuple[int, ...], d: dt.DType, compute: dt.DType) -> Step:
+        return Step(OPS[name], args, d, compute)
+
     yield Expression((array(f64), array(f64), scalar(f64), scalar(f64),
-                      Step(OPS["multiply"], (0, 0), f64, f64), Step(OPS["multiply"], (1, 1), f64, f64),
-                      Step(OPS["add"], (4, 5), f64, f64), Step(OPS["sqrt"], (6,), f64, f64),
-                      Step(OPS["multiply"], (7, 2), f64, f64), Step(OPS["add"], (8, 3), f64, f64)), 4)
-    yield Expression((array(f32), array(f32), Step(OPS["multiply"], (0, 1), f32, f32)), 2)
-    yield Expression((array(f64), scalar(f64), Step(OPS["greater"], (0, 1), b, f64),
-                      Step(OPS["negative"], (0,), f64, f64), Step(OPS["where"], (2, 0, 3), f64, f64)), 2)
+                      step("multiply", (0, 0), f64, f64), step("multiply", (1, 1), f64, f64),
+                      step("add", (4, 5), f64, f64), step("sqrt", (6,), f64, f64),
+                      step("multiply", (7, 2), f64, f64), step("add", (8, 3), f64, f64)), 4)
+    yield Expression((array(f32), array(f32), step("multiply", (0, 1), f32, f32)), 2)
+    yield Expression((array(f64), scalar(f64), step("greater", (0, 1), b, f64),
+                      step("negative", (0,), f64, f64), step("where", (2, 0, 3), f64, f64)), 2)
     yield Expression((array(i32), array(i64), Step(ASTYPE, (0,), i64, i32),
-                      Step(OPS["bitwise_xor"], (2, 1), i64, i64), Step(ASTYPE, (3,), f32, i64),
-                      Step(OPS["exp"], (4,), f32, f32)), 2)
-    yield Expression((array(dt.complex128), Step(OPS["abs"], (0,), f64, dt.complex128),
-                      Step(OPS["log1p"], (1,), f64, f64)), 1)
+                      step("bitwise_xor", (2, 1), i64, i64), Step(ASTYPE, (3,), f32, i64),
+                      step("exp", (4,), f32, f32)), 2)
+    yield Expression((array(dt.complex128), step("abs", (0,), f64, dt.complex128),
+                      step("log1p", (1,), f64, f64)), 1)
 
 
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:

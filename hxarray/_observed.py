@@ -1,0 +1,74 @@
+"""The hooks' operation point (`hxarray.hal.hooks`): each namespace function and array operator
+a user calls is observed as an operation, with its device and arguments.
+
+The compiled functions (`_speedups.c`: the element-wise functions, `where`, the reductions and
+`empty`/`zeros`/`ones`) check the hook list themselves and call `observe_operation`; every other
+function gets a wrapper (`operation`) whose check, while no hook is installed, is one read of
+that list."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ._compiled import speedups
+from .hal.device import Device, default_device
+from .hal.hooks import device_of, observe, observers
+
+_COMPILED: tuple[type, ...] = () if speedups is None else (
+    speedups.Operation, speedups.Reduction, speedups.Creation)
+
+
+def _device_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Device:
+    """The device an operation runs on: its first array's, a Device argument, its `device=`,
+    else the default device."""
+    device = device_of((*args, *kwargs.values()))
+    if device is not None:
+        return device
+    if kwargs.get("device") is not None:
+        try:
+            return Device(kwargs["device"])
+        except (TypeError, ValueError):  # the call says what is wrong with it
+            pass
+    return default_device()
+
+
+def observe_operation(name: str, function: Callable[..., Any], /, *args: Any,
+                      **kwargs: Any) -> Any:
+    """`function(*args, **kwargs)` observed as the operation `name`; the hooks' `detail`
+    holds the call's `args` and `kwargs`."""
+    return observe("operation", name, _device_of(args, kwargs),
+                   {"args": args, "kwargs": kwargs}, function, *args, **kwargs)
+
+
+# function -> its observed wrapper: a function exported by two modules is one object in both
+_points: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
+def operation(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` with the operation point (a compiled function has its own)."""
+    if isinstance(function, _COMPILED):
+        return function
+    known = _points.get(function)
+    if known is not None:
+        return known
+
+    def observed(*args: Any, **kwargs: Any) -> Any:
+        if not observers:
+            return function(*args, **kwargs)
+        return observe_operation(name, function, *args, **kwargs)
+
+    functools.update_wrapper(observed, function)
+    _points[function] = observed
+    return observed
+
+
+def observe_names(namespace: dict[str, Any], names: Iterable[str], prefix: str = "") -> None:
+    """Give the functions `names` of a module's `namespace` the operation point, named
+    `prefix + name` where the module defines them (a function it re-exports from the main
+    namespace keeps its name there)."""
+    for name in names:
+        function = namespace[name]
+        own = getattr(function, "__module__", None) == namespace["__name__"]
+        namespace[name] = operation(prefix + name if own else name, function)
