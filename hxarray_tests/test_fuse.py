@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hxarray as xp
+from hxarray._modes import is_strict
 from hxarray.backends.cpu import fused as cpu_fused
 from hxarray.backends.cpu import parallel
 
@@ -258,6 +259,14 @@ def test_random_expressions_fuse_to_the_unfused_result(spec, seed):
             expected = function(a, b)
         except (TypeError, ValueError, OverflowError) as exc:
             with pytest.raises(type(exc)):
+                xp.fuse(function)(a, b)
+            return
+        if dtype.startswith("int") and not is_strict() and \
+                any(name == "pow" and other is not None and other[0] == "v"
+                    for name, _, other in program):
+            # numpy mode checks an integer exponent array's values (numpy's ValueError for
+            # negative powers): a read on the host, which a kernel cannot make
+            with pytest.raises(TypeError, match="reading values on the host"):
                 xp.fuse(function)(a, b)
             return
         result = xp.fuse(function)(a, b)

@@ -165,11 +165,13 @@ def test_true_divide_by_a_python_int_beyond_the_dtype_is_numpys(device, dtype, r
 
 @pytest.mark.parametrize("name", ["atan2", "copysign", "hypot", "logaddexp", "nextafter"])
 def test_floating_functions_of_a_python_int_beyond_the_dtype(device, name) -> None:
-    """numpy computes them in floating point (float16 for int8; numpy mode's default float64)."""
+    """numpy computes them in floating point: float16 for int8, float32 in hxarray (which has no
+    float16), the int converted to it."""
     data = np.array([1, 0, 3, -100], np.int8)
-    function, floats = np.arctan2 if name == "atan2" else getattr(np, name), data.astype(float)
-    assert_same(getattr(xp, name)(xp.asarray(data), 200), function(floats, 200.0))
-    assert_same(getattr(xp, name)(-200, xp.asarray(data)), function(-200.0, floats))
+    function = np.arctan2 if name == "atan2" else getattr(np, name)
+    floats, f32 = data.astype(np.float32), np.float32
+    assert_same(getattr(xp, name)(xp.asarray(data), 200), function(floats, f32(200.0)))
+    assert_same(getattr(xp, name)(-200, xp.asarray(data)), function(f32(-200.0), floats))
 
 
 @pytest.mark.strict
