@@ -241,12 +241,12 @@ class CudaBackend(Backend):
             return
         contiguous = all(s == (a._dtype.itemsize,) for s, a in zip(steps, [out, *arrays])) \
             if len(dims) == 1 else not dims
+        kind = ew.layout_kind(contiguous, [_address(a) for a in (out, *arrays)])
         packed_steps = iter(steps[1:])
         operands = []
         for a in args:
             if a.__class__ is Array:
-                operands.append(ew.pack_operand(a._buffer.address + a._offset,
-                                                next(packed_steps)))
+                operands.append(ew.pack_operand(_address(a), next(packed_steps)))
             else:
                 with np.errstate(all="ignore"):
                     operands.append(ew.pack_operand(None, (), a, compute))
@@ -257,10 +257,11 @@ class CudaBackend(Backend):
             dtypes = dtypes[1:]
         kernel = ew.kernel_name(name, out._dtype, compute, dtypes, index)
         same = all(d is compute for d in dtypes) and index == ew.INDEX_TYPES[0]
+        work = -(-size // ew.per_thread(kind, [out._dtype.itemsize, *(d.itemsize for d in dtypes)]))
         self._launch(device, ew.source(name), kernel,
-                     lambda: ew.same_dtype_batch(name, compute) if same else [kernel], size,
-                     [*operands, ew.pack_output(out._buffer.address + out._offset, steps[0]),
-                      ew.pack_shape(dims, contiguous)], [out, *arrays])
+                     lambda: ew.same_dtype_batch(name, compute) if same else [kernel], work,
+                     [*operands, ew.pack_output(_address(out), steps[0]),
+                      ew.pack_shape(dims, kind)], [out, *arrays])
 
     def _unaliased(self, a: Array | Scalar, out: Array) -> Array | Scalar:
         """`a`, or a copy of it where it shares memory with `out` other than element for element

@@ -5,7 +5,8 @@ index width. The first call of an operation compiles every same-dtype instantiat
 
 Layouts: the host drops size-1 axes and merges axes that every array steps through contiguously,
 so most launches see one axis, and marks launches where every array is C-contiguous (the kernel
-then indexes by element number).
+then indexes by element number) and, of those, launches where every array starts on a 16-byte
+boundary (the kernel then moves 128-bit packs: `layout_kind`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ OPERAND = struct([("data", "<u8", 0), ("strides", ("<i8", (MAX_DIMS,)), 8),
                   ("scalar", ("u1", (16,)), 72)], 88)
 OUTPUT = struct([("data", "<u8", 0), ("strides", ("<i8", (MAX_DIMS,)), 8)], 72)
 INDEX_TYPES = ("hx::i32", "hx::i64")
+STRIDED, CONTIGUOUS, ALIGNED = 0, 1, 2  # Shape::contiguous: HX_STRIDED, ... in elementwise.cuh
+VECTOR_BYTES = 16  # HX_VECTOR_BYTES: the widest type moves in accesses of this many bytes
 COPY = "copy"  # the functor of `assign`: the operand itself
 
 
@@ -124,11 +127,25 @@ def collapse(shape: tuple[int, ...], strides: Sequence[tuple[int, ...]]
     return tuple(merged_dims), [tuple(st) for st in merged_steps]
 
 
-def pack_shape(shape: tuple[int, ...], contiguous: bool) -> np.void:
+def layout_kind(contiguous: bool, addresses: Sequence[int]) -> int:
+    """How a launch finds its elements: STRIDED, CONTIGUOUS, or ALIGNED where every array is
+    contiguous and starts on a VECTOR_BYTES boundary."""
+    if not contiguous:
+        return STRIDED
+    return ALIGNED if all(a % VECTOR_BYTES == 0 for a in addresses) else CONTIGUOUS
+
+
+def per_thread(kind: int, itemsizes: Sequence[int]) -> int:
+    """Elements one thread moves at a time: a pack of VECTOR_BYTES of the widest type where the
+    launch is ALIGNED (the kernel's N), else one."""
+    return max(1, VECTOR_BYTES // max(itemsizes)) if kind == ALIGNED else 1
+
+
+def pack_shape(shape: tuple[int, ...], contiguous: int) -> np.void:
     record = np.zeros((), SHAPE)
     record["size"] = int(np.prod(shape, dtype=np.int64)) if shape else 1
     record["ndim"] = len(shape)
-    record["contiguous"] = int(contiguous)
+    record["contiguous"] = contiguous
     record["extent"][:len(shape)] = shape
     return record[()]
 
