@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,12 +16,16 @@ if TYPE_CHECKING:
 
 
 class CudaMemory(Allocator):
-    """Raw device memory from the driver; the copies queue on the given stream."""
+    """Raw device memory from the driver; the copies queue on the given stream. Data copied to
+    the device is staged in page-locked host memory (`driver.host_alloc`, so the copy is a DMA
+    that overlaps the caller's work), held until the stream has passed the copy."""
 
     def __init__(self, driver: Driver, device: Device, default: CudaStream) -> None:
         self.driver = driver
         self.device = device
         self._default = default
+        self._staged: list[tuple[Any, np.ndarray]] = []  # (event after the copy, its buffer)
+        self._lock = threading.Lock()
 
     def malloc(self, nbytes: int) -> Block:
         return Block(self.driver.malloc(self.device.index, max(nbytes, 1)), nbytes, None)
@@ -38,14 +43,30 @@ class CudaMemory(Allocator):
 
     def copy_from_host(self, block: Block, offset: int, data: np.ndarray,
                        stream: Stream | None = None) -> None:
-        # The driver reads `data` when the stream gets there; the caller may change it at once.
-        snapshot = np.array(data, copy=True, order="C")
+        # The driver reads the staging buffer when the stream gets there; the caller may change
+        # `data` at once.
         queue = stream or self._default
         assert isinstance(queue, CudaStream)
-        self.driver.copy_host_to_device(block.address + offset, snapshot, snapshot.nbytes,
+        self._release_staged()
+        staging = self.driver.host_alloc(data.nbytes)
+        np.copyto(staging.view(data.dtype).reshape(data.shape), data, casting="no")
+        self.driver.copy_host_to_device(block.address + offset, staging, data.nbytes,
                                         queue.handle)
+        event = self.driver.create_event(self.device.index, timing=False)
+        self.driver.event_record(event, queue.handle)
+        with self._lock:
+            self._staged.append((event, staging))
         if stream is None:
             queue.synchronize()
+
+    def _release_staged(self) -> None:
+        """Give back the staging buffers of copies the device has done."""
+        with self._lock:
+            done = [entry for entry in self._staged if self.driver.event_query(entry[0])]
+            self._staged = [entry for entry in self._staged if entry not in done]
+        for event, staging in done:
+            self.driver.destroy_event(event)
+            self.driver.host_free(staging)
 
 
 class CudaStream(Stream):
