@@ -86,3 +86,38 @@ def test_int8_sum_over_2_31_elements() -> None:
     assert int(xp.sum(x)) == 2**31
     x[-1] = 3
     assert int(xp.sum(x, dtype=xp.int64)) == 2**31 + 2
+
+
+def test_dlpack_export_runs_on_the_producing_stream(sim: SimDriver,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """CuPy's exporter orders the consumer's stream after CuPy's current stream: the export
+    must run with the hxarray stream that produced the data current (interop.on_stream)."""
+    from hxarray.backends.cuda import interop
+
+    backend = _backend_on(cupy_driver_on(sim))
+    device = Device(DeviceType.CUDA, 0)
+    current: list[object] = []
+    seen: list[tuple[object, object]] = []
+
+    class Exported:
+        def __dlpack__(self, **kwargs: object) -> str:
+            seen.append((current[-1] if current else None, kwargs["stream"]))
+            return "capsule"
+
+    class OnStream:
+        def __init__(self, owner: CudaBackend, where: Device) -> None:
+            self.stream = owner.stream(where)
+
+        def __enter__(self) -> None:
+            current.append(self.stream)
+
+        def __exit__(self, *exc: object) -> None:
+            current.pop()
+
+    monkeypatch.setattr(interop, "on_stream", OnStream)
+    monkeypatch.setattr(interop, "cupy_view", lambda owner, x: Exported())
+    producer = backend.create_stream(device)
+    with producer:
+        x = backend.from_host(np.ones(4, np.float32), device)
+        capsule = backend.dlpack(x, stream=7, max_version=(1, 0), dl_device=None, copy=None)
+    assert capsule == "capsule" and seen == [(producer, 7)] and current == []

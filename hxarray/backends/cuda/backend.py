@@ -141,13 +141,15 @@ class CudaBackend(Backend):
         return (1, 0) if self.simulated else (2, device.index)  # kDLCPU, kDLCUDA
 
     def dlpack(self, x: Array, *, stream: Any, max_version: Any, dl_device: Any, copy: Any) -> Any:
-        """On a GPU, CuPy's exporter over the memory in place, with the consumer's stream; on the
+        """On a GPU, CuPy's exporter over the memory in place, called on the stream that produced
+        x (the current one), so the consumer's `stream` is made to wait for it; on the
         simulator, the host memory in place once the device's work is done (kDLCPU)."""
         if not self.simulated:
-            from .interop import cupy_view
+            from .interop import cupy_view, on_stream
 
-            return cupy_view(self, x).__dlpack__(stream=stream, max_version=max_version,
-                                                 dl_device=dl_device, copy=copy)
+            with on_stream(self, x._buffer.device):
+                return cupy_view(self, x).__dlpack__(stream=stream, max_version=max_version,
+                                                     dl_device=dl_device, copy=copy)
         if dl_device is not None and tuple(dl_device) != (1, 0):
             raise BufferError(f"{x.device} is simulated in host memory: it exports to DLPack as "
                               f"kDLCPU (1, 0), not {tuple(dl_device)}")
