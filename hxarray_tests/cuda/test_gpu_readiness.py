@@ -121,3 +121,88 @@ def test_dlpack_export_runs_on_the_producing_stream(sim: SimDriver,
         x = backend.from_host(np.ones(4, np.float32), device)
         capsule = backend.dlpack(x, stream=7, max_version=(1, 0), dl_device=None, copy=None)
     assert capsule == "capsule" and seen == [(producer, 7)] and current == []
+
+
+class _Counted:
+    """Counts the launches and host synchronisations of the registered CUDA backend's driver."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import hxarray as xp
+
+        self.driver = xp.Device("cuda:0").backend.driver
+        self.launches = self.syncs = 0
+        launch, sync = self.driver.launch, self.driver.stream_synchronize
+
+        def counted_launch(*args: object) -> None:
+            self.launches += 1
+            launch(*args)
+
+        def counted_sync(stream: object) -> None:
+            self.syncs += 1
+            sync(stream)
+
+        monkeypatch.setattr(self.driver, "launch", counted_launch)
+        monkeypatch.setattr(self.driver, "stream_synchronize", counted_sync)
+
+    def reset(self) -> tuple[int, int]:
+        counts = self.launches, self.syncs
+        self.launches = self.syncs = 0
+        return counts
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> _Counted:
+    import hxarray as xp
+
+    if "cuda:0" not in [str(d) for d in xp.__array_namespace_info__().devices()]:
+        pytest.skip("needs cuda:0 (HXARRAY_CUDA_DRIVER=sim)")
+    monkeypatch.delenv("HXARRAY_CUDA_SYNC_CHECKS", raising=False)
+    return _Counted(monkeypatch)
+
+
+def test_integer_indexing_does_not_synchronise(counted: _Counted,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gather, scatter and take launch without waiting for the device; an index out of range
+    is an IndexError at the next synchronising call (or at once with
+    HXARRAY_CUDA_SYNC_CHECKS=1); a mask costs one synchronisation (the count sizes the
+    result)."""
+    import hxarray as xp
+    from hxarray.hal.stream import current_stream
+
+    data = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(data, device="cuda:0")
+    index = xp.asarray([2, -1, 0], device="cuda:0")
+    mask = xp.asarray(data > 4.5, device="cuda:0")
+    counted.reset()
+    picked = x[index]
+    taken = xp.take(x, index, axis=1)
+    x[xp.asarray([1], device="cuda:0")] = -1.0
+    launches, syncs = counted.reset()
+    assert syncs == 0 and launches >= 3
+    selected = x[mask]
+    assert counted.reset()[1] == 1
+    chosen = data > 4.5
+    data[1] = -1.0
+    np.testing.assert_array_equal(np.asarray(picked.to_device("cpu")),
+                                  np.arange(12.0).reshape(3, 4)[[2, -1, 0]])
+    np.testing.assert_array_equal(np.asarray(taken.to_device("cpu")),
+                                  np.arange(12.0).reshape(3, 4)[:, [2, -1, 0]])
+    np.testing.assert_array_equal(np.asarray(selected.to_device("cpu")), data[chosen])
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), data)
+
+    counted.reset()
+    bad = x[xp.asarray([0, 3], device="cuda:0")]  # returns; the error waits for a sync
+    x[xp.asarray([7], device="cuda:0")] = 5.0  # nothing is written
+    assert counted.reset()[1] == 0
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        current_stream("cuda:0").synchronize()
+    current_stream("cuda:0").synchronize()  # reported once
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), data)
+    del bad
+
+    monkeypatch.setenv("HXARRAY_CUDA_SYNC_CHECKS", "1")
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 1 with size 4"):
+        xp.take(x, xp.asarray([7], device="cuda:0"), axis=1)
+    monkeypatch.setenv("HXARRAY_CUDA_SYNC_CHECKS", "yes")
+    with pytest.raises(ValueError, match="HXARRAY_CUDA_SYNC_CHECKS must be 0 or 1, got 'yes'"):
+        x[index]

@@ -10,6 +10,7 @@ kernel launches and compilations.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -31,7 +32,7 @@ from .codegen import indexing as ix
 from .codegen import reduction as rd
 from .codegen import scan as sc
 from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
-from .runtime import CudaEvent, CudaMemory, CudaStream
+from .runtime import CudaEvent, CudaMemory, CudaStream, DeferredErrors, sync_checks
 
 Scalar = bool | int | float | complex
 
@@ -42,7 +43,9 @@ class _DeviceState:
 
     def __init__(self, driver: Driver, device: Device) -> None:
         self.properties: DeviceProperties = driver.properties(device.index)
-        self.default_stream = CudaStream(driver, device, driver.default_stream(device.index))
+        self.errors = DeferredErrors()  # raised by any stream's synchronize
+        self.default_stream = CudaStream(driver, device, driver.default_stream(device.index),
+                                         self.errors)
         self.memory = CudaMemory(driver, device, self.default_stream)
         total = self.properties.total_memory
         self.allocator = StreamOrderedAllocator(self.memory, max_cached_bytes=total // 2)
@@ -110,7 +113,7 @@ class CudaBackend(Backend):
         return self._state(device).default_stream
 
     def create_stream(self, device: Device, **options: Any) -> CudaStream:
-        return CudaStream(self.driver, device)
+        return CudaStream(self.driver, device, errors=self._state(device).errors)
 
     def create_event(self, device: Device, **options: Any) -> CudaEvent:
         return CudaEvent(self.driver, device, **options)
@@ -571,30 +574,48 @@ class CudaBackend(Backend):
         self.driver.memset(_address(flag), 0xFF, 8, self.stream(device).handle)
         return flag
 
-    def _read(self, x: Array) -> np.ndarray:
-        """A small array's values on the host, once the current stream has run to here."""
+    def _read(self, x: Array, stream: CudaStream | None = None) -> np.ndarray:
+        """A small array's values on the host, once `stream` (the current one) has run to
+        here."""
         host = np.empty(x._shape, x._dtype.numpy)
-        stream = self.stream(x._buffer.device)
+        stream = stream or self.stream(x._buffer.device)
         self.driver.copy_device_to_host(host, _address(x), host.nbytes, stream.handle)
-        stream.synchronize()
+        self.driver.stream_synchronize(stream.handle)
         return host
 
     def _raise_index_error(self, flag: Array, x: Array, axis: int, indices: Sequence[Array],
                            shape: tuple[int, ...], lead: int) -> None:
-        """IndexError if the kernels lowered `flag` to (index array j, position p of `shape`,
-        whose axes lead .. lead + len(B) - 1 are the index arrays'): numpy's message, naming
-        the first index out of range of the first index array holding one."""
-        (key,) = self._read(flag).tolist()
-        if key == ix.NO_ERROR:
+        """IndexError if the kernels lower `flag`: at the device's next synchronising call, as
+        CUDA reports device-side assertions (the launches return without waiting), or at once
+        under HXARRAY_CUDA_SYNC_CHECKS=1."""
+        device = x._buffer.device
+        stream, sizes = self.stream(device), x._shape[axis:axis + len(indices)]
+        check = functools.partial(self._index_error, flag, stream, sizes, axis, indices, shape,
+                                  lead)
+        if not sync_checks():
+            self._state(device).errors.add(check)
             return
+        error = check()
+        if error is not None:
+            raise error
+
+    def _index_error(self, flag: Array, stream: CudaStream, sizes: tuple[int, ...], axis: int,
+                     indices: Sequence[Array], shape: tuple[int, ...], lead: int
+                     ) -> IndexError | None:
+        """The IndexError the kernels reported in `flag` on `stream` as (index array j, position
+        p of `shape`, whose axes lead .. lead + len(B) - 1 are the index arrays'): numpy's
+        message, naming the first index out of range of the first index array holding one."""
+        (key,) = self._read(flag, stream).tolist()
+        if key == ix.NO_ERROR:
+            return None
         j, position = divmod(key, math.prod(shape))
         index = indices[j]
         where = np.unravel_index(position, shape)[lead:lead + index.ndim]
         element = _views.view(index, (), (), index._offset + sum(
             int(c) * s for c, s in zip(where, index._strides)))
-        bad = self._read(element)[()]
-        raise IndexError(f"index {bad} is out of bounds for axis {axis + j} with size "
-                         f"{x._shape[axis + j]}")
+        bad = self._read(element, stream)[()]
+        return IndexError(f"index {bad} is out of bounds for axis {axis + j} with size "
+                          f"{sizes[j]}")
 
     def nonzero(self, x: Array) -> tuple[Array, ...]:
         """Counts of non-zero elements per chunk, their exclusive scan (read back to size the

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -69,19 +71,59 @@ class CudaMemory(Allocator):
             self.driver.host_free(staging)
 
 
-class CudaStream(Stream):
-    """A driver stream of one device (`handle`)."""
+def sync_checks() -> bool:
+    """Whether device-side errors are checked at once (`HXARRAY_CUDA_SYNC_CHECKS=1`: a host
+    synchronisation per call) rather than at the next synchronising call (0, the default)."""
+    value = os.environ.get("HXARRAY_CUDA_SYNC_CHECKS", "0")
+    if value not in ("0", "1"):
+        raise ValueError(f"HXARRAY_CUDA_SYNC_CHECKS must be 0 or 1, got {value!r}")
+    return value == "1"
 
-    def __init__(self, driver: Driver, device: Device, handle: Any = None) -> None:
+
+class DeferredErrors:
+    """Checks of errors kernels report on the device (an index out of range), run by the device's
+    next synchronising call, as CUDA reports a device-side assertion; each returns the exception
+    to raise or None. At most LIMIT wait: the one after them runs them all first."""
+
+    LIMIT = 256
+
+    def __init__(self) -> None:
+        self._checks: list[Callable[[], BaseException | None]] = []
+        self._lock = threading.Lock()
+
+    def add(self, check: Callable[[], BaseException | None]) -> None:
+        if len(self._checks) >= self.LIMIT:
+            self.raise_first()
+        with self._lock:
+            self._checks.append(check)
+
+    def raise_first(self) -> None:
+        """Run every waiting check; raise the first error (in call order) any reports."""
+        with self._lock:
+            checks, self._checks = self._checks, []
+        errors = [error for error in (check() for check in checks) if error is not None]
+        if errors:
+            raise errors[0]
+
+
+class CudaStream(Stream):
+    """A driver stream of one device (`handle`). Synchronising it raises the device's deferred
+    errors (`errors`)."""
+
+    def __init__(self, driver: Driver, device: Device, handle: Any = None,
+                 errors: DeferredErrors | None = None) -> None:
         self.driver = driver
         self.device = device
         self.handle = driver.create_stream(device.index) if handle is None else handle
+        self.errors = errors
 
     def __repr__(self) -> str:
         return f"CudaStream({self.device}, {self.handle!r})"
 
     def synchronize(self) -> None:
         self.driver.stream_synchronize(self.handle)
+        if self.errors is not None:
+            self.errors.raise_first()
 
     def query(self) -> bool:
         return self.driver.stream_query(self.handle)
