@@ -206,3 +206,23 @@ def test_integer_indexing_does_not_synchronise(counted: _Counted,
     monkeypatch.setenv("HXARRAY_CUDA_SYNC_CHECKS", "yes")
     with pytest.raises(ValueError, match="HXARRAY_CUDA_SYNC_CHECKS must be 0 or 1, got 'yes'"):
         x[index]
+
+
+@requires_gpu
+def test_cupy_temporaries_come_from_hxarrays_pool() -> None:
+    """Sorting, FFT and cuBLAS through CuPy take their workspaces from hxarray's allocator:
+    CuPy's own pool stays empty, so hxarray's cache is the only one to free on OOM."""
+    import cupy
+
+    import hxarray as xp
+
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    before = pool.total_bytes()
+    x = xp.asarray(np.random.default_rng(0).random((512, 512)), device="cuda:0")
+    np.testing.assert_allclose(np.asarray(xp.sort(x, axis=1).to_device("cpu")),
+                               np.sort(np.asarray(x.to_device("cpu")), axis=1))
+    xp.fft.fft(x)
+    x @ x
+    xp.Device("cuda:0").backend.synchronize(xp.Device("cuda:0"))
+    assert pool.total_bytes() == before

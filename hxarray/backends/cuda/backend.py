@@ -442,8 +442,8 @@ class CudaBackend(Backend):
 
         device = out._buffer.device
         stream = self.stream(device)
-        for x in (a, b, out):
-            self._state(device).allocator.record_stream(x._buffer.block, stream)
+        for x in (a, b, out):  # the buffer's own allocator: a memory scope's pool, or the device's
+            x._buffer.allocator.record_stream(x._buffer.block, stream)
         with on_stream(self, device):
             cupy.matmul(cupy_view(self, a), cupy_view(self, b), out=cupy_view(self, out))
 
