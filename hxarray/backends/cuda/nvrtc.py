@@ -230,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check = functools.partial(_check_source, archs=archs)
     kernels = 0
     with contextlib.ExitStack() as stack:
-        run: Callable[..., Iterator[str | None]] = map
+        run: Callable[..., Iterator[tuple[str | None, list[str]]]] = map
         if ns.jobs > 1 and len(sources) > 1:  # NVRTC holds the GIL: processes, not threads
             run = stack.enter_context(ProcessPoolExecutor(
                 min(ns.jobs, len(sources)), mp_context=multiprocessing.get_context("spawn"))).map
