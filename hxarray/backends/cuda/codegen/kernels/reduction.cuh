@@ -157,40 +157,46 @@ __device__ typename Op::Value group_reduce(typename Op::Value v, int valid, int 
     return v;
 }
 
-// Folds the row elements first, first + group, ... (`count` of them) into v in that order,
-// HX_REDUCE_UNROLL loads in flight at a time. The counter is 32-bit (the host keeps a part below
-// 2^31 elements), and so is the index into a multi-axis row where the row allows.
+// Folds the row elements first, first + group, ... (`count` of them) into v in that order. A
+// row along one axis keeps HX_REDUCE_UNROLL loads in flight with a 32-bit counter (the host keeps
+// a part below 2^31 elements); a row over several axes unravels each element's offset.
 template <typename Op, bool FromPartials>
 __device__ __forceinline__ typename Op::Value fold_row(const char* row, const ReduceLayout& layout,
                                                        i64 first, int count, bool initial) {
     typedef typename Op::Value Value;
-    const int group = layout.group;
-    const bool flat = layout.row.ndim <= 1, narrow = layout.row.size <= 0x7fffffff;
-    const i64 step = layout.x_row.step[0];
-    auto at = [&](i64 r) -> const char* {
-        if (flat) return row + r * step;
-        return row + (narrow ? offset_of(int(r), layout.row, layout.x_row)
-                             : offset_of(r, layout.row, layout.x_row));
-    };
-    auto load = [&](i64 r) -> Value {
-        const char* p = at(r);
+    auto load = [](const char* p, i64 r) -> Value {
         if constexpr (FromPartials) {
             return *reinterpret_cast<const Value*>(p);
         } else {
             return Op::load(p, r);
         }
     };
-    Value v = load(first);
+    const int group = layout.group;
+    if (layout.row.ndim > 1) {
+        Value v = load(row + offset_of(first, layout.row, layout.x_row), first);
+        if (initial) v = Op::start(v);
+        for (int k = 1; k < count; ++k) {
+            const i64 r = first + i64(k) * group;
+            v = Op::combine(v, load(row + offset_of(r, layout.row, layout.x_row), r));
+        }
+        return v;
+    }
+    const i64 step = layout.x_row.step[0];
+    const char* p = row + first * step;
+    const i64 stride = i64(group) * step;
+    Value v = load(p, first);
     if (initial) v = Op::start(v);
     int k = 1;
     for (; k + HX_REDUCE_UNROLL <= count; k += HX_REDUCE_UNROLL) {
         Value e[HX_REDUCE_UNROLL];
 #pragma unroll
-        for (int u = 0; u < HX_REDUCE_UNROLL; ++u) e[u] = load(first + i64(k + u) * group);
+        for (int u = 0; u < HX_REDUCE_UNROLL; ++u) {
+            e[u] = load(p + i64(k + u) * stride, first + i64(k + u) * group);
+        }
 #pragma unroll
         for (int u = 0; u < HX_REDUCE_UNROLL; ++u) v = Op::combine(v, e[u]);
     }
-    for (; k < count; ++k) v = Op::combine(v, load(first + i64(k) * group));
+    for (; k < count; ++k) v = Op::combine(v, load(p + i64(k) * stride, first + i64(k) * group));
     return v;
 }
 
