@@ -172,6 +172,10 @@ CUDA_DRIVER = _declare(
     "at the first use of a CUDA device",
     "`sim` (the CPU simulator), `cupy` (a GPU) or `null` (kernels that do nothing, to measure "
     "host overhead)")
+CUDA_SYNC_CHECKS = _declare(
+    "HXARRAY_CUDA_SYNC_CHECKS", _flag(), lambda: False, "0", "at each indexing call on CUDA",
+    "1: index errors of CUDA kernels raised at once (a host synchronisation per indexing call) "
+    "instead of at the next synchronising call ([cuda](cuda.md))")
 CUDA_SIM_DEVICES = _declare(
     "HXARRAY_CUDA_SIM_DEVICES", _integer(1, MAX_SIM_DEVICES), lambda: 1, "1",
     "when the simulator starts", "number of simulated devices")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import re
 import sys
 import threading
 import types
@@ -33,8 +34,36 @@ def _host(address: int, size: int) -> np.ndarray:
     return np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(address))
 
 
-def make_fake_cupy(sim: SimDriver) -> types.ModuleType:
-    """A module object shaped like `cupy` for driver_cupy.py, over `sim`."""
+def supported_floor() -> tuple[int, int]:
+    """The oldest CuPy hxarray supports: the floor of `cupy-cuda12x` in pyproject.toml (every
+    extra names the same one)."""
+    text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    floors = set(re.findall(r'"cupy-cuda12x>=(\d+)\.(\d+)', text))
+    assert len(floors) == 1, f"pyproject.toml names different CuPy floors: {sorted(floors)}"
+    major, minor = floors.pop()
+    return int(major), int(minor)
+
+
+def refuses(version: tuple[int, int], arg: Any) -> str | None:
+    """Why CuPy `version`'s kernel launch refuses the argument (None where it takes it), from
+    cupy/cuda/function.pyx: CuPy 13 packs numpy scalars of the numeric and bool dtypes only
+    (numpy.void: `TypeError: Unsupported type`); 14.0 packs numpy.void structs as raw bytes but
+    asserts they are smaller than 32 bytes; 14.1 takes them at any size."""
+    if not isinstance(arg, np.generic):
+        return f"Unsupported type {type(arg)}"
+    if isinstance(arg, np.void):
+        if version < (14, 0):
+            return f"Unsupported type {type(arg)} (CuPy {version[0]}.{version[1]})"
+        if version < (14, 1) and arg.dtype.itemsize >= 32:
+            return (f"a {arg.dtype.itemsize}-byte numpy.void argument fails CuPy 14.0's "
+                    "assertion (fewer than 32 bytes)")
+    return None
+
+
+def make_fake_cupy(sim: SimDriver, version: tuple[int, int] | None = None) -> types.ModuleType:
+    """A module object shaped like `cupy` for driver_cupy.py, over `sim`, taking kernel
+    arguments as CuPy `version` does (default: the oldest supported)."""
+    version = version or supported_floor()
     streams: dict[int, Any] = {}
 
     class CUDARuntimeError(RuntimeError):
@@ -171,7 +200,10 @@ def make_fake_cupy(sim: SimDriver) -> types.ModuleType:
         def __call__(self, grid: tuple, block: tuple, args: tuple, *, shared_mem: int = 0,
                      stream: Stream | None = None) -> None:
             assert isinstance(grid, tuple) and isinstance(block, tuple)
-            assert all(isinstance(a, np.generic) for a in args), "CuPy packs numpy scalars"
+            for a in args:
+                why = refuses(version, a)
+                if why is not None:
+                    raise TypeError(why)
             sim.launch(self._function, grid, block, args, shared_mem, stream._sim)
 
     class RawModule:
@@ -217,8 +249,9 @@ def make_fake_cupy(sim: SimDriver) -> types.ModuleType:
     return module
 
 
-def cupy_driver_on(sim: SimDriver) -> Any:
-    """A CupyDriver (driver_cupy.py's code, loaded afresh) whose `cupy` is the stand-in."""
+def cupy_driver_on(sim: SimDriver, version: tuple[int, int] | None = None) -> Any:
+    """A CupyDriver (driver_cupy.py's code, loaded afresh) whose `cupy` is the stand-in (taking
+    arguments as CuPy `version`, default the oldest supported)."""
     import hxarray.backends.cuda.driver_cupy as real
 
     spec = importlib.util.spec_from_file_location("hxarray.backends.cuda._driver_cupy_on_sim",
@@ -226,7 +259,7 @@ def cupy_driver_on(sim: SimDriver) -> Any:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     saved = sys.modules.get("cupy")
-    sys.modules["cupy"] = make_fake_cupy(sim)
+    sys.modules["cupy"] = make_fake_cupy(sim, version)
     try:
         spec.loader.exec_module(module)
     finally:

@@ -261,7 +261,9 @@ def test_scatter_reads_its_indices_and_values_before_writing(cuda):
 
 
 @pytest.mark.parametrize("operation", ["gather", "scatter"])
-def test_indices_out_of_range_raise_index_error_naming_numpy_s_index(cuda, operation):
+def test_indices_out_of_range_raise_index_error_naming_numpy_s_index(cuda, operation,
+                                                                   monkeypatch):
+    monkeypatch.setenv("HXARRAY_CUDA_SYNC_CHECKS", "1")  # at once, so the call names it
     a = np.arange(30.0).reshape(5, 6)
     x = on(cuda, a)
     cases = [
@@ -290,9 +292,10 @@ def test_indices_out_of_range_raise_index_error_naming_numpy_s_index(cuda, opera
         x[huge] if operation == "gather" else x.__setitem__(huge, 0.0)
 
 
-def test_gather_over_more_axes_than_the_kernel_takes(cuda):
+def test_gather_over_more_axes_than_the_kernel_takes(cuda, monkeypatch):
     """A 10-D view whose axes do not merge: one launch per index of the leading axes, each with
-    its own C-order positions for the error key."""
+    its own C-order positions for the error key (checked at once, so the call names it)."""
+    monkeypatch.setenv("HXARRAY_CUDA_SYNC_CHECKS", "1")
     a = sample((2,) * 10, xp.int8)
     order = (*range(9, -1, -1),)
     x = xp.permute_dims(on(cuda, np.ascontiguousarray(a.transpose(order))), order)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import hxarray as xp
+from hxarray.backends.cuda import launch
 from hxarray.backends.cuda.codegen import OPTIONS
 from hxarray.backends.cuda.codegen import reduction as rd
 from hxarray.backends.cuda.codegen import scan as sc
@@ -45,7 +46,7 @@ def test_reduction_plans(props):
     per output. Every plan's threads cover each part, and parts cover the row."""
     whole = rd.plan(1, 10**6, True, props)
     assert whole.group > 32 and whole.parts > 1
-    medium = rd.plan(1000, 1000, True, props)
+    medium = rd.plan(1000, 500, True, props)
     assert 1 < medium.group <= 32 and medium.parts == 1
     columns = rd.plan(1000, 1000, False, props)
     assert columns.group == 1 and columns.parts > 1
@@ -60,7 +61,10 @@ def test_reduction_plans(props):
         assert plan.group & (plan.group - 1) == 0 and plan.group <= plan.block <= rd.BLOCK
         assert plan.parts <= rd.MAX_PARTS and (plan.parts - 1) * plan.chunk < length
         assert plan.parts * plan.chunk >= length
-        assert 1 <= plan.grid <= props.multiprocessor_count * 2048 // plan.block
+        assert 1 <= plan.grid <= launch.WAVES * props.multiprocessor_count * 2048 // plan.block
+        if outputs * length >= launch.WAVES * props.multiprocessor_count * 2048 * rd.PER_THREAD \
+                and plan.parts < rd.MAX_PARTS:
+            assert plan.grid * plan.block >= props.multiprocessor_count * 2048  # every SM, full
 
 
 @pytest.mark.parametrize("props", [A100, SIM2], ids=["A100", "sim2"])

@@ -10,6 +10,7 @@ kernel launches and compilations.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -35,7 +36,7 @@ from .codegen import indexing as ix
 from .codegen import reduction as rd
 from .codegen import scan as sc
 from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
-from .runtime import CudaEvent, CudaMemory, CudaStream
+from .runtime import CudaEvent, CudaMemory, CudaStream, DeferredErrors, sync_checks
 
 Scalar = bool | int | float | complex
 # A launch of one layout: the kernel, (grid, block, shared memory), the argument packer.
@@ -53,7 +54,9 @@ class _DeviceState:
 
     def __init__(self, driver: Driver, device: Device) -> None:
         self.properties: DeviceProperties = driver.properties(device.index)
-        self.default_stream = CudaStream(driver, device, driver.default_stream(device.index))
+        self.errors = DeferredErrors()  # raised by any stream's synchronize
+        self.default_stream = CudaStream(driver, device, driver.default_stream(device.index),
+                                         self.errors)
         self.memory = CudaMemory(driver, device, self.default_stream)
         total = self.properties.total_memory
         self.allocator = StreamOrderedAllocator(self.memory, max_cached_bytes=total // 2,
@@ -132,7 +135,7 @@ class CudaBackend(Backend):
         return self._state(device).default_stream
 
     def create_stream(self, device: Device, **options: Any) -> CudaStream:
-        return CudaStream(self.driver, device)
+        return CudaStream(self.driver, device, errors=self._state(device).errors)
 
     def create_event(self, device: Device, **options: Any) -> CudaEvent:
         return CudaEvent(self.driver, device, **options)
@@ -163,22 +166,23 @@ class CudaBackend(Backend):
         return (1, 0) if self.simulated else (2, device.index)  # kDLCPU, kDLCUDA
 
     def dlpack(self, x: Array, *, stream: Any, max_version: Any, dl_device: Any, copy: Any) -> Any:
-        """On a GPU, CuPy's exporter over the memory in place, with the consumer's stream (a
-        read-only array as a copy: CuPy's arrays have no read-only flag); on the simulator, the
-        host memory in place once the device's work is done (kDLCPU, read-only where x is)."""
+        """On a GPU, CuPy's exporter over the memory in place (a read-only array as a copy: CuPy's
+        arrays have no read-only flag), called on the stream that produced x (the current one),
+        so the consumer's `stream` is made to wait for it; on the simulator, the host memory in
+        place once the device's work is done (kDLCPU, read-only where x is)."""
         if not self.simulated:
             from .interop import cupy_view, on_stream
 
-            if not x._readonly:
-                return cupy_view(self, x).__dlpack__(stream=stream, max_version=max_version,
-                                                     dl_device=dl_device, copy=copy)
-            if copy is False:
+            if x._readonly and copy is False:
                 raise BufferError(f"__dlpack__(copy=False): a read-only array on {x.device} can "
                                   "only be exported as a copy (CuPy's arrays have no read-only "
                                   "flag)")
-            with on_stream(self, x._buffer.device):  # the copy, ordered after x's work
-                return cupy_view(self, x).copy().__dlpack__(
-                    stream=stream, max_version=max_version, dl_device=dl_device)
+            with on_stream(self, x._buffer.device):
+                if x._readonly:  # the copy, ordered after x's work
+                    return cupy_view(self, x).copy().__dlpack__(
+                        stream=stream, max_version=max_version, dl_device=dl_device)
+                return cupy_view(self, x).__dlpack__(stream=stream, max_version=max_version,
+                                                     dl_device=dl_device, copy=copy)
         if dl_device is not None and tuple(dl_device) != (1, 0):
             raise BufferError(f"{x.device} is simulated in host memory: it exports to DLPack as "
                               f"kDLCPU (1, 0), not {tuple(dl_device)}")
@@ -292,11 +296,16 @@ class CudaBackend(Backend):
             else:
                 key.append(None)
                 values.append(a)
-        values.append(out._buffer.address + out._offset)
+        address = out._buffer.address + out._offset
+        values.append(address)
+        misaligned = address & (ew.VECTOR_BYTES - 1)
+        for a in arrays[1:]:
+            misaligned |= (a._buffer.address + a._offset) & (ew.VECTOR_BYTES - 1)
+        key.append(not misaligned)
         key = tuple(key)
         plan = state.plans.get(key)
         if plan is None:
-            plan = self._plan_map(state, op, args, signature, out)
+            plan = self._plan_map(state, op, args, signature, out, not misaligned)
             if plan is None:  # rare: more axes than a kernel takes
                 self._map_by_rows(op, args, signature, out)
                 return
@@ -307,9 +316,10 @@ class CudaBackend(Backend):
         self._submit(device, function, config, pack(values), arrays)
 
     def _plan_map(self, state: _DeviceState, op: Op, args: Sequence[Array | Scalar],
-                  signature: Signature, out: Array) -> _Plan | None:
-        """The kernel, launch configuration and argument packer of `op` on this layout; None
-        where the merged axes are more than a kernel takes."""
+                  signature: Signature, out: Array, aligned: bool) -> _Plan | None:
+        """The kernel, launch configuration and argument packer of `op` on this layout (every
+        array starting on a 16-byte boundary where `aligned`); None where the merged axes are
+        more than a kernel takes."""
         shape = out._shape
         arrays = [a for a in args if a.__class__ is Array]
         strides = [ew.broadcast_strides(shape, a._shape, a._strides) for a in arrays]
@@ -317,11 +327,15 @@ class CudaBackend(Backend):
         if len(dims) > ew.MAX_DIMS:
             return None
         contiguous = _contiguous(dims, steps, [out, *arrays])
+        kind = (ew.ALIGNED if aligned else ew.CONTIGUOUS) if contiguous else ew.STRIDED
         size = math.prod(dims)
         index = ew.INDEX_TYPES[size >= 2**31]
         function = self._kernel(state, op, signature, index)
-        grid, block = launch.grid_for(state.properties, function, size)
-        pack = ew.packer(dims, steps, contiguous, signature.compute,
+        operands = signature.operands[1:] if op.selects else signature.operands
+        work = -(-size // ew.per_thread(kind, [signature.result.itemsize,
+                                               *(d.itemsize for d in operands)]))
+        grid, block = launch.grid_for(state.properties, function, work)
+        pack = ew.packer(dims, steps, kind, signature.compute,
                          [a.__class__ is not Array for a in args])
         return function, (grid, block, 0), pack
 
@@ -554,8 +568,8 @@ class CudaBackend(Backend):
 
         device = out._buffer.device
         stream = self.stream(device)
-        for x in (a, b, out):
-            self._state(device).allocator.record_stream(x._buffer.block, stream)
+        for x in (a, b, out):  # the buffer's own allocator: a memory scope's pool, or the device's
+            x._buffer.allocator.record_stream(x._buffer.block, stream)
         with on_stream(self, device):
             cupy.matmul(cupy_view(self, a), cupy_view(self, b), out=cupy_view(self, out))
 
@@ -686,30 +700,48 @@ class CudaBackend(Backend):
         self.driver.memset(_address(flag), 0xFF, 8, self.stream(device).handle)
         return flag
 
-    def _read(self, x: Array) -> np.ndarray:
-        """A small array's values on the host, once the current stream has run to here."""
+    def _read(self, x: Array, stream: CudaStream | None = None) -> np.ndarray:
+        """A small array's values on the host, once `stream` (the current one) has run to
+        here."""
         host = np.empty(x._shape, x._dtype.numpy)
-        stream = self.stream(x._buffer.device)
+        stream = stream or self.stream(x._buffer.device)
         self.driver.copy_device_to_host(host, _address(x), host.nbytes, stream.handle)
-        stream.synchronize()
+        self.driver.stream_synchronize(stream.handle)
         return host
 
     def _raise_index_error(self, flag: Array, x: Array, axis: int, indices: Sequence[Array],
                            shape: tuple[int, ...], lead: int) -> None:
-        """IndexError if the kernels lowered `flag` to (index array j, position p of `shape`,
-        whose axes lead .. lead + len(B) - 1 are the index arrays'): numpy's message, naming
-        the first index out of range of the first index array holding one."""
-        (key,) = self._read(flag).tolist()
-        if key == ix.NO_ERROR:
+        """IndexError if the kernels lower `flag`: at the device's next synchronising call, as
+        CUDA reports device-side assertions (the launches return without waiting), or at once
+        under HXARRAY_CUDA_SYNC_CHECKS=1."""
+        device = x._buffer.device
+        stream, sizes = self.stream(device), x._shape[axis:axis + len(indices)]
+        check = functools.partial(self._index_error, flag, stream, sizes, axis, indices, shape,
+                                  lead)
+        if not sync_checks():
+            self._state(device).errors.add(check)
             return
+        error = check()
+        if error is not None:
+            raise error
+
+    def _index_error(self, flag: Array, stream: CudaStream, sizes: tuple[int, ...], axis: int,
+                     indices: Sequence[Array], shape: tuple[int, ...], lead: int
+                     ) -> IndexError | None:
+        """The IndexError the kernels reported in `flag` on `stream` as (index array j, position
+        p of `shape`, whose axes lead .. lead + len(B) - 1 are the index arrays'): numpy's
+        message, naming the first index out of range of the first index array holding one."""
+        (key,) = self._read(flag, stream).tolist()
+        if key == ix.NO_ERROR:
+            return None
         j, position = divmod(key, math.prod(shape))
         index = indices[j]
         where = np.unravel_index(position, shape)[lead:lead + index.ndim]
         element = _views.view(index, (), (), index._offset + sum(
             int(c) * s for c, s in zip(where, index._strides)))
-        bad = self._read(element)[()]
-        raise IndexError(f"index {bad} is out of bounds for axis {axis + j} with size "
-                         f"{x._shape[axis + j]}")
+        bad = self._read(element, stream)[()]
+        return IndexError(f"index {bad} is out of bounds for axis {axis + j} with size "
+                          f"{sizes[j]}")
 
     def nonzero(self, x: Array) -> tuple[Array, ...]:
         """Counts of non-zero elements per chunk, their exclusive scan (read back to size the

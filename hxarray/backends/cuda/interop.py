@@ -6,6 +6,7 @@ uses are checked against the installed CuPy by hxarray_tests/cuda/test_driver_cu
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -28,12 +29,25 @@ def cupy_view(backend: CudaBackend, x: Array) -> Any:
 
 @contextlib.contextmanager
 def on_stream(backend: CudaBackend, device: Any) -> Iterator[None]:
-    """CuPy's work inside the block goes to the device's current hxarray stream."""
+    """CuPy's work inside the block goes to the device's current hxarray stream, and its
+    temporaries (sorting, linalg, FFT and cuBLAS workspaces) come from hxarray's allocator: one
+    pool holds the device's cached memory, so freeing it on an out-of-memory error frees all."""
     stream = backend.stream(device)
     assert isinstance(stream, CudaStream) and backend.driver is not None
     with cupy.cuda.Device(device.index), cupy.cuda.ExternalStream(
-            backend.driver.stream_ptr(stream.handle), device.index):
+            backend.driver.stream_ptr(stream.handle), device.index), \
+            cupy.cuda.using_allocator(functools.partial(_allocate, backend, device)):
         yield
+
+
+def _allocate(backend: CudaBackend, device: Any, nbytes: int) -> Any:
+    """A CuPy allocation served by hxarray's allocator (the memory scope's, where one is open),
+    for the current stream; given back when CuPy drops the pointer."""
+    from ..._dtypes import uint8
+
+    holder = backend.empty((nbytes,), uint8, device)
+    memory = cupy.cuda.UnownedMemory(holder._buffer.address, nbytes, holder, device.index)
+    return cupy.cuda.MemoryPointer(memory, 0)
 
 
 def run_into(backend: CudaBackend, out: Array, compute: Any, *inputs: Array) -> None:

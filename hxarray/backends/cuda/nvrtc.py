@@ -5,7 +5,9 @@ which needs no driver. Sources come from registered providers: callables that yi
 `(name, source, options, name_expressions)`; the CUDA backend registers its generated kernels with
 `register_source_provider`. `python -m hxarray.backends.cuda.nvrtc [DIR ...]` (`make cuda-check`)
 compiles every provided source and every `*.cu` under the given directories for sm_80 and sm_90 and
-fails on any error or warning.
+fails on any error or warning; for sm_90 it goes through PTX and ptxas, prints every kernel's
+registers, shared memory, stack, spills and occupancy, and fails where `ptxas.problems` finds a
+kernel of the backend's families breaking their rules (a stack frame, a spill, ...).
 
 A `.cu` file may carry its options and template instantiations in comments:
 `// nvrtc-options: -DTILE=16` and `// name-expressions: scale<float>, scale<double>`.
@@ -26,11 +28,12 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ...hal.kernel_cache import KernelCache
+from . import ptxas
 from .driver import CompileError
 from .sim.compiler import cupy_include_dirs
 
 __all__ = ["ARCHITECTURES", "Source", "available", "compile_source", "iter_sources",
-           "register_source_provider", "sources_in", "verify", "version"]
+           "register_source_provider", "resources", "sources_in", "verify", "version"]
 
 ARCHITECTURES = ("sm_80", "sm_90")
 Source = tuple[str, str, Sequence[str], Sequence[str]]  # name, code, options, name expressions
@@ -99,9 +102,10 @@ def version() -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def compile_source(code: str, name: str = "kernel.cu", options: Sequence[str] = (),
-                   name_expressions: Sequence[str] = (), arch: str = "sm_80") -> tuple[bytes, str]:
-    """(cubin, log) for `code` with CuPy's include paths. CompileError on an error."""
+def _compile(code: str, name: str, options: Sequence[str], name_expressions: Sequence[str],
+             arch: str, output: str) -> tuple[bytes, str, dict[str, str]]:
+    """(NVRTC's `output`, "CUBIN" or "PTX"; its log; mangled name -> name expression) for
+    `code` compiled for `arch` (a real architecture, or compute_NN for PTX)."""
     nvrtc = _nvrtc()
     (program,) = _check(nvrtc.nvrtcCreateProgram(code.encode(), name.encode(), 0, [], []),
                         "create program")
@@ -118,12 +122,41 @@ def compile_source(code: str, name: str = "kernel.cu", options: Sequence[str] = 
         log = log_buffer.rstrip(b"\0 ").decode(errors="replace").strip()
         if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise CompileError(f"NVRTC rejects {name} for {arch}:\n{log}", log=log)
-        (size,) = _check(nvrtc.nvrtcGetCUBINSize(program), "cubin size")
-        cubin = b" " * size
-        _check(nvrtc.nvrtcGetCUBIN(program, cubin), "cubin")
-        return cubin, log
+        (size,) = _check(getattr(nvrtc, f"nvrtcGet{output}Size")(program), f"{output} size")
+        binary = b" " * size
+        _check(getattr(nvrtc, f"nvrtcGet{output}")(program, binary), output)
+        lowered = {}
+        for expr in name_expressions:
+            (mangled,) = _check(nvrtc.nvrtcGetLoweredName(program, expr.encode()), "lowered name")
+            lowered[mangled.decode()] = expr
+        return binary, log, lowered
     finally:
         nvrtc.nvrtcDestroyProgram(program)
+
+
+def compile_source(code: str, name: str = "kernel.cu", options: Sequence[str] = (),
+                   name_expressions: Sequence[str] = (), arch: str = "sm_80") -> tuple[bytes, str]:
+    """(cubin, log) for `code` with CuPy's include paths. CompileError on an error."""
+    cubin, log, _ = _compile(code, name, options, name_expressions, arch, "CUBIN")
+    return cubin, log
+
+
+def resources(code: str, name: str = "kernel.cu", options: Sequence[str] = (),
+              name_expressions: Sequence[str] = ()) -> list[ptxas.KernelReport]:
+    """ptxas's report of every kernel of `code` for ptxas.ARCH (PTX from NVRTC, assembled by
+    ptxas). CompileError on any error or warning of either."""
+    virtual = ptxas.ARCH.replace("sm_", "compute_")
+    ptx, log, lowered = _compile(code, name, options, name_expressions, virtual, "PTX")
+    if log:
+        raise CompileError(f"NVRTC warns about {name} for {virtual}:\n{log}", log=log)
+    try:
+        reports, warnings = ptxas.report(ptx.rstrip(b"\0 ").decode(), lowered)
+    except RuntimeError as exc:
+        raise CompileError(f"{name}: {exc}", log=str(exc)) from exc
+    if warnings:
+        raise CompileError(f"ptxas warns about {name} for {ptxas.ARCH}:\n{warnings}",
+                           log=warnings)
+    return reports
 
 
 def verify(code: str, name: str = "kernel.cu", options: Sequence[str] = (),
@@ -147,14 +180,23 @@ def verify(code: str, name: str = "kernel.cu", options: Sequence[str] = (),
             cache.get_or_compile(key, build)
 
 
-def _failure(source: Source, archs: Sequence[str]) -> str | None:
-    """Why NVRTC rejects or warns about `source` for one of `archs`; None if it compiles."""
+def _check_source(source: Source, archs: Sequence[str]) -> tuple[str | None, list[str]]:
+    """(why NVRTC or ptxas rejects `source` for one of `archs`, or None; the report lines of its
+    kernels). ptxas.ARCH is checked through PTX and ptxas: its resources are held to the rules of
+    `ptxas.problems`."""
     name, code, options, expressions = source
+    lines: list[str] = []
     try:
-        verify(code, name, options, expressions, archs)
+        verify(code, name, options, expressions, [a for a in archs if a != ptxas.ARCH])
+        if ptxas.ARCH in archs:
+            reports = resources(code, name, options, expressions)
+            lines = [f"{name}: {r.line()}" for r in reports]
+            broken = ptxas.problems(name, reports)
+            if broken:
+                return f"ptxas: {name} for {ptxas.ARCH}:\n  " + "\n  ".join(broken), lines
     except CompileError as exc:
-        return str(exc)
-    return None
+        return str(exc), lines
+    return None, lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -174,6 +216,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ImportError, RuntimeError, OSError) as exc:
         print(f"NVRTC is not available ({exc}); install hxarray[cuda-check]", file=sys.stderr)
         return 2
+    if ptxas.ARCH in archs and ptxas.find() is None:
+        print("ptxas is not available; install hxarray[cuda-check] (nvidia-cuda-nvcc-cu12) or "
+              "set HXARRAY_PTXAS", file=sys.stderr)
+        return 2
     from . import codegen
 
     sources = [*codegen.all_sources(), *iter_sources()]  # the backend's kernels, then plug-ins'
@@ -181,20 +227,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         sources += sources_in(directory)
     failures = 0
     start = time.perf_counter()
-    check = functools.partial(_failure, archs=archs)
+    check = functools.partial(_check_source, archs=archs)
+    kernels = 0
     with contextlib.ExitStack() as stack:
-        run: Callable[..., Iterator[str | None]] = map
+        run: Callable[..., Iterator[tuple[str | None, list[str]]]] = map
         if ns.jobs > 1 and len(sources) > 1:  # NVRTC holds the GIL: processes, not threads
             run = stack.enter_context(ProcessPoolExecutor(
                 min(ns.jobs, len(sources)), mp_context=multiprocessing.get_context("spawn"))).map
-        for failure in run(check, sources):
+        for failure, lines in run(check, sources):
+            kernels += len(lines)
+            for line in lines:
+                print(line)
             if failure is not None:
                 failures += 1
                 print(f"FAIL {failure}", file=sys.stderr)
     elapsed = time.perf_counter() - start
     print(f"NVRTC {major}.{minor}: {len(sources)} sources x {len(archs)} architectures "
           f"({', '.join(archs)}) = {len(sources) * len(archs)} compilations, {failures} failed, "
-          f"{elapsed:.1f} s")
+          f"{elapsed:.1f} s" + (f"; ptxas: {kernels} kernels for {ptxas.ARCH} (registers, shared "
+                                f"memory, stack, spills, occupancy above)" if kernels else ""))
     return 1 if failures or not sources else 0
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...hal.allocator import Allocator, Block
 from ...hal.device import Device
+from ...hal.settings import CUDA_SYNC_CHECKS
 from ...hal.stream import Event, Stream
 
 if TYPE_CHECKING:
@@ -15,12 +18,16 @@ if TYPE_CHECKING:
 
 
 class CudaMemory(Allocator):
-    """Raw device memory from the driver; the copies queue on the given stream."""
+    """Raw device memory from the driver; the copies queue on the given stream. Data copied to
+    the device is staged in page-locked host memory (`driver.host_alloc`, so the copy is a DMA
+    that overlaps the caller's work), held until the stream has passed the copy."""
 
     def __init__(self, driver: Driver, device: Device, default: CudaStream) -> None:
         self.driver = driver
         self.device = device
         self._default = default
+        self._staged: list[tuple[Any, np.ndarray]] = []  # (event after the copy, its buffer)
+        self._lock = threading.Lock()
 
     def malloc(self, nbytes: int) -> Block:
         return Block(self.driver.malloc(self.device.index, max(nbytes, 1)), nbytes, None)
@@ -38,29 +45,82 @@ class CudaMemory(Allocator):
 
     def copy_from_host(self, block: Block, offset: int, data: np.ndarray,
                        stream: Stream | None = None) -> None:
-        # The driver reads `data` when the stream gets there; the caller may change it at once.
-        snapshot = np.array(data, copy=True, order="C")
+        # The driver reads the staging buffer when the stream gets there; the caller may change
+        # `data` at once.
         queue = stream or self._default
         assert isinstance(queue, CudaStream)
-        self.driver.copy_host_to_device(block.address + offset, snapshot, snapshot.nbytes,
+        self._release_staged()
+        staging = self.driver.host_alloc(data.nbytes)
+        np.copyto(staging.view(data.dtype).reshape(data.shape), data, casting="no")
+        self.driver.copy_host_to_device(block.address + offset, staging, data.nbytes,
                                         queue.handle)
+        event = self.driver.create_event(self.device.index, timing=False)
+        self.driver.event_record(event, queue.handle)
+        with self._lock:
+            self._staged.append((event, staging))
         if stream is None:
             queue.synchronize()
 
+    def _release_staged(self) -> None:
+        """Give back the staging buffers of copies the device has done."""
+        with self._lock:
+            done = [entry for entry in self._staged if self.driver.event_query(entry[0])]
+            self._staged = [entry for entry in self._staged if entry not in done]
+        for event, staging in done:
+            self.driver.destroy_event(event)
+            self.driver.host_free(staging)
+
+
+def sync_checks() -> bool:
+    """Whether device-side errors are checked at once (`HXARRAY_CUDA_SYNC_CHECKS=1`: a host
+    synchronisation per call) rather than at the next synchronising call (0, the default)."""
+    return CUDA_SYNC_CHECKS.get()
+
+
+class DeferredErrors:
+    """Checks of errors kernels report on the device (an index out of range), run by the device's
+    next synchronising call, as CUDA reports a device-side assertion; each returns the exception
+    to raise or None. At most LIMIT wait: the one after them runs them all first."""
+
+    LIMIT = 256
+
+    def __init__(self) -> None:
+        self._checks: list[Callable[[], BaseException | None]] = []
+        self._lock = threading.Lock()
+
+    def add(self, check: Callable[[], BaseException | None]) -> None:
+        if len(self._checks) >= self.LIMIT:
+            self.raise_first()
+        with self._lock:
+            self._checks.append(check)
+
+    def raise_first(self) -> None:
+        """Run every waiting check; raise the first error (in call order) any reports."""
+        with self._lock:
+            checks, self._checks = self._checks, []
+        errors = [error for error in (check() for check in checks) if error is not None]
+        if errors:
+            raise errors[0]
+
 
 class CudaStream(Stream):
-    """A driver stream of one device (`handle`)."""
+    """A driver stream of one device (`handle`). Synchronising it raises the device's deferred
+    errors (`errors`)."""
 
-    def __init__(self, driver: Driver, device: Device, handle: Any = None) -> None:
+    def __init__(self, driver: Driver, device: Device, handle: Any = None,
+                 errors: DeferredErrors | None = None) -> None:
         self.driver = driver
         self.device = device
         self.handle = driver.create_stream(device.index) if handle is None else handle
+        self.errors = errors
 
     def __repr__(self) -> str:
         return f"CudaStream({self.device}, {self.handle!r})"
 
     def synchronize(self) -> None:
         self.driver.stream_synchronize(self.handle)
+        if self.errors is not None:
+            self.errors.raise_first()
 
     def query(self) -> bool:
         return self.driver.stream_query(self.handle)

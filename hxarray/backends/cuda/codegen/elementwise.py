@@ -5,8 +5,9 @@ index width. The first call of an operation compiles every same-dtype instantiat
 
 Layouts: the host drops size-1 axes and merges axes that every array steps through contiguously,
 so most launches see one axis, and marks launches where every array is C-contiguous (the kernel
-then indexes by element number). `packer` packs the arguments of one layout: what never changes
-once, the addresses and scalars per call.
+then indexes by element number) and, of those, launches where every array starts on a 16-byte
+boundary (ALIGNED: the kernel then moves 128-bit packs). `packer` packs the arguments of
+one layout: what never changes once, the addresses and scalars per call.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ OPERAND = struct([("data", "<u8", 0), ("strides", ("<i8", (MAX_DIMS,)), 8),
                   ("scalar", ("u1", (16,)), 72)], 88)
 OUTPUT = struct([("data", "<u8", 0), ("strides", ("<i8", (MAX_DIMS,)), 8)], 72)
 INDEX_TYPES = ("hx::i32", "hx::i64")
+STRIDED, CONTIGUOUS, ALIGNED = 0, 1, 2  # Shape::contiguous: HX_STRIDED, ... in elementwise.cuh
+VECTOR_BYTES = 16  # HX_VECTOR_BYTES: the widest type moves in accesses of this many bytes
 
 
 def _copy_kernel(x: Any, *, out: np.ndarray) -> None:
@@ -140,11 +143,17 @@ def collapse(shape: tuple[int, ...], strides: Sequence[tuple[int, ...]]
     return tuple(merged_dims), [tuple(st) for st in merged_steps]
 
 
-def pack_shape(shape: tuple[int, ...], contiguous: bool) -> np.void:
+def per_thread(kind: int, itemsizes: Sequence[int]) -> int:
+    """Elements one thread moves at a time: a pack of VECTOR_BYTES of the widest type where the
+    launch is ALIGNED (the kernel's N), else one."""
+    return max(1, VECTOR_BYTES // max(itemsizes)) if kind == ALIGNED else 1
+
+
+def pack_shape(shape: tuple[int, ...], contiguous: int) -> np.void:
     record = np.zeros((), SHAPE)
     record["size"] = int(np.prod(shape, dtype=np.int64)) if shape else 1
     record["ndim"] = len(shape)
-    record["contiguous"] = int(contiguous)
+    record["contiguous"] = contiguous
     record["extent"][:len(shape)] = shape
     return record[()]
 
@@ -168,15 +177,16 @@ def pack_output(address: int, strides: tuple[int, ...]) -> np.void:
     return record[()]
 
 
-def packer(dims: tuple[int, ...], steps: Sequence[tuple[int, ...]], contiguous: bool,
+def packer(dims: tuple[int, ...], steps: Sequence[tuple[int, ...]], kind: int,
            compute: dt.DType, scalars: Sequence[bool]
            ) -> Callable[[Sequence[Any]], list[np.generic]]:
     """The kernel arguments of one layout (`dims`, the output's then each array operand's
-    `steps`; which operands are `scalars`) as a function of the operands' addresses (a scalar
+    `steps`, its kind: STRIDED, CONTIGUOUS or ALIGNED; which operands are `scalars`) as a
+    function of the operands' addresses (a scalar
     operand: its value) followed by the output's: the records of `pack_operand`,
     `pack_output` and `pack_shape`, their fixed bytes packed once here (and the records of
     recent addresses kept)."""
-    shape = pack_shape(dims, contiguous)
+    shape = pack_shape(dims, kind)
     array_steps = iter(steps[1:])
     parts = [splicer(pack_operand(None, (), 0, compute), "scalar", scalar_encoder(compute))
              if scalar else splicer(pack_operand(0, next(array_steps)), "data", _address, memo=True)

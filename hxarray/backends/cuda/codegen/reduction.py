@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .... import _dtypes as dt
+from ..launch import WAVES
 from . import C_TYPES, OPTIONS, PREAMBLE, struct
 from .elementwise import MAX_DIMS, SHAPE, collapse, pack_shape
 
@@ -32,9 +33,10 @@ ARG_REDUCTIONS = frozenset({"argmax", "argmin"})
 IDENTITY = {"sum": 0, "prod": 1, "all": True, "any": False}  # the result over no elements
 INDEXED_SIZE = 16  # sizeof(hx::Indexed<T>): an element of at most 8 bytes, then an int64 index
 
-BLOCK = 256  # threads per block (fewer for tiny launches)
-PER_THREAD = 32  # row elements a thread reads before one more thread is worth its start-up
+BLOCK = 256  # threads per block at most (HX_REDUCE_BLOCK; fewer for tiny launches)
+PER_THREAD = 16  # row elements a thread reads before one more thread is worth its start-up
 MAX_PARTS = 1024  # parts per row: bounds the temporary and the second pass
+MAX_CHUNK = 2**31 - 1  # row elements per task: the kernel counts them in 32 bits
 
 STRIDES = np.dtype(("<i8", (MAX_DIMS,)))
 
@@ -188,22 +190,26 @@ def resident_threads(props: DeviceProperties) -> int:
 
 def plan(outputs: int, length: int, row_inner: bool, props: DeviceProperties,
          max_block: int = BLOCK, may_split: bool = True) -> Launch:
-    """Enough threads to fill the device (at most one per PER_THREAD elements): a group of
+    """Enough threads to fill the device WAVES times (at most one per PER_THREAD
+    elements): a group of
     threads per output where rows lie inner (the group reads neighbouring elements), else one
     thread per output (neighbouring threads read neighbouring outputs); where that leaves the
     device idle (few outputs, long rows) and `may_split`, rows split into parts for two passes."""
-    wanted = max(1, min(resident_threads(props), -(-outputs * length // PER_THREAD)))
+    wanted = max(1, min(WAVES * resident_threads(props),
+                        -(-outputs * length // PER_THREAD)))
     per_output = -(-wanted // outputs)
-    block = 1 << (min(max_block, props.max_threads_per_block).bit_length() - 1)
+    block = 1 << (min(max_block, BLOCK, props.max_threads_per_block).bit_length() - 1)
     group = min(block, 1 << (per_output - 1).bit_length()) if row_inner else 1
     parts = -(-per_output // group) if may_split else 1
-    parts = max(1, min(parts, MAX_PARTS, -(-length // (group * PER_THREAD))))
+    parts = max(1, min(parts, MAX_PARTS, -(-length // (group * PER_THREAD))),
+                -(-length // MAX_CHUNK) if may_split else 1)
     chunk = -(-length // parts)
     parts = -(-length // chunk)
     tasks = outputs * parts
     block = min(block, -(-tasks * group // props.warp_size) * props.warp_size)
     resident_blocks = props.multiprocessor_count * (props.max_threads_per_multiprocessor // block)
-    grid = max(1, min(-(-tasks * group // block), resident_blocks, props.max_grid_dims[0]))
+    grid = max(1, min(-(-tasks * group // block), WAVES * resident_blocks,
+                      props.max_grid_dims[0]))
     return Launch(group, parts, chunk, block, grid)
 
 

@@ -128,14 +128,19 @@ struct Shape {
 struct Strides {
     i64 step[HX_MAX_DIMS];  // bytes
 };
-// The byte offset of element `i` (C order) of `shape` under `strides`.
+// The byte offset of element `i` (C order) of `shape` under `strides`. The loop is unrolled
+// over every possible axis, so layouts are read at fixed offsets (never copied to local memory).
 template <typename Index>
 __device__ __forceinline__ i64 offset_of(Index i, const Shape& shape, const Strides& strides) {
     i64 offset = 0;
-    for (int d = shape.ndim - 1; d >= 0; --d) {
-        Index n = Index(shape.extent[d]);
-        offset += i64(i % n) * strides.step[d];
-        i /= n;
+#pragma unroll
+    for (int d = HX_MAX_DIMS - 1; d >= 0; --d) {
+        if (d < shape.ndim) {
+            const Index n = Index(shape.extent[d]);
+            const Index q = i / n;
+            offset += i64(i - q * n) * strides.step[d];
+            i = q;
+        }
     }
     return offset;
 }

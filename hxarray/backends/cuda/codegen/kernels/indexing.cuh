@@ -18,15 +18,24 @@ namespace hx {
 
 // ---- helpers -----------------------------------------------------------------------------------
 // The C-order coordinates of element `i` of `shape`.
-__device__ __forceinline__ void unravel(i64 i, const Shape& shape, i64* coords) {
-    for (int d = shape.ndim - 1; d >= 0; --d) {
-        coords[d] = i % shape.extent[d];
-        i /= shape.extent[d];
+// Both loops are unrolled over every possible axis, so `coords` stays in registers.
+__device__ __forceinline__ void unravel(i64 i, const Shape& shape, i64 (&coords)[HX_MAX_DIMS]) {
+#pragma unroll
+    for (int d = HX_MAX_DIMS - 1; d >= 0; --d) {
+        if (d < shape.ndim) {
+            const i64 q = d == 0 ? 0 : i / shape.extent[d];
+            coords[d] = i - q * shape.extent[d];
+            i = q;
+        }
     }
 }
-__device__ __forceinline__ i64 dot(const i64* coords, const Strides& strides, int ndim) {
+__device__ __forceinline__ i64 dot(const i64 (&coords)[HX_MAX_DIMS], const Strides& strides,
+                                   int ndim) {
     i64 offset = 0;
-    for (int d = 0; d < ndim; ++d) offset += coords[d] * strides.step[d];
+#pragma unroll
+    for (int d = 0; d < HX_MAX_DIMS; ++d) {
+        if (d < ndim) offset += coords[d] * strides.step[d];
+    }
     return offset;
 }
 
@@ -91,7 +100,8 @@ struct IndexLayout {
 // index out of range, after lowering (where Report) the error key to (index array j, position p
 // of the iteration) j * total + p: the smallest key names the value numpy reports.
 template <bool Report>
-__device__ __forceinline__ bool select_offset(const IndexLayout& layout, const i64* coords,
+__device__ __forceinline__ bool select_offset(const IndexLayout& layout,
+                                              const i64 (&coords)[HX_MAX_DIMS],
                                               i64 i, i64* offset, u64* error) {
     for (int j = 0; j < layout.count; ++j) {
         const IndexArray& index = layout.index[j];
@@ -112,7 +122,8 @@ __device__ __forceinline__ bool select_offset(const IndexLayout& layout, const i
 }
 
 // out[i] = x[index arrays at i], checking every index as it goes.
-__global__ void gather(const char* x, char* out, IndexLayout layout, u64* error) {
+__global__ void gather(const char* x, char* out, const __grid_constant__ IndexLayout layout,
+                       u64* error) {
     i64 coords[HX_MAX_DIMS];
     HX_GRID_LOOP(i, layout.shape.size) {
         unravel(i, layout.shape, coords);
@@ -125,7 +136,7 @@ __global__ void gather(const char* x, char* out, IndexLayout layout, u64* error)
 }
 
 // Checks every index (over the index arrays' shape) before a scatter writes anything.
-__global__ void check_indices(IndexLayout layout, u64* error) {
+__global__ void check_indices(const __grid_constant__ IndexLayout layout, u64* error) {
     i64 coords[HX_MAX_DIMS];
     HX_GRID_LOOP(i, layout.shape.size) {
         unravel(i, layout.shape, coords);
@@ -135,7 +146,8 @@ __global__ void check_indices(IndexLayout layout, u64* error) {
 }
 
 // x[index arrays at i] = values[i], unless check_indices found an index out of range.
-__global__ void scatter(char* x, const char* values, IndexLayout layout, const u64* error) {
+__global__ void scatter(char* x, const char* values, const __grid_constant__ IndexLayout layout,
+                        const u64* error) {
     if (*error != HX_NO_ERROR) return;
     i64 coords[HX_MAX_DIMS];
     HX_GRID_LOOP(i, layout.shape.size) {
@@ -234,8 +246,9 @@ __device__ __forceinline__ int chunk_flags(const Values& x, const Shape& shape, 
     return count;
 }
 
-__global__ void __launch_bounds__(HX_NZ_THREADS) nonzero_count(Values x, Shape shape,
-                                                                i64* counts, i64 chunks) {
+__global__ void __launch_bounds__(HX_NZ_THREADS) nonzero_count(
+        const __grid_constant__ Values x, const __grid_constant__ Shape shape, i64* counts,
+        i64 chunks) {
     for (i64 chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
         unsigned flags;
         i64 total;
@@ -267,7 +280,8 @@ struct Coordinates {
 };
 
 __global__ void __launch_bounds__(HX_NZ_THREADS) nonzero_write(
-        Values x, Shape shape, const i64* starts, i64 chunks, Shape coords, Coordinates out) {
+        const __grid_constant__ Values x, const __grid_constant__ Shape shape, const i64* starts,
+        i64 chunks, const __grid_constant__ Shape coords, const __grid_constant__ Coordinates out) {
     i64 at[HX_MAX_DIMS];
     for (i64 chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x) {
         if (starts[chunk + 1] == starts[chunk]) continue;  // nothing to write (the same for all)
@@ -279,7 +293,10 @@ __global__ void __launch_bounds__(HX_NZ_THREADS) nonzero_write(
         for (int e = 0; e < HX_NZ_ITEMS; ++e) {
             if (flags & (1u << e)) {
                 unravel(first + e, coords, at);
-                for (int d = 0; d < coords.ndim; ++d) out.axis[d][position] = at[d];
+#pragma unroll
+                for (int d = 0; d < HX_MAX_DIMS; ++d) {
+                    if (d < coords.ndim) out.axis[d][position] = at[d];
+                }
                 ++position;
             }
         }

@@ -15,6 +15,10 @@
 #pragma once
 #include "hxarray.cuh"
 
+#define HX_REDUCE_BLOCK 256     // the most threads per block
+#define HX_REDUCE_MIN_BLOCKS 2  // blocks resident per SM at least (registers are capped to fit)
+#define HX_REDUCE_UNROLL 4      // row elements a thread loads before combining them
+
 namespace hx {
 
 struct ReduceLayout {
@@ -118,11 +122,6 @@ template <typename In> struct ArgMin : Arg<In, false> {};
 
 }  // namespace red
 
-// Row element r of a row starting at `row` (its byte offset along the reduced axes).
-__device__ __forceinline__ i64 row_offset(i64 r, const Shape& shape, const Strides& strides) {
-    return shape.ndim <= 1 ? r * strides.step[0] : offset_of(r, shape, strides);
-}
-
 // Combines the values of the first `valid` threads of each group of `group` consecutive threads
 // (shuffles within a warp, then shared memory between the warps of a group); the group's first
 // thread returns the result. Every thread of the block calls it with the same `group`.
@@ -158,8 +157,53 @@ __device__ typename Op::Value group_reduce(typename Op::Value v, int valid, int 
     return v;
 }
 
+// Folds the row elements first, first + group, ... (`count` of them) into v in that order. A
+// row along one axis keeps HX_REDUCE_UNROLL loads in flight with a 32-bit counter (the host keeps
+// a part below 2^31 elements); a row over several axes unravels each element's offset.
+template <typename Op, bool FromPartials>
+__device__ __forceinline__ typename Op::Value fold_row(const char* row, const ReduceLayout& layout,
+                                                       i64 first, int count, bool initial) {
+    typedef typename Op::Value Value;
+    auto load = [](const char* p, i64 r) -> Value {
+        if constexpr (FromPartials) {
+            return *reinterpret_cast<const Value*>(p);
+        } else {
+            return Op::load(p, r);
+        }
+    };
+    const int group = layout.group;
+    if (layout.row.ndim > 1) {
+        Value v = load(row + offset_of(first, layout.row, layout.x_row), first);
+        if (initial) v = Op::start(v);
+        for (int k = 1; k < count; ++k) {
+            const i64 r = first + i64(k) * group;
+            v = Op::combine(v, load(row + offset_of(r, layout.row, layout.x_row), r));
+        }
+        return v;
+    }
+    const i64 step = layout.x_row.step[0];
+    const char* p = row + first * step;
+    const i64 stride = i64(group) * step;
+    Value v = load(p, first);
+    if (initial) v = Op::start(v);
+    int k = 1;
+    for (; k + HX_REDUCE_UNROLL <= count; k += HX_REDUCE_UNROLL) {
+        Value e[HX_REDUCE_UNROLL];
+#pragma unroll
+        for (int u = 0; u < HX_REDUCE_UNROLL; ++u) {
+            e[u] = load(p + i64(k + u) * stride, first + i64(k + u) * group);
+        }
+#pragma unroll
+        for (int u = 0; u < HX_REDUCE_UNROLL; ++u) v = Op::combine(v, e[u]);
+    }
+    for (; k < count; ++k) v = Op::combine(v, load(p + i64(k) * stride, first + i64(k) * group));
+    return v;
+}
+
 template <typename Op>
-__global__ void reduce(const char* __restrict__ x, char* __restrict__ out, ReduceLayout layout) {
+__global__ void __launch_bounds__(HX_REDUCE_BLOCK, HX_REDUCE_MIN_BLOCKS)
+reduce(const char* __restrict__ x, char* __restrict__ out,
+       const __grid_constant__ ReduceLayout layout) {
     typedef typename Op::Value Value;
     __shared__ __align__(16) unsigned char shared[32 * sizeof(Value)];
     Value* warp_values = reinterpret_cast<Value*>(shared);
@@ -179,18 +223,15 @@ __global__ void reduce(const char* __restrict__ x, char* __restrict__ out, Reduc
             part = task / layout.kept.size;
             const i64 begin = part * layout.chunk;
             const i64 left = layout.row.size - begin;
-            const i64 end = begin + (layout.chunk < left ? layout.chunk : left);
-            valid = int(end - begin < group ? end - begin : i64(group));
-            const char* row = x + offset_of(output, layout.kept, layout.x_kept);
-            for (i64 r = begin + member; r < end; r += group) {
-                const char* p = row + row_offset(r, layout.row, layout.x_row);
-                Value e = layout.from_partials ? *reinterpret_cast<const Value*>(p)
-                                               : Op::load(p, r);
-                if (r != begin + member) {
-                    v = Op::combine(v, e);
-                } else {
-                    v = r == 0 && layout.initial ? Op::start(e) : e;
-                }
+            const int length = int(layout.chunk < left ? layout.chunk : left);
+            valid = length < group ? length : group;
+            if (member < length) {
+                const char* row = x + offset_of(output, layout.kept, layout.x_kept);
+                const int count = (length - member + group - 1) / group;
+                const bool initial = begin + member == 0 && layout.initial;
+                v = layout.from_partials
+                        ? fold_row<Op, true>(row, layout, begin + member, count, false)
+                        : fold_row<Op, false>(row, layout, begin + member, count, initial);
             }
         }
         v = group_reduce<Op>(v, valid, group, warp_values);

@@ -1,0 +1,228 @@
+"""What only a GPU would show, checked where it can be without one: the CuPy floor against the
+oldest supported CuPy's argument rules (the CUDA backend over `driver_cupy.py` on the fake
+CuPy), DLPack export ordered on the producing stream; and the same checks on a real GPU, which
+skip cleanly here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hxarray import _dtypes as dt
+from hxarray.backends.cuda.backend import CudaBackend
+from hxarray.backends.cuda.sim import SimDriver
+from hxarray.hal.device import Device, DeviceType
+
+from .conftest import requires_gpu
+from .fake_cupy import cupy_driver_on, refuses, supported_floor
+
+
+def _backend_on(driver: object) -> CudaBackend:
+    """A CUDA backend of its own over `driver` (the registered one keeps its driver)."""
+    backend = CudaBackend()
+    backend.driver, backend._reason = driver, None  # type: ignore[assignment]
+    return backend
+
+
+def test_the_floor_is_what_the_launches_need() -> None:
+    """Every CUDA layout argument is a numpy.void struct of 72 bytes or more: CuPy 13 refuses
+    them, 14.0 asserts against them, the floor in pyproject takes them."""
+    record = np.zeros((), np.dtype([("x", "<i8", (9,))]))[()]
+    assert refuses((13, 6), record) and refuses((14, 0), record)
+    assert refuses(supported_floor(), record) is None
+    assert refuses((13, 6), np.float32(1)) is None
+
+
+@pytest.mark.parametrize("version", [None, (14, 0), (13, 6)], ids=["floor", "14.0", "13.6"])
+def test_backend_launches_fit_the_oldest_supported_cupy(sim: SimDriver,
+                                                        version: tuple[int, int] | None) -> None:
+    """Element-wise, reduction and indexing launches through driver_cupy.py, over a CuPy that
+    takes kernel arguments as the floor does (and as older CuPys do, which must refuse)."""
+    backend = _backend_on(cupy_driver_on(sim, version))
+    device = Device(DeviceType.CUDA, 0)
+    host = np.arange(1000, dtype=np.float32)
+    with backend.default_stream(device):
+        a = backend.from_host(host, device)
+
+        def work() -> tuple[np.ndarray, np.ndarray]:
+            shifted = backend.elementwise("add", (a, 1.5), dt.float32, (1000,))
+            total = backend.empty((), dt.float32, device)
+            backend.reduce("sum", shifted, (0,), total)
+            picked = backend.empty((3,), dt.float32, device)
+            backend.gather(shifted, 0, [backend.from_host(np.array([5, -1, 0]), device)],
+                           picked)
+            return backend.to_host(total), backend.to_host(picked)
+
+        if version is not None:
+            with pytest.raises(TypeError, match="numpy.void"):
+                work()
+            return
+        total, picked = work()
+    np.testing.assert_allclose(total, np.sum(host + 1.5, dtype=np.float64), rtol=1e-6)
+    np.testing.assert_array_equal(picked, (host + 1.5)[[5, -1, 0]])
+
+
+# -- on a real GPU (skipped without one) -----------------------------------------------------------
+@requires_gpu
+def test_dlpack_export_is_ordered_after_the_producer() -> None:
+    """50 rounds of torch.from_dlpack(xp.exp(x)) on 2^28 float32 elements: the consumer's
+    stream waits for the stream that computed the values."""
+    torch = pytest.importorskip("torch")
+    import hxarray as xp
+
+    x = xp.ones((2**28,), dtype=xp.float32, device="cuda:0")
+    for _ in range(50):
+        y = torch.from_dlpack(xp.exp(x))
+        assert float(y[-1]) == pytest.approx(np.e, rel=1e-6)
+        assert float(y[0]) == pytest.approx(np.e, rel=1e-6)
+
+
+@requires_gpu
+def test_int8_sum_over_2_31_elements() -> None:
+    """2^31 int8 elements: past the 32-bit index range (64-bit index math, no wrap)."""
+    import hxarray as xp
+
+    x = xp.ones((2**31,), dtype=xp.int8, device="cuda:0")
+    assert int(xp.sum(x)) == 2**31
+    x[-1] = 3
+    assert int(xp.sum(x, dtype=xp.int64)) == 2**31 + 2
+
+
+def test_dlpack_export_runs_on_the_producing_stream(sim: SimDriver,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """CuPy's exporter orders the consumer's stream after CuPy's current stream: the export
+    must run with the hxarray stream that produced the data current (interop.on_stream)."""
+    from hxarray.backends.cuda import interop
+
+    backend = _backend_on(cupy_driver_on(sim))
+    device = Device(DeviceType.CUDA, 0)
+    current: list[object] = []
+    seen: list[tuple[object, object]] = []
+
+    class Exported:
+        def __dlpack__(self, **kwargs: object) -> str:
+            seen.append((current[-1] if current else None, kwargs["stream"]))
+            return "capsule"
+
+    class OnStream:
+        def __init__(self, owner: CudaBackend, where: Device) -> None:
+            self.stream = owner.stream(where)
+
+        def __enter__(self) -> None:
+            current.append(self.stream)
+
+        def __exit__(self, *exc: object) -> None:
+            current.pop()
+
+    monkeypatch.setattr(interop, "on_stream", OnStream)
+    monkeypatch.setattr(interop, "cupy_view", lambda owner, x: Exported())
+    producer = backend.create_stream(device)
+    with producer:
+        x = backend.from_host(np.ones(4, np.float32), device)
+        capsule = backend.dlpack(x, stream=7, max_version=(1, 0), dl_device=None, copy=None)
+    assert capsule == "capsule" and seen == [(producer, 7)] and current == []
+
+
+class _Counted:
+    """Counts the launches and host synchronisations of the registered CUDA backend's driver."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import hxarray as xp
+
+        self.driver = xp.Device("cuda:0").backend.driver
+        self.launches = self.syncs = 0
+        launch, sync = self.driver.launch, self.driver.stream_synchronize
+
+        def counted_launch(*args: object) -> None:
+            self.launches += 1
+            launch(*args)
+
+        def counted_sync(stream: object) -> None:
+            self.syncs += 1
+            sync(stream)
+
+        monkeypatch.setattr(self.driver, "launch", counted_launch)
+        monkeypatch.setattr(self.driver, "stream_synchronize", counted_sync)
+
+    def reset(self) -> tuple[int, int]:
+        counts = self.launches, self.syncs
+        self.launches = self.syncs = 0
+        return counts
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> _Counted:
+    import hxarray as xp
+
+    if "cuda:0" not in [str(d) for d in xp.__array_namespace_info__().devices()]:
+        pytest.skip("needs cuda:0 (HXARRAY_CUDA_DRIVER=sim)")
+    monkeypatch.delenv("HXARRAY_CUDA_SYNC_CHECKS", raising=False)
+    return _Counted(monkeypatch)
+
+
+def test_integer_indexing_does_not_synchronise(counted: _Counted,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gather, scatter and take launch without waiting for the device; an index out of range
+    is an IndexError at the next synchronising call (or at once with
+    HXARRAY_CUDA_SYNC_CHECKS=1); a mask costs one synchronisation (the count sizes the
+    result)."""
+    import hxarray as xp
+    from hxarray.hal.stream import current_stream
+
+    data = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(data, device="cuda:0")
+    index = xp.asarray([2, -1, 0], device="cuda:0")
+    mask = xp.asarray(data > 4.5, device="cuda:0")
+    counted.reset()
+    picked = x[index]
+    taken = xp.take(x, index, axis=1)
+    x[xp.asarray([1], device="cuda:0")] = -1.0
+    launches, syncs = counted.reset()
+    assert syncs == 0 and launches >= 3
+    selected = x[mask]
+    assert counted.reset()[1] == 1
+    chosen = data > 4.5
+    data[1] = -1.0
+    np.testing.assert_array_equal(np.asarray(picked.to_device("cpu")),
+                                  np.arange(12.0).reshape(3, 4)[[2, -1, 0]])
+    np.testing.assert_array_equal(np.asarray(taken.to_device("cpu")),
+                                  np.arange(12.0).reshape(3, 4)[:, [2, -1, 0]])
+    np.testing.assert_array_equal(np.asarray(selected.to_device("cpu")), data[chosen])
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), data)
+
+    counted.reset()
+    bad = x[xp.asarray([0, 3], device="cuda:0")]  # returns; the error waits for a sync
+    x[xp.asarray([7], device="cuda:0")] = 5.0  # nothing is written
+    assert counted.reset()[1] == 0
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        current_stream("cuda:0").synchronize()
+    current_stream("cuda:0").synchronize()  # reported once
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), data)
+    del bad
+
+    monkeypatch.setenv("HXARRAY_CUDA_SYNC_CHECKS", "1")
+    with pytest.raises(IndexError, match="index 7 is out of bounds for axis 1 with size 4"):
+        xp.take(x, xp.asarray([7], device="cuda:0"), axis=1)
+    monkeypatch.setenv("HXARRAY_CUDA_SYNC_CHECKS", "maybe")
+    with pytest.raises(ValueError, match="HXARRAY_CUDA_SYNC_CHECKS='maybe' is invalid"):
+        x[index]
+
+
+@requires_gpu
+def test_cupy_temporaries_come_from_hxarrays_pool() -> None:
+    """Sorting, FFT and cuBLAS through CuPy take their workspaces from hxarray's allocator:
+    CuPy's own pool stays empty, so hxarray's cache is the only one to free on OOM."""
+    import cupy
+
+    import hxarray as xp
+
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    before = pool.total_bytes()
+    x = xp.asarray(np.random.default_rng(0).random((512, 512)), device="cuda:0")
+    np.testing.assert_allclose(np.asarray(xp.sort(x, axis=1).to_device("cpu")),
+                               np.sort(np.asarray(x.to_device("cpu")), axis=1))
+    xp.fft.fft(x)
+    x @ x
+    xp.Device("cuda:0").backend.synchronize(xp.Device("cuda:0"))
+    assert pool.total_bytes() == before
