@@ -208,6 +208,10 @@ CUDA_SIM_CXX = _declare(
     "HXARRAY_CUDA_SIM_CXX", _text("a C++ compiler on PATH, or its path"), str,
     "$CXX, else g++, clang++ or c++", "at the simulator's first compile",
     "the host compiler of simulated kernels")
+PTXAS = _declare(
+    "HXARRAY_PTXAS", _text("the path of a ptxas executable"), str,
+    "the nvidia-cuda-nvcc-cu12 wheel's, else PATH's", "when `make cuda-check` runs ptxas",
+    "the ptxas of `make cuda-check`'s register, stack and spill report")
 CUDA_SIM_PCH = _declare(
     "HXARRAY_CUDA_SIM_PCH", _flag(), lambda: True, "1", "at the simulator's first compile",
     "0 disables the precompiled header")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from hxarray import _dtypes as dt
+from hxarray._ops import OPS
 from hxarray.backends.cuda.backend import CudaBackend
 from hxarray.backends.cuda.sim import SimDriver
 from hxarray.hal.device import Device, DeviceType
@@ -45,7 +46,9 @@ def test_backend_launches_fit_the_oldest_supported_cupy(sim: SimDriver,
         a = backend.from_host(host, device)
 
         def work() -> tuple[np.ndarray, np.ndarray]:
-            shifted = backend.elementwise("add", (a, 1.5), dt.float32, (1000,))
+            add = OPS["add"]
+            shifted = backend.elementwise(add, (a, 1.5), add.signature(dt.float32, dt.float32),
+                                          (1000,))
             total = backend.empty((), dt.float32, device)
             backend.reduce("sum", shifted, (0,), total)
             picked = backend.empty((3,), dt.float32, device)

@@ -12,7 +12,6 @@ per SM (or a full 1024-thread block at <= 32 registers) for reductions.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -20,6 +19,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from ...hal.settings import PTXAS
 
 __all__ = ["ARCH", "KernelReport", "SM90", "find", "occupancy", "problems", "report"]
 
@@ -71,7 +72,7 @@ class KernelReport:
 
 def find() -> str | None:
     """The ptxas executable: `HXARRAY_PTXAS`, the nvidia-cuda-nvcc-cu12 wheel's, or PATH's."""
-    configured = os.environ.get("HXARRAY_PTXAS")
+    configured = PTXAS.get()
     if configured:
         return configured
     try:

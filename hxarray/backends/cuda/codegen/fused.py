@@ -73,25 +73,58 @@ def kernel_name(expression: Expression, index: str) -> str:
 
 def cuda_source(expression: Expression) -> str:
     """The kernel `hx::fused_<key><Index>`(operands..., Output, Shape): the element-wise kernels'
-    parameters, one Operand per operand of the expression (a scalar is an Operand without data)."""
+    parameters and layouts (elementwise.cuh), one Operand per operand of the expression (a
+    scalar is an Operand without data); a grid-stride loop that never steps past the end, each
+    element found by its number (contiguous layouts) or its coordinates (strided ones)."""
     n = expression.operands
-    params = "".join(f"Operand x{k}, " for k in range(n))
+    types = [C_TYPES[step.dtype] for step in expression.steps[:n]]
+    params = "".join(f"const __grid_constant__ Operand x{k}, " for k in range(n))
 
     def load(k: int, step: Step) -> str:
-        t = C_TYPES[step.dtype]
-        return f"load<{t}, {t}>(x{k}, i, shape)"
+        return f"load_one<{types[k]}>(x{k}, at{k})"
 
-    body = "\n            ".join(statements(expression, load))
+    body = "\n        ".join(statements(expression, load))
     last = len(expression.steps) - 1
     out = C_TYPES[expression.dtype]
+    offsets = ", ".join(f"at{k} = 0" for k in range(n))
+    contiguous = "\n            ".join(
+        [f"at = i64(i) * i64(sizeof({out}));",
+         *(f"at{k} = i64(i) * i64(sizeof({types[k]}));" for k in range(n))])
+    strided = "\n                    ".join(
+        ["at += coordinate * out.strides.step[d];",
+         *(f"at{k} += coordinate * x{k}.strides.step[d];" for k in range(n))])
     return (f"{PREAMBLE}#include \"elementwise.cuh\"\n{_functors(expression)}"
             f"namespace hx {{\n"
             f"template <typename Index>\n"
-            f"__global__ void fused_{key(expression)}({params}Output out, Shape shape) {{\n"
+            f"__global__ void fused_{key(expression)}({params}"
+            f"const __grid_constant__ Output out, const __grid_constant__ Shape shape) {{\n"
+            f"    const Index size = Index(shape.size);\n"
+            f"    const Index stride = Index(gridDim.x) * Index(blockDim.x);\n"
             f"    for (Index i = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);\n"
-            f"         i < Index(shape.size); i += Index(gridDim.x) * Index(blockDim.x)) {{\n"
-            f"            {body}\n"
-            f"            *store_at<{out}>(out, i, shape) = v{last};\n"
+            f"         i < size; i = next_index(i, stride, size)) {{\n"
+            f"        i64 at = 0, {offsets};\n"
+            f"        if (shape.contiguous != HX_STRIDED) {{\n"
+            f"            {contiguous}\n"
+            f"        }} else {{\n"
+            f"            Index rest = i;\n"
+            f"#pragma unroll\n"
+            f"            for (int d = HX_MAX_DIMS - 1; d >= 0; --d) {{\n"
+            f"                if (d < shape.ndim) {{\n"
+            f"                    i64 coordinate;\n"
+            f"                    if (d == 0) {{\n"
+            f"                        coordinate = i64(rest);\n"
+            f"                    }} else {{\n"
+            f"                        const Index e = Index(shape.extent[d]);\n"
+            f"                        const Index q = rest / e;\n"
+            f"                        coordinate = i64(rest - q * e);\n"
+            f"                        rest = q;\n"
+            f"                    }}\n"
+            f"                    {strided}\n"
+            f"                }}\n"
+            f"            }}\n"
+            f"        }}\n"
+            f"        {body}\n"
+            f"        *reinterpret_cast<{out}*>(out.data + at) = v{last};\n"
             f"    }}\n"
             f"}}\n}}  // namespace hx\n")
 
