@@ -301,8 +301,9 @@ def test_launches_leave_no_cyclic_garbage(sim: SimDriver, sim_mem: DeviceArrays)
             sim.launch(saxpy, 1, 16, (np.float32(2), x, y, np.int64(16)), 0, sim_mem.stream)
             sim.stream_synchronize(sim_mem.stream)
         gc.collect()
-        made = [o for o in gc.garbage if type(o).__module__ == "_ctypes" or
-                isinstance(o, ctypes.Array) or (isinstance(o, type) and issubclass(o, ctypes.Array))]
+        made = [o for o in gc.garbage
+                if type(o).__module__ == "_ctypes" or isinstance(o, ctypes.Array)
+                or (isinstance(o, type) and issubclass(o, ctypes.Array))]
         assert made == []
     finally:
         gc.set_debug(0)
