@@ -271,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown parts {sorted(unknown)}; expected some of {', '.join(PARTS)}")
     devices = args.devices.split(",")
+    # CUDA reports an out-of-range index at the next synchronising call by default; the suite
+    # judges errors at the call that caused them, so its processes check at once
+    os.environ.setdefault("HXARRAY_CUDA_SYNC_CHECKS", "1")
     reasons = unusable(devices)
     if reasons:
         parser.error("devices that cannot be used: " + "; ".join(reasons))

@@ -31,6 +31,8 @@ BASE_ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("HXARRAY_
 _CPU = "import hxarray as xp\nassert float(xp.sum(xp.ones(30))) == 30\n"
 _CUDA = ("import hxarray as xp\nx = xp.ones(30, device='cuda:0')\n"
          "assert float(xp.sum(x)) == 30 and abs(float(xp.sum(xp.sin(x))) - 25.244) < 1e-3\n")
+_CUDA_INDEX = ("import hxarray as xp\nx = xp.arange(5, device='cuda:0')\n"
+               "assert int(xp.take(x, xp.asarray([3], device='cuda:0'))[0]) == 3\n")
 _KERNEL_CACHE = ("from hxarray.hal.kernel_cache import KernelCache, default_cache_dir\n"
                  "cache = KernelCache(default_cache_dir())\n"
                  "assert cache.get_or_compile('probe', lambda: b'binary') == b'binary'\n")
@@ -42,10 +44,12 @@ PROBES = {
                          "assert performance.estimate(xp.Device('cpu'))['peak_flops']\n",
     "HXARRAY_KERNEL_CACHE": _KERNEL_CACHE, "HXARRAY_KERNEL_CACHE_SIZE": _KERNEL_CACHE,
     **{name: _CUDA for name in SETTINGS if name.startswith("HXARRAY_CUDA_")},
+    "HXARRAY_CUDA_SYNC_CHECKS": _CUDA_INDEX,
+    "HXARRAY_PTXAS": "from hxarray.backends.cuda.ptxas import find\nassert find()\n",
 }
 # Free text: the declaration takes any value, what uses it judges (a device name, a compiler).
 FREE_TEXT = {"HXARRAY_DEFAULT_DEVICE", "HXARRAY_CACHE_DIR", "HXARRAY_KERNEL_CACHE",
-             "HXARRAY_CUDA_SIM_CXX"}
+             "HXARRAY_CUDA_SIM_CXX", "HXARRAY_PTXAS"}
 # Values every variable gets.
 COMMON = ["", "   ", "\t", "abc", "-1", "0", "1", " 2 ", "1.5", "nan", "inf", "-inf", "1e400",
           "99999999999999999999999", "9" * 5000, "0x10", "1_000", "\u0661\u0662", "\u00e9t\u00e9",
@@ -70,6 +74,8 @@ OWN = {
     "HXARRAY_CUDA_SIM_FIBERS": ["asm", "ucontext", "UCONTEXT", "threads"],
     "HXARRAY_CUDA_SIM_CXX": ["g++", "no-such-compiler++"],
     "HXARRAY_CUDA_SIM_PCH": ["0", "1", "no", "maybe"],
+    "HXARRAY_CUDA_SYNC_CHECKS": ["0", "1", "yes", "2"],
+    "HXARRAY_PTXAS": ["ptxas", "/no/such/ptxas"],
 }
 FAILURES = ("hangs", "crashes", "bad values accepted", "good values failed", "unclear errors")
 
