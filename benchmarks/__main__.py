@@ -1,6 +1,6 @@
 """`python -m benchmarks [--quick] [--cases NAME ...] [--update-docs] [--render JSON]`: hxarray
 against numpy and array-api-strict on the CPU; writes benchmarks/results/{<timestamp>,latest}.json,
-latest.md and latest-<group>.png, and prints the markdown table (with the targets of issue 4)."""
+latest.md and latest-<group>.png, and prints the markdown table (with the performance targets)."""
 
 from __future__ import annotations
 

@@ -145,7 +145,7 @@ def _asarray(lib: Library, size: int) -> Thunk:
 
 def _asarray_shared(lib: Library, size: int) -> Thunk:
     """`asarray` of a writable numpy array, copy=None: numpy returns the array itself, hxarray
-    wraps its memory without copying (issue 11)."""
+    wraps its memory without copying."""
     host, asarray = host_data(size, 0).copy(), lib.xp.asarray
     return lambda: asarray(host)
 

@@ -232,7 +232,7 @@ def plot(document: dict[str, Any], directory: Path, prefix: str) -> list[Path] |
     return paths
 
 # ---------------------------------------------------------------------------------------------
-# The targets of issue 4, judged on one run's document alone.
+# The performance targets, judged on one run's document alone.
 
 MET, NOT_MET, NOT_MEASURED = "met", "not met", "not measured"
 BAND = (100_000, 1_000_000)  # "1e5..1e6 elements": every case's speedup at least BAND_SPEEDUP
@@ -242,7 +242,7 @@ BAND_SPEEDUP = 0.9
 # itself, asarray_shared against numpy returning its argument).
 BAND_EXCLUDED_GROUPS = ("allocator", "interop")
 ALLOC_PAIR_LIMIT_S = 1e-6
-SHARE_LIMIT_S = 1e-6  # issue 11: asarray(numpy_array) shares the memory in under a microsecond
+SHARE_LIMIT_S = 1e-6  # asarray(numpy_array) shares the memory in under a microsecond
 ALLOC_SHARE_SIZE, ALLOC_SHARE_LIMIT = 100_000, 0.05
 
 
@@ -424,7 +424,7 @@ def _rss_target(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def targets(document: dict[str, Any]) -> list[dict[str, Any]]:
-    """One entry per target of issue 4: the target, what this run measured, and met / not met /
+    """One entry per performance target: the target, what this run measured, and met / not met /
     not measured (the case or size was not run)."""
     big = 10_000_000
     found = [
@@ -464,7 +464,7 @@ def targets(document: dict[str, Any]) -> list[dict[str, Any]]:
     found += [_time_limit_target(document, "alloc_pair", "caching allocator: a cached allocate + "
                                  "free pair (`alloc_pair`) < 1 µs", ALLOC_PAIR_LIMIT_S),
               _alloc_share_target(document), _rss_target(document),
-              _time_limit_target(document, "asarray_shared", "issue 11: `asarray(numpy_array)` "
+              _time_limit_target(document, "asarray_shared", "`asarray(numpy_array)` "
                                  "shares the memory in < 1 µs at every size", SHARE_LIMIT_S)]
     return found
 
@@ -475,7 +475,7 @@ def targets_markdown(document: dict[str, Any]) -> list[str]:
     counts = {status: sum(t["status"] == status for t in found)
               for status in (MET, NOT_MET, NOT_MEASURED)}
     lines = ["### Targets", "",
-             f"The targets of issue 4, judged on this run alone: {counts[MET]} met, "
+             f"The performance targets, judged on this run alone: {counts[MET]} met, "
              f"{counts[NOT_MET]} not met, {counts[NOT_MEASURED]} not measured "
              "(their case or size was not part of this run). speedup = numpy time / hxarray "
              "time.", "",
@@ -506,8 +506,8 @@ def document(measurements: list[Measurement], rss: list[dict[str, Any]], info: d
              notes: list[str], **run: Any) -> dict[str, Any]:
     """The JSON document: `run` (mode, created, duration_s, settings, command), the machine,
     notes, every measurement with its checks, timings and ratios (timings per column: a library,
-    or "<library>:<variant>" for a case's other variants), the memory results, and the targets of
-    issue 4 judged on all of it (`targets`)."""
+    or "<library>:<variant>" for a case's other variants), the memory results, and the
+    performance targets judged on all of it (`targets`)."""
     cases = {case.name: case for case in CASES}
     info = {**info, "load_average_end": os.getloadavg()[0]}
     results = []
