@@ -1,0 +1,59 @@
+"""The benchmark report's judging of the small-size target on hand-made results (no timing)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from benchmarks import report
+
+
+def _row(case: str, group: str, size: int, numpy_s: float, hxarray_s: float,
+         shape: list[int] | None = None) -> dict[str, Any]:
+    return {"case": case, "group": group, "size": size, "shape": shape or [size],
+            "check": {"numpy": "reference", "hxarray": "ok"},
+            "median_s": {"numpy": numpy_s, "hxarray": hxarray_s},
+            "speedup": numpy_s / hxarray_s, "hx_over_np": hxarray_s / numpy_s}
+
+
+def _small(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(t for t in report.targets({"results": rows, "rss": []}) if t["key"] == "small")
+
+
+def test_small_sizes_target_is_the_geometric_mean_over_the_small_rows() -> None:
+    rows = [_row("add", "elementwise", 10, 1e-6, 1e-6),
+            _row("add", "elementwise", 1000, 1e-6, 2e-6),
+            _row("matmul_f64", "matmul", 64, 1e-5, 1.2e-5, [64, 64]),
+            # not counted: large, matmul beyond 64, asarray, zeros, the fused and allocator groups
+            _row("add", "elementwise", 100_000, 1e-6, 9e-6),
+            _row("matmul_f64", "matmul", 128, 1e-5, 9e-5, [128, 128]),
+            _row("asarray", "creation", 10, 1e-7, 9e-7),
+            _row("zeros", "creation", 10, 1e-7, 9e-7),
+            _row("fused_chain", "fused", 10, 1e-7, 9e-7),
+            _row("alloc_pair", "allocator", 10, 1e-7, 9e-7)]
+    found = _small(rows)
+    assert math.isclose(found["value"], (1 * 2 * 1.2) ** (1 / 3))
+    assert found["status"] == report.NOT_MET  # 1.34 > 1.3
+    assert "over 3 case/size pairs" in found["measured"]
+    rows[1]["median_s"]["hxarray"] = 1.5e-6
+    assert _small(rows)["status"] == report.MET
+
+
+def test_small_sizes_target_fails_on_one_case_above_three_times() -> None:
+    rows = [_row("add", "elementwise", 10, 1e-6, 0.5e-6) for _ in range(8)]
+    rows.append(_row("mask", "indexing", 10, 1e-6, 3.5e-6))
+    found = _small(rows)
+    assert found["value"] < 1.3 and found["status"] == report.NOT_MET
+    assert "mask 10 (3.50×)" in found["measured"]
+
+
+def test_small_sizes_target_counts_a_wrong_result_against_it() -> None:
+    rows = [_row("add", "elementwise", 10, 1e-6, 1e-6), _row("sort", "indexing", 10, 1e-6, 1e-6)]
+    rows[1]["check"]["hxarray"] = "wrong values"
+    found = _small(rows)
+    assert found["status"] == report.NOT_MET and "1 not comparable" in found["measured"]
+
+
+def test_small_sizes_target_without_small_rows_is_not_measured() -> None:
+    assert _small([_row("add", "elementwise", 10**6, 1e-3, 1e-3)])["status"] \
+        == report.NOT_MEASURED
