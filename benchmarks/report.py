@@ -248,7 +248,8 @@ ALLOC_SHARE_SIZE, ALLOC_SHARE_LIMIT = 100_000, 0.05
 # left out as for the band (and the fused cases, which have targets of their own) and the two
 # cases whose numpy column does next to nothing (asarray copies 80 bytes, zeros maps zero pages).
 SMALL_ELEMENTS, SMALL_MATMUL_SIDE = 1_000, 64
-SMALL_EXCLUDED_CASES, SMALL_EXCLUDED_GROUPS = ("asarray", "zeros"), BAND_EXCLUDED_GROUPS + ("fused",)
+SMALL_EXCLUDED_CASES = ("asarray", "zeros")
+SMALL_EXCLUDED_GROUPS = BAND_EXCLUDED_GROUPS + ("fused",)
 SMALL_GEOMEAN_LIMIT, SMALL_WORST_LIMIT = 1.3, 3.0
 
 
