@@ -1,6 +1,7 @@
-"""`python -m benchmarks [--quick] [--cases NAME ...] [--update-docs] [--render JSON]`: hxarray
-against numpy and array-api-strict on the CPU; writes benchmarks/results/{<timestamp>,latest}.json,
-latest.md and latest-<group>.png, and prints the markdown table (with the performance targets)."""
+"""`python -m benchmarks [--quick] [--cases NAME ...] [--sizes N ...] [--update-docs]
+[--render JSON]`: hxarray against numpy and array-api-strict on the CPU; writes
+benchmarks/results/{<timestamp>,latest}.json, latest.md and latest-<group>.png, and prints the
+markdown table (with the performance targets)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import hxarray
 from hxarray._progress import bar
 
 from . import memory, report
-from .cases import CASES, Case, libraries
+from .cases import CASES, MATMUL_SIZES, SIZES, Case, libraries
 from .runner import FULL, QUICK, Measurement, measure
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,6 +53,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--update-docs", action="store_true",
                         help=f"also write the table into {DOCS_PAGE.relative_to(ROOT)} and the "
                              f"plots into {DOCS_IMAGES.relative_to(ROOT)}/")
+    parser.add_argument("--sizes", nargs="+", type=int, metavar="N",
+                        help="only these sizes of the cases run (matmul: the side n), e.g. "
+                             "`--sizes 10 1000 64` for the small-size target")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     parser.add_argument("--render", metavar="JSON", type=Path,
                         help="measure nothing: render a results file again (its targets judged "
@@ -78,7 +82,12 @@ def main(argv: list[str] | None = None) -> None:
             rss = [memory.measure(library, RSS_SIZE) for library in memory.LIBRARIES]
         except RuntimeError as exc:
             notes.append(str(exc))
-    plan = [(case, size) for case in cases for size in case.sizes_for(args.quick)]
+    plan = [(case, size) for case in cases for size in case.sizes_for(args.quick)
+            if args.sizes is None or size in args.sizes]
+    if not plan:
+        raise SystemExit(f"no case of this run has any of the sizes {args.sizes}; a full run's "
+                         f"sizes are {', '.join(map(str, SIZES))} (matmul: "
+                         f"{', '.join(map(str, MATMUL_SIZES))}), --quick's fewer")
     measurements: list[Measurement] = []
     progress = bar(len(plan), "benchmarks", unit="case")
     for case, size in plan:
