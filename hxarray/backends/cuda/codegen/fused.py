@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from .... import _dtypes as dt
 from ...._ops import OPS, Op
-from ....hal.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
+from ...fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
 from . import C_TYPES, OPTIONS, PREAMBLE
 from .elementwise import INDEX_TYPES, functor
 from .elementwise import source as operation_source
