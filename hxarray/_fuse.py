@@ -1,5 +1,5 @@
 """`hxarray.fuse`: a function of element-wise operations, traced once per signature into one
-expression and run as one kernel by the backend (hal/fusion.py).
+expression and run as one kernel by the backend (backends/fusion.py).
 
 Tracing runs the function itself on placeholder arrays whose device is a `_Tracer`: a backend
 that records the primitive calls the namespace makes (with the dtypes and compute dtypes it

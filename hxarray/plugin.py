@@ -55,6 +55,11 @@ def make_array(buffer: MemoryBuffer, dtype: DType, shape: tuple[int, ...],
     `offset` in bytes, C-contiguous strides by default. The layout is checked (TypeError or
     ValueError); that it stays within the buffer is the caller's promise."""
     if strides is None:
+        if shape.__class__ is not tuple or any(n.__class__ is not int for n in shape):
+            raise TypeError(f"make_array(): shape must be a tuple of ints, got {shape!r}")
+        if not isinstance(dtype, DType):
+            raise TypeError(f"make_array(): dtype must be an hxarray dtype, got "
+                            f"{type(dtype).__name__}")
         strides = contiguous_strides(shape, dtype.itemsize)
     return Array._make(buffer, dtype, shape, strides, offset, None, readonly)
 
