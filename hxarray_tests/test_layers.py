@@ -34,7 +34,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # The one exception: the HAL's allocator, buffer and hooks load the compiled C twins of their
 # types through `hxarray._compiled` (which reads a HAL setting), until those twins are generated
 # from the HAL's own Python source.
-ALLOWED = {(f"hxarray.hal.{name}", "hxarray._compiled") for name in ("allocator", "buffer", "hooks")}
+ALLOWED = {(f"hxarray.hal.{name}", "hxarray._compiled")
+           for name in ("allocator", "buffer", "hooks")}
 PUBLIC = {"hxarray", "hxarray.plugin"}  # what a plug-in may import
 PLUGINS = [ROOT / "hxarray_tests" / "ref_pkg" / "hxarray_ref",
            ROOT / "hxarray_tests" / "plugin_pkg" / "hxarray_toy"]
