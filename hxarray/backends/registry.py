@@ -132,7 +132,7 @@ class BackendRegistry:
         bandwidth (`hxarray.backends.performance`)."""
         from .performance import estimate
 
-        return {**self.backend_for(device).capabilities(device), **estimate(device)}
+        return {**device.backend.capabilities(device), **estimate(device)}
 
     def best_device(self) -> Device:
         """`hxarray.best_device()` among this registry's devices."""
