@@ -38,7 +38,13 @@ DEVICES = {
     "Threads": [("function", "hxarray.get_num_threads"), ("function", "hxarray.threads")],
 }
 HAL = {
-    "Backends": [("class", "hxarray.hal.Backend"), ("class", "hxarray.hal.BackendRegistry")],
+    "Backends": [
+        ("class", "hxarray.plugin.Backend"),
+        ("class", "hxarray.backends.registry.BackendRegistry")],
+    "Writing a backend": [
+        ("function", "hxarray.plugin.make_array"), ("function", "hxarray.plugin.numpy_view"),
+        ("function", "hxarray.plugin.register_backend"),
+        ("function", "hxarray.plugin.check_elementwise")],
     "Memory": [
         ("class", "hxarray.hal.Allocator"), ("class", "hxarray.hal.CachingAllocator"),
         ("class", "hxarray.hal.StreamOrderedAllocator"), ("class", "hxarray.hal.MemoryBuffer"),
@@ -48,9 +54,9 @@ HAL = {
         ("function", "hxarray.hal.current_stream")],
     "Compiled kernels": [("class", "hxarray.hal.KernelCache")],
     "Performance estimates": [
-        ("function", "hxarray.hal.performance.estimate"),
-        ("function", "hxarray.hal.performance.measure"),
-        ("function", "hxarray.hal.performance.cache_dir")],
+        ("function", "hxarray.backends.performance.estimate"),
+        ("function", "hxarray.backends.performance.measure"),
+        ("function", "hxarray.backends.performance.cache_dir")],
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import cuda, fft, hal, linalg
-from ._array import Array, _install_operators
+from ._array import Array
 from ._constants import e, inf, nan, newaxis, pi
 from ._creation import *  # noqa: F403
 from ._data_types import *  # noqa: F403
@@ -33,29 +33,8 @@ from ._fuse import fuse
 
 if TYPE_CHECKING:  # the element-wise functions are generated at import; their signatures:
     from ._elementwise_api import *  # noqa: F403
-from ._indexing import *  # noqa: F403
-from ._info import __array_namespace_info__, empty_cache, memory_stats, set_memory_limit
-from ._linalg_functions import *  # noqa: F403
-from ._manipulation import *  # noqa: F403
-from ._modes import set_strict
-from ._searching import *  # noqa: F403
-from ._sets import *  # noqa: F403
-from ._sorting import *  # noqa: F403
-from ._statistical import *  # noqa: F403
-from ._utility import *  # noqa: F403
-from ._version import API_VERSION as __array_api_version__
-from .backends.cpu.parallel import get_num_threads, set_num_threads, threads
-from .hal import Device, DeviceType, Event, Stream, device_scope
-from .hal.device import DeviceUnavailableError
-from .hal.scope import memory_scope
-from .hal.selection import best_device, devices_report, select_device
-from .pipeline import pipeline, prefetch
-from .profiler import profile
-
-_install_operators()
-del _install_operators
-
 from . import (  # noqa: E402
+    _array_methods,
     _creation,
     _data_types,
     _elementwise,
@@ -69,7 +48,26 @@ from . import (  # noqa: E402
     _statistical,
     _utility,
 )
+from ._indexing import *  # noqa: F403
+from ._info import __array_namespace_info__, empty_cache, memory_stats, set_memory_limit
+from ._linalg_functions import *  # noqa: F403
+from ._manipulation import *  # noqa: F403
+from ._modes import set_strict
+from ._searching import *  # noqa: F403
+from ._sets import *  # noqa: F403
+from ._sorting import *  # noqa: F403
+from ._statistical import *  # noqa: F403
+from ._utility import *  # noqa: F403
+from ._version import API_VERSION as __array_api_version__
+from .backends.cpu.parallel import get_num_threads, set_num_threads, threads
+from .backends.selection import best_device, devices_report, select_device
+from .hal import Device, DeviceType, Event, Stream, device_scope
+from .hal.device import DeviceUnavailableError
+from .hal.scope import memory_scope
+from .pipeline import pipeline, prefetch
+from .profiler import profile
 
+_array_methods.install()
 _observed.observe_names(globals(), [  # the hooks' operation point, on the functions users call
     name for module in (_creation, _data_types, _elementwise, _indexing, _linalg_functions,
                         _manipulation, _searching, _sets, _sorting, _statistical, _utility)

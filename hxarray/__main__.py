@@ -13,8 +13,9 @@ import numpy as np
 import hxarray as xp
 from hxarray._progress import progress
 from hxarray.backends.cuda.backend import CudaBackend
-from hxarray.hal import Device, registry
-from hxarray.hal.performance import PEAK_DTYPES
+from hxarray.backends.performance import PEAK_DTYPES
+from hxarray.backends.registry import registry
+from hxarray.hal import Device
 
 
 def _human(nbytes: float) -> str:

@@ -20,7 +20,6 @@ from . import _dtypes as dt
 from . import _views
 from ._compiled import speedups
 from ._modes import is_strict
-from ._version import SUPPORTED_API_VERSIONS
 from .hal.device import Device
 
 if TYPE_CHECKING:
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["Array"]
 
 
-if TYPE_CHECKING:  # the operators are installed at import (`_install_operators`)
+if TYPE_CHECKING:  # the namespace installs these at import (`_array_methods.install`)
     from ._operators import ArrayOperators
 else:
     ArrayOperators = object
@@ -75,7 +74,7 @@ def _check_layout(dtype: Any, shape: Any, strides: Any, offset: Any) -> None:
 class _ArrayBase(ArrayOperators):
     """The pure-Python twin of `_speedups.ArrayBase`: the fields, set once by `_make` or `_view`
     (which check them) and read-only afterwards, except `_handle` (the operators are attached to
-    Array by `_install_operators`)."""
+    Array by `_array_methods.install`)."""
 
     __slots__ = ("_buffer", "_dtype", "_shape", "_strides", "_offset", "_handle", "_readonly",
                  "__weakref__")
@@ -217,14 +216,6 @@ class Array(_Base):
         return _views.permute(self, axes)
 
     # -- devices and interchange -------------------------------------------------------------------
-    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
-        if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
-            raise ValueError(f"unsupported Array API version {api_version!r}; supported: "
-                             f"{', '.join(SUPPORTED_API_VERSIONS)}")
-        import hxarray
-
-        return hxarray
-
     def to_device(self, device: Device | str, /, *, stream: Any = None) -> Array:
         """A copy of this array on `device` (this array itself if it is already there). The copy
         runs on `stream` (a stream of either device) where given, else on the devices' current
@@ -371,24 +362,14 @@ class Array(_Base):
             raise TypeError("iteration over a 0-D array")
         return (self[i] for i in range(self._shape[0]))
 
-    # -- indexing ----------------------------------------------------------------------------------
-    def __getitem__(self, key: Any) -> Array:
-        from ._indexing import getitem
-
-        return getitem(self, key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        from ._indexing import setitem
-
-        setitem(self, key, value)
-
 
 def _rebuild(data: Any, dtype: dt.DType, shape: tuple[int, ...], device: Device) -> Array:
     """Unpickle an array: share the pickled memory where it is writable host memory (an
-    out-of-band buffer, or protocol 5's in-band bytearray), else copy it."""
-    from ._creation import asarray
-
-    return asarray(np.frombuffer(data, dtype=dtype.numpy).reshape(shape), device=device)
+    out-of-band buffer, or protocol 5's in-band bytearray) the device can use, else copy it."""
+    host = np.frombuffer(data, dtype=dtype.numpy).reshape(shape)
+    backend = device.backend
+    shared = backend.adopt(host)
+    return backend.from_host(host, device) if shared is None else shared
 
 
 def _transfer(x: Array, source: Device, target: Device) -> Array:
@@ -397,50 +378,6 @@ def _transfer(x: Array, source: Device, target: Device) -> Array:
     if source.type is target.type:
         return source.backend.copy_to(x, target)
     return target.backend.from_host(source.backend.to_host(x), target)
-
-
-def _install_operators() -> None:
-    """Attach the arithmetic, bitwise and comparison operators, each calling its spec function:
-    as Python methods, or behind the compiled slots, which try the CPU fast path first; these
-    and indexing and `to_device` with the hooks' operation point."""
-    import dis
-
-    from . import _elementwise as ew
-    from ._observed import observe_operation, operation
-    from ._ops import COMPARISONS, OPS
-
-    operators = {}
-    for op in OPS.values():
-        stem = op.operator
-        if stem is None:
-            continue
-        if op.arity == 1:
-            operators[f"__{stem}__"] = ew.unary_operator(op.name)
-            continue
-        operators[f"__{stem}__"] = ew.binary_operator(op.name, reflected=False)
-        if stem not in COMPARISONS:
-            operators[f"__r{stem}__"] = ew.binary_operator(op.name, reflected=True)
-            operators[f"__i{stem}__"] = ew.inplace_operator(op.name)
-    operators["__matmul__"] = ew.binary_operator("matmul", reflected=False)  # not element-wise
-    operators["__rmatmul__"] = ew.binary_operator("matmul", reflected=True)
-    operators["__imatmul__"] = ew.inplace_operator("matmul")
-    operators = {dunder: operation(f"Array.{dunder}", method)  # the hooks' operation point
-                 for dunder, method in operators.items()}
-    for name in ("__getitem__", "__setitem__", "to_device"):
-        setattr(Array, name, operation(f"Array.{name}", vars(Array)[name]))
-    if speedups is None:
-        for dunder, method in operators.items():
-            setattr(Array, dunder, method)
-        return
-    from .hal.buffer import MemoryBuffer
-
-    speedups.configure(array_type=Array, buffer_type=MemoryBuffer, general=ew._binary,
-                       operations={op.operator: ew.OPERATIONS[op.name] for op in OPS.values()
-                                   if op.operator is not None},
-                       operators=operators, bool_dtype=dt.bool,
-                       int64_dtype=dt.int64, floating_dtypes=dt.FLOATING,
-                       binary_op_opcode=dis.opmap.get("BINARY_OP", -1),
-                       observe=observe_operation)
 
 
 del operator

@@ -1,5 +1,5 @@
 """`hxarray.fuse`: a function of element-wise operations, traced once per signature into one
-expression and run as one kernel by the backend (hal/fusion.py).
+expression and run as one kernel by the backend (backends/fusion.py).
 
 Tracing runs the function itself on placeholder arrays whose device is a `_Tracer`: a backend
 that records the primitive calls the namespace makes (with the dtypes and compute dtypes it
@@ -23,11 +23,11 @@ from ._array import Array
 from ._modes import is_strict
 from ._ops import Op, Signature
 from ._views import broadcast_shapes, contiguous_strides, view
+from .backends.base import Backend
+from .backends.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
 from .hal.allocator import Allocator, Block
-from .hal.backend import Backend
 from .hal.buffer import MemoryBuffer
 from .hal.device import Device
-from .hal.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
 
 __all__ = ["fuse"]
 

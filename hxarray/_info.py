@@ -7,8 +7,8 @@ from typing import Any
 from . import _dtypes as dt
 from ._checks import as_device
 from ._version import sequence_result
+from .backends.registry import registry
 from .hal.device import Device, default_device
-from .hal.registry import registry
 
 __all__ = ["__array_namespace_info__", "empty_cache", "memory_stats", "set_memory_limit"]
 

@@ -1,7 +1,7 @@
 """The type stubs of what hxarray generates at import: the element-wise functions (from the
-declarations in `_ops.py`) and the array's operators. Type checkers read the stubs; nothing
-imports them at run time. `python -m hxarray._stubgen` rewrites them; a test checks that they
-match `_ops.py`."""
+declarations in `_ops.py`) and the array's operators and indexing. Type checkers read the
+stubs; nothing imports them at run time. `python -m hxarray._stubgen` rewrites them; a test
+checks that they match `_ops.py`."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from ._ops import COMPARISONS, OPS
 
 HERE = Path(__file__).resolve().parent
 HEADER = ('"""{what}, for type checkers: generated from hxarray/_ops.py by\n'
-          '`python -m hxarray._stubgen`."""\n\nfrom ._array import Array\n\n'
+          '`python -m hxarray._stubgen`."""\n\n{imports}from ._array import Array\n\n'
           '_Scalar = bool | int | float | complex\n')
 STATIC = {"round", "clip", "where"}  # defined in Python source, seen by type checkers as they are
 
 
 def elementwise() -> str:
     """The stub of the namespace's generated element-wise functions."""
-    lines = [HEADER.format(what="The element-wise functions' signatures"), ""]
+    lines = [HEADER.format(what="The element-wise functions' signatures", imports=""), ""]
     for op in OPS.values():
         if op.name in STATIC:
             continue
@@ -31,8 +31,10 @@ def elementwise() -> str:
 
 
 def operators() -> str:
-    """The stub of the array's operator methods (installed by `_array._install_operators`)."""
-    lines = [HEADER.format(what="The array's operators"), "", "class ArrayOperators:"]
+    """The stub of the array's methods that the namespace installs (`_array_methods.install`):
+    the operators, indexing and `__array_namespace__`."""
+    lines = [HEADER.format(what="The array's operators and indexing",
+                           imports="from typing import Any\n\n"), "", "class ArrayOperators:"]
     for op in OPS.values():
         stem = op.operator
         if stem is None:
@@ -50,6 +52,9 @@ def operators() -> str:
                              "-> Array: ...")
     for prefix in ("", "r", "i"):
         lines.append(f"    def __{prefix}matmul__(self, other: Array, /) -> Array: ...")
+    lines += ["    def __getitem__(self, key: Any, /) -> Array: ...",
+              "    def __setitem__(self, key: Any, value: Any, /) -> None: ...",
+              "    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any: ..."]
     return "\n".join(lines) + "\n"
 
 

@@ -66,7 +66,7 @@ def _driver(device: Device) -> Driver:
 
 def device_count() -> int:
     """How many CUDA devices there are (simulated ones included); 0 where CUDA cannot run."""
-    from .hal.registry import registry
+    from .backends.registry import registry
 
     backend = registry.get(DeviceType.CUDA)
     return 0 if backend.unavailable_reason() else backend.device_count()

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import hxarray as xp
-from hxarray.backends.cpu import CpuBackend
-from hxarray.hal import Backend, Device
+from hxarray.plugin import Backend, CpuBackend, Device
 
 REF = next((d for d in xp.__array_namespace_info__().devices() if d.type.name == "ref"), None)
 needs_ref = pytest.mark.skipif(REF is None, reason="needs the reference backend plug-in "

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import hxarray as xp
+from hxarray.backends.registry import registry
 from hxarray.hal import device as device_mod
-from hxarray.hal import registry
 from hxarray.hal.device import (
     Device,
     DeviceType,

@@ -15,9 +15,12 @@ import pytest
 
 import hxarray as xp
 from hxarray.backends.cpu import CpuBackend
-from hxarray.hal import BackendRegistry, Device, DeviceType, DeviceUnavailableError
+from hxarray.hal import Device, DeviceType, DeviceUnavailableError
+from hxarray.hal import device as device_module
 
-registry_module = importlib.import_module("hxarray.hal.registry")  # `hal.registry` is the instance
+# `hxarray.backends.registry` is the instance
+registry_module = importlib.import_module("hxarray.backends.registry")
+BackendRegistry = registry_module.BackendRegistry
 
 
 class RegBackend(CpuBackend):
@@ -150,7 +153,7 @@ def test_unavailable_backend_is_reported(reg: BackendRegistry) -> None:
 
 def test_register_resets_cached_device_backends(monkeypatch: pytest.MonkeyPatch,
                                                 reg: BackendRegistry) -> None:
-    monkeypatch.setattr(registry_module, "registry", reg)
+    monkeypatch.setattr(device_module, "_registry", [reg])  # the one the HAL asks
     device = Device("regtest")
     monkeypatch.setattr(device, "_backend", None)
     first = reg.register(RegBackend)
@@ -168,7 +171,7 @@ def test_concurrent_lookups_share_one_instance(monkeypatch: pytest.MonkeyPatch,
                                                reg: BackendRegistry) -> None:
     SlowBackend.instances = 0
     reg._sources["regslow"] = FakeEntryPoint("regslow", lambda: SlowBackend)
-    monkeypatch.setattr(registry_module, "registry", reg)
+    monkeypatch.setattr(device_module, "_registry", [reg])
     device = Device("regslow")
     monkeypatch.setattr(device, "_backend", None)
     n = 12

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import hxarray as xp
-from hxarray.hal import BackendRegistry, Device, DeviceType, DeviceUnavailableError, current_stream
+from hxarray.backends.registry import BackendRegistry
+from hxarray.hal import Device, DeviceType, DeviceUnavailableError, current_stream
 
 if not any(ep.name == "toy" for ep in entry_points(group="hxarray.backends")):
     pytest.skip("the toy backend plug-in is not installed; run "

@@ -17,10 +17,11 @@ import pytest
 
 import hxarray as xp
 from hxarray.backends.cpu import CpuBackend
-from hxarray.hal import BackendRegistry, Device, DeviceType, DeviceUnavailableError
-from hxarray.hal.selection import best_device, devices_report, select_device
+from hxarray.backends.registry import BackendRegistry
+from hxarray.backends.selection import best_device, devices_report, select_device
+from hxarray.hal import Device, DeviceType, DeviceUnavailableError
 
-registry_module = importlib.import_module("hxarray.hal.registry")
+registry_module = importlib.import_module("hxarray.backends.registry")
 GB = 10**9
 
 
@@ -192,8 +193,7 @@ def test_gpu_peaks_from_properties() -> None:
 
 
 PLUGIN = """
-from hxarray.backends.cpu import CpuBackend
-from hxarray.hal import DeviceType
+from hxarray.plugin import CpuBackend, DeviceType
 
 class Fancy(CpuBackend):
     device_type = DeviceType.register("fancy")

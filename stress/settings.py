@@ -40,7 +40,7 @@ _KERNEL_CACHE = ("from hxarray.hal.kernel_cache import KernelCache, default_cach
 PROBES = {
     "HXARRAY_PURE_PYTHON": _CPU, "HXARRAY_STRICT": _CPU, "HXARRAY_NUM_THREADS": _CPU,
     "HXARRAY_DEFAULT_DEVICE": _CPU,
-    "HXARRAY_CACHE_DIR": "import hxarray as xp\nfrom hxarray.hal import performance\n"
+    "HXARRAY_CACHE_DIR": "import hxarray as xp\nfrom hxarray.backends import performance\n"
                          "assert performance.estimate(xp.Device('cpu'))['peak_flops']\n",
     "HXARRAY_KERNEL_CACHE": _KERNEL_CACHE, "HXARRAY_KERNEL_CACHE_SIZE": _KERNEL_CACHE,
     **{name: _CUDA for name in SETTINGS if name.startswith("HXARRAY_CUDA_")},

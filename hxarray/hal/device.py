@@ -12,18 +12,51 @@ import contextvars
 import operator
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .settings import DEFAULT_DEVICE
 
-if TYPE_CHECKING:
-    from .backend import Backend
+if TYPE_CHECKING:  # annotations only: the HAL imports nothing above it
+    from ..backends.base import Backend
 
-__all__ = ["DeviceType", "Device", "DeviceUnavailableError", "default_device", "device_scope"]
+__all__ = ["DeviceType", "Device", "DeviceUnavailableError", "Registry", "default_device",
+           "device_scope", "use_registry"]
 
 
 class DeviceUnavailableError(ValueError):
     """A device was named correctly but cannot be used here (no backend, no hardware, bad index)."""
+
+
+class Registry(Protocol):
+    """What the HAL asks of the layer above it, which knows the backends: the backend registry
+    (`hxarray.backends.registry`) installs itself with `use_registry` when it is imported."""
+
+    def discover(self) -> None:
+        """Register the device types that installed plug-ins add."""
+
+    def backend_for(self, device: Device) -> Backend:
+        """The backend that runs `device`; `DeviceUnavailableError` saying why there is none."""
+
+    def capabilities(self, device: Device) -> dict[str, Any]:
+        """`device.capabilities()`."""
+
+    def best_device(self) -> Device:
+        """The device hxarray picks by itself (`HXARRAY_DEFAULT_DEVICE=best`)."""
+
+
+_registry: list[Registry] = []
+
+
+def use_registry(registry: Registry) -> None:
+    """Make `registry` the one the HAL asks for backends (the backend layer calls it once)."""
+    _registry[:] = [registry]
+
+
+def _installed_registry() -> Registry:
+    if not _registry:
+        raise DeviceUnavailableError("no backend registry is installed: `import hxarray` "
+                                     "installs it")
+    return _registry[0]
 
 
 class DeviceType:
@@ -44,10 +77,8 @@ class DeviceType:
             return cls._members[name]
         except (KeyError, TypeError):
             pass
-        if isinstance(name, str):  # a plug-in's type is known once the entry points are read
-            from .registry import registry
-
-            registry.discover()
+        if isinstance(name, str) and _registry:  # a plug-in's: known once entry points are read
+            _registry[0].discover()
             if name in cls._members:
                 return cls._members[name]
         known = ", ".join(sorted(cls._members))
@@ -136,19 +167,15 @@ class Device:
         """The backend that runs this device (looked up once); `DeviceUnavailableError` if none."""
         backend = self._backend
         if backend is None:
-            from .registry import registry
-
-            backend = registry.backend_for(self)
+            backend = _installed_registry().backend_for(self)
             self._backend = backend
         return backend
 
     def capabilities(self) -> dict[str, Any]:
         """Name, vendor, total/free memory, compute units and type-specific features, with the
-        estimated `peak_flops` per dtype and `memory_bandwidth` (`hal.performance`: read from
-        the device's properties, or measured once and cached)."""
-        from .performance import estimate
-
-        return {**self.backend.capabilities(self), **estimate(self)}
+        estimated `peak_flops` per dtype and `memory_bandwidth` (`hxarray.backends.performance`:
+        read from the device's properties, or measured once and cached)."""
+        return _installed_registry().capabilities(self)
 
     def __repr__(self) -> str:
         return f"Device('{self}')"
@@ -176,9 +203,7 @@ def default_device() -> Device:
         spec = DEFAULT_DEVICE.get()
         try:
             if spec == "best":
-                from .selection import best_device
-
-                _env_default.append(best_device())
+                _env_default.append(_installed_registry().best_device())
             else:
                 _env_default.append(Device(spec))
         except (ValueError, TypeError) as exc:

@@ -18,8 +18,8 @@ from hxarray.backends.cuda import backend as cuda_backend
 from hxarray.backends.cuda.backend import CudaBackend
 from hxarray.backends.cuda.codegen import gemm
 from hxarray.backends.cuda.codegen import indexing as ix
+from hxarray.backends.registry import registry
 from hxarray.hal.kernel_cache import KernelCache
-from hxarray.hal.registry import registry
 
 from ..oracle import (
     COMPLEX_FLOATING,

@@ -21,10 +21,10 @@ from ..._array import Array
 from ..._compiled import speedups
 from ..._numpy_kernels import QUIET_STATE, cast, errstate_var, quiet
 from ...hal.allocator import Block, CachingAllocator
-from ...hal.backend import FRESH_LAYOUTS, Backend, fresh_layout
 from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType, default_device
 from ...hal.scope import NO_SCOPES, scoped_pools
+from ..base import FRESH_LAYOUTS, Backend, fresh_layout
 from . import fused, kernels, parallel
 from .allocator import CpuAllocator
 from .device import cpu_capabilities

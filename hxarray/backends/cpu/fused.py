@@ -24,8 +24,8 @@ import numpy as np
 from ..._array import Array
 from ..._ops import Op
 from ..._views import contiguous_strides
-from ...hal.fusion import SCALAR, Expression
 from ...hal.kernel_cache import KernelCache, default_cache_dir
+from ..fusion import SCALAR, Expression
 from . import kernels, parallel
 
 __all__ = ["CHUNK", "arange_loop", "compiled", "host_function", "run", "run_reduce"]

@@ -23,11 +23,11 @@ from ... import _views
 from ..._array import Array
 from ..._ops import OPS, Op, Signature
 from ...hal.allocator import StreamOrderedAllocator
-from ...hal.backend import Backend
 from ...hal.device import Device, DeviceType
-from ...hal.fusion import Expression
 from ...hal.hooks import observe, observers
 from ...hal.scope import scoped_pools
+from ..base import Backend
+from ..fusion import Expression
 from . import launch, peaks
 from .codegen import Library, gemm
 from .codegen import elementwise as ew

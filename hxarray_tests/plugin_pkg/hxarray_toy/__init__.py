@@ -1,16 +1,15 @@
 """A toy hxarray backend, discovered through the ``hxarray.backends`` entry point ``toy``.
 
 It is the numpy CPU backend under another device type, with its own raw and caching allocators,
-so the tests can tell its arrays and memory statistics apart from the CPU's.
+so the tests can tell its arrays and memory statistics apart from the CPU's: a plug-in for host
+memory may build on the CPU backend, which `hxarray.plugin` exports for that.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hxarray.backends.cpu import CpuBackend
-from hxarray.backends.cpu.allocator import CpuAllocator
-from hxarray.hal import Block, CachingAllocator, Device, DeviceType
+from hxarray.plugin import Block, CachingAllocator, CpuAllocator, CpuBackend, Device, DeviceType
 
 __all__ = ["ToyAllocator", "ToyBackend"]
 

@@ -1,5 +1,6 @@
 """hxarray's reference backend: device type ``ref``, loaded through the ``hxarray.backends`` entry
-point, written against `hxarray.hal.Backend` alone (docs/hal.md, "Writing a backend").
+point, written against the public plug-in surface `hxarray.plugin` alone (docs/hal.md, "Writing a
+backend").
 
 It is the smallest complete backend and the proof that the seam is complete: a raw allocator of
 host memory of its own under the HAL's stream-ordered caching allocator, streams that run every
@@ -20,11 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from hxarray._array import Array
-from hxarray._numpy_kernels import cast, quiet, quietly
-from hxarray._ops import OPS
-from hxarray.hal import (
+from hxarray.plugin import (
+    OPS,
     Allocator,
+    Array,
     Backend,
     Block,
     Device,
@@ -33,6 +33,10 @@ from hxarray.hal import (
     HostStream,
     Stream,
     StreamOrderedAllocator,
+    cast,
+    numpy_view,
+    quiet,
+    quietly,
 )
 
 __all__ = ["RefBackend", "RefMemory"]
@@ -73,6 +77,11 @@ class RefMemory(Allocator):
         source = np.frombuffer(data.tobytes(), np.uint8)  # a snapshot: data may change after
         target = block.handle[offset:offset + data.nbytes]
         _launch(stream, lambda: np.copyto(target, source))
+
+    def array_interface(self, block: Block, nbytes: int) -> dict[str, Any]:
+        """The bytes of a block, for `numpy_view` (DLPack exports them in place)."""
+        return {"data": (block.address, False), "shape": (nbytes,), "typestr": "|u1",
+                "version": 3}
 
 
 def _launch(stream: Stream | None, work: Callable[[], Any]) -> None:
@@ -128,31 +137,27 @@ class RefBackend(Backend):
             raise BufferError(f"cannot export an array on {x.device} to DLPack device "
                               f"{tuple(dl_device)}")
         self.stream(x.device).synchronize()
-        host = self._view(x, keep_alive=True)
-        host.flags.writeable = not x._readonly  # (a broadcast view stays read-only)
+        host = numpy_view(x)  # keeps the buffer alive; read-only where x is (a broadcast view)
         if max_version is None:
             return (host.copy() if copy else host).__dlpack__()
         return host.__dlpack__(max_version=max_version, copy=copy)
 
     # -- the required primitives -------------------------------------------------------------------
-    def _view(self, x: Any, keep_alive: bool = False) -> Any:
-        """The numpy view of an array's memory (scalars pass through); with `keep_alive` it holds
-        the buffer, for handing out."""
-        if x.__class__ is not Array:
+    def _view(self, x: Any) -> Any:
+        """The numpy view of an array's memory (scalars pass through), for queued work: the view
+        holds the block's memory, not the buffer, which stays with the caller's arrays."""
+        if not isinstance(x, Array):
             return x
-        memory = x._buffer.block.handle
-        if keep_alive:
-            memory = np.asarray(_Owner(x._buffer))
-        return np.ndarray(x._shape, x._dtype.numpy, buffer=memory, offset=x._offset,
-                          strides=x._strides)
+        return np.ndarray(x.shape, x.dtype.numpy, buffer=x.buffer.block.handle, offset=x.offset,
+                          strides=x.strides)
 
     def _run(self, work: Callable[..., Any], *operands: Any) -> None:
         """Queue `work(*views of the operands)` on the current stream, noting that stream's use
         of every operand's block."""
         stream = self.stream(self.device)
         for a in operands:  # through the buffer's allocator: a memory scope's pool too
-            if a.__class__ is Array:
-                a._buffer.allocator.record_stream(a._buffer.block, stream)
+            if isinstance(a, Array):
+                a.buffer.allocator.record_stream(a.buffer.block, stream)
         views = [self._view(a) for a in operands]
         stream.submit(work, *views)
 
@@ -217,7 +222,7 @@ class RefBackend(Backend):
     def _checked(self, x: Array, axis: int, indices: Sequence[Array]) -> None:
         """IndexError now, rather than at the next synchronize, for an index out of range."""
         for i, index in enumerate(indices):
-            n, values = x._shape[axis + i], self._now(index)
+            n, values = x.shape[axis + i], self._now(index)
             if values.size and (values.min() < -n or values.max() >= n):
                 bad = values[(values < -n) | (values >= n)].flat[0]
                 raise IndexError(f"index {bad} is out of bounds for axis {axis + i} with size {n}")
@@ -242,7 +247,7 @@ class RefBackend(Backend):
             return_counts=True, equal_nan=False)
         return (self.from_host(values, self.device),
                 *(self.from_host(a.reshape(shape).astype(np.int64), self.device)
-                  for a, shape in ((first, first.shape), (inverse, x._shape),
+                  for a, shape in ((first, first.shape), (inverse, x.shape),
                                    (counts, counts.shape))))
 
 
@@ -252,12 +257,3 @@ def quietly_call(work: Callable[..., Any]) -> Callable[..., Any]:
         with quiet():
             return work(*args)
     return call
-
-
-class _Owner:
-    """Exposes a MemoryBuffer's bytes to numpy while keeping the buffer alive."""
-
-    def __init__(self, buffer: Any) -> None:
-        self.buffer = buffer
-        self.__array_interface__ = {"data": (buffer.block.address, False),
-                                    "shape": (buffer.nbytes,), "typestr": "|u1", "version": 3}

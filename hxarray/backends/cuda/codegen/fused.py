@@ -1,4 +1,4 @@
-"""Fused expressions (`hxarray.fuse`, hal/fusion.py) as CUDA C: one statement per step, each the
+"""Fused expressions (hxarray.fuse, backends/fusion.py) as CUDA C: one statement per step, each the
 C expression `_ops` declares for its operation, between the conversions the element-wise kernels
 make (operands to the compute type, the result to the step's dtype). The same statements become
 a CUDA kernel (the element-wise kernels' operand, layout and grid-stride conventions) and a host
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from .... import _dtypes as dt
 from ...._ops import OPS, Op
-from ....hal.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
+from ...fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
 from . import C_TYPES, OPTIONS, PREAMBLE
 from .elementwise import INDEX_TYPES, functor
 from .elementwise import source as operation_source

@@ -19,7 +19,7 @@ from .._views import broadcast_shapes
 
 if TYPE_CHECKING:
     from .._array import Array
-    from .backend import Backend
+    from .base import Backend
 
 __all__ = ["ASTYPE", "ARRAY", "SCALAR", "Expression", "Step", "run_unfused"]
 

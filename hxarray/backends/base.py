@@ -32,22 +32,23 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import _array as array_module
 from .. import _views
+from .._array import Array
+from .._dtypes import COMPLEX_FLOATING, FROM_NUMPY, int64
+from .._ops import OPS
+from ..hal.device import Device, DeviceType
+from ..hal.hooks import device_of, observe, observers
+from ..hal.scope import scope_pool, scoped_pools
+from ..hal.stream import Stream, current_stream
 from . import fusion
-from .device import Device, DeviceType
-from .hooks import device_of, observe, observers
-from .scope import scope_pool, scoped_pools
-from .stream import Stream, current_stream
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .._array import Array
     from .._dtypes import DType
     from .._ops import Op, Signature
-    from .allocator import Allocator
-    from .stream import Event
+    from ..hal.allocator import Allocator
+    from ..hal.stream import Event
 
 __all__ = ["FRESH_LAYOUTS", "PRIMITIVES", "TRANSFERS", "Backend", "fresh_layout"]
 
@@ -150,7 +151,7 @@ class Backend(ABC):
     def performance(self, device: Device) -> dict[str, Any] | None:
         """`{"peak_flops": {dtype name: FLOP/s}, "memory_bandwidth": bytes/s}` read from the
         device's properties, or None where they cannot be read: then hxarray measures them once
-        through the primitives and caches them (`hxarray.hal.performance`)."""
+        through the primitives and caches them (`hxarray.backends.performance`)."""
         return None
 
     @abstractmethod
@@ -190,7 +191,7 @@ class Backend(ABC):
                  device: Device) -> Array:
         """`empty` with the memory from `allocator`: the device's, or a memory scope's pool."""
         nbytes, strides = FRESH_LAYOUTS.get((shape, dtype)) or fresh_layout(shape, dtype)
-        return array_module.Array._make(allocator.allocate(nbytes), dtype, shape, strides)
+        return Array._make(allocator.allocate(nbytes), dtype, shape, strides)
 
     def scope_allocator(self, device: Device) -> Allocator:
         """A fresh pool for a memory scope on `device`: by default a caching allocator of the
@@ -211,8 +212,6 @@ class Backend(ABC):
         """A new array holding a copy of the host array `data` (same dtype and shape; any
         layout): through the allocator's `copy_from_host` on the current stream."""
         import numpy as np
-
-        from .._dtypes import FROM_NUMPY
 
         contiguous = data if data.flags.c_contiguous else np.array(data, order="C")
         out = self.empty(contiguous.shape, FROM_NUMPY[contiguous.dtype], device)
@@ -349,7 +348,7 @@ class Backend(ABC):
         index of each value's first occurrence, the int64 inverse indices shaped like x, and
         the int64 counts."""
 
-    # -- fused expressions (`hxarray.fuse`, hal/fusion.py) -----------------------------------------
+    # -- fused expressions (`hxarray.fuse`, backends/fusion.py) -----------------------------------
     def fused(self, expression: fusion.Expression, operands: Sequence[Array | Scalar],
               out: Array) -> None:
         """out = `expression` of `operands`, broadcast to out's shape (out is fresh and
@@ -384,13 +383,11 @@ class Backend(ABC):
         """`run(cpu_backend, *host_arrays)` on CPU copies of `args`, results copied back to the
         device of the first argument; counted in `host_fallbacks[label]`."""
         device = args[0]._buffer.device
-        cpu = DeviceType.CPU
-        from .registry import registry
-
-        backend = registry.get(cpu)
+        cpu = Device(DeviceType.CPU)
+        backend = cpu.backend
         with self._fallback_lock:
             self.host_fallbacks[label] += 1
-        result = run(backend, *(backend.from_host(self.to_host(a), Device(cpu)) for a in args))
+        result = run(backend, *(backend.from_host(self.to_host(a), cpu) for a in args))
         if isinstance(result, tuple):
             return tuple(self.from_host(backend.to_host(r), device) for r in result)
         return self.from_host(backend.to_host(result), device)
@@ -449,9 +446,6 @@ class Backend(ABC):
         """out (bool, x1's shape) = whether each element of x1 (of x2's dtype) equals one of
         x2 (NaN equals nothing): x2 sorted, then each x1 looked up with `searchsorted`; complex
         values, which do not sort, are compared with every element of x2."""
-        from .._dtypes import COMPLEX_FLOATING, int64
-        from .._ops import OPS
-
         device = x1._buffer.device
         flat = x2 if _views.is_contiguous(x2) else self.copy(x2)
         flat = _views.flatten(flat)

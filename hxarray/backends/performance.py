@@ -17,11 +17,13 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .settings import CACHE_DIR
+from .. import _dtypes as dt
+from .._version import API_VERSION
+from ..hal.device import Device, device_scope
+from ..hal.settings import CACHE_DIR
 
 if TYPE_CHECKING:
-    from .backend import Backend
-    from .device import Device
+    from .base import Backend
 
 __all__ = ["PEAK_DTYPES", "cache_dir", "estimate", "measure"]
 
@@ -80,8 +82,6 @@ def _key(device: Device, backend: Backend) -> str:
     """What the measurement depends on: the backend, the device and the software that runs it."""
     import numpy as np
 
-    from .._version import API_VERSION
-
     caps = backend.capabilities(device)
     kind = type(backend)
     parts = [f"v{_FORMAT}", f"{kind.__module__}.{kind.__qualname__}", str(device),
@@ -135,9 +135,6 @@ def measure(device: Device, backend: Backend | None = None, *, seconds: float = 
     disturbed by other work on the machine; a busy machine still gives low figures (delete the
     cache file to measure again). Complex dtypes get their real dtype's rate. About a second on
     a CPU."""
-    from .. import _dtypes as dt
-    from .device import device_scope
-
     backend = backend or device.backend
 
     def synchronize() -> None:

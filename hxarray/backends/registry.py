@@ -12,10 +12,10 @@ import threading
 import warnings
 from typing import Any
 
-from .backend import Backend
-from .device import Device, DeviceType, DeviceUnavailableError
+from ..hal.device import Device, DeviceType, DeviceUnavailableError, use_registry
+from .base import Backend
 
-__all__ = ["Backend", "BackendRegistry", "registry", "ENTRY_POINT_GROUP"]
+__all__ = ["BackendRegistry", "registry", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "hxarray.backends"
 BUILTIN_BACKENDS = {
@@ -127,6 +127,19 @@ class BackendRegistry:
                 f"{device} does not exist: this machine has {count} {device.type.name} device(s)")
         return backend
 
+    def capabilities(self, device: Device) -> dict[str, Any]:
+        """`device.capabilities()`: its backend's, with the estimated peak FLOP/s and memory
+        bandwidth (`hxarray.backends.performance`)."""
+        from .performance import estimate
+
+        return {**device.backend.capabilities(device), **estimate(device)}
+
+    def best_device(self) -> Device:
+        """`hxarray.best_device()` among this registry's devices."""
+        from .selection import best_device
+
+        return best_device(self)
+
     def available_types(self) -> list[str]:
         """Names of device types whose backend loads and reports itself available."""
         names = []
@@ -162,3 +175,4 @@ class BackendRegistry:
 
 
 registry = BackendRegistry()
+use_registry(registry)  # the HAL's devices find their backends here

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .device import Device, DeviceType, DeviceUnavailableError, default_device
+from .._dtypes import ALL_DTYPES
+from ..hal.device import Device, DeviceType, DeviceUnavailableError, default_device
 from .registry import BackendRegistry, registry
 
 if TYPE_CHECKING:
@@ -53,8 +54,6 @@ def _dtype_name(dtype: DType | str | None) -> str:
     if dtype is None:
         return "float64"
     name = getattr(dtype, "name", dtype)
-    from .._dtypes import ALL_DTYPES
-
     if name not in {d.name for d in ALL_DTYPES}:
         raise ValueError(f"unknown dtype {dtype!r}")
     return str(name)

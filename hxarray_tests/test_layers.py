@@ -1,0 +1,183 @@
+"""The layers import in one direction (docs/hal.md, "Layers"), read from the source with `ast`:
+every import a module runs (at module level or inside a function) names its own layer or one
+below. Imports under `if TYPE_CHECKING:` only name types for annotations: they never run, so
+they order nothing and close no cycle. The plug-ins in hxarray_tests import only `hxarray` and
+`hxarray.plugin`."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "hxarray"
+
+# Bottom to top; a module belongs to the layer of its longest listed prefix (packages include
+# their submodules); everything not listed is the namespace, the top layer.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("hal", ("hxarray.hal",)),
+    ("shared data", ("hxarray._dtypes", "hxarray._ops", "hxarray._numpy_kernels",
+                     "hxarray._modes", "hxarray._version", "hxarray._constants",
+                     "hxarray._compiled", "hxarray._speedups")),
+    ("arrays", ("hxarray._array", "hxarray._views")),
+    ("backend layer", ("hxarray.backends", "hxarray.backends.base", "hxarray.backends.registry",
+                       "hxarray.backends.fusion", "hxarray.backends.selection",
+                       "hxarray.backends.performance")),
+    ("backends", ("hxarray.backends.cpu", "hxarray.backends.cuda")),
+    ("namespace", ("hxarray",)),
+]
+# The one exception: the HAL's allocator, buffer and hooks load the compiled C twins of their
+# types through `hxarray._compiled` (which reads a HAL setting), until those twins are generated
+# from the HAL's own Python source.
+ALLOWED = {(f"hxarray.hal.{name}", "hxarray._compiled")
+           for name in ("allocator", "buffer", "hooks")}
+PUBLIC = {"hxarray", "hxarray.plugin"}  # what a plug-in may import
+PLUGINS = [ROOT / "hxarray_tests" / "ref_pkg" / "hxarray_ref",
+           ROOT / "hxarray_tests" / "plugin_pkg" / "hxarray_toy"]
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules(package: Path) -> dict[str, Path]:
+    return {_module_name(path, package.parent): path for path in sorted(package.rglob("*.py"))}
+
+
+MODULES = _modules(PACKAGE)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or \
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _run_time_imports(name: str, path: Path) -> list[tuple[str, int]]:
+    """(imported module, line) of every import in the module that can run, resolved to the
+    module named (`from . import x` names the submodule x where there is one)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[tuple[str, int]] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                submodule = f"{source}.{alias.name}"
+                found.append((submodule if submodule in MODULES else source, node.lineno))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _layer(module: str) -> int:
+    best, rank = -1, len(LAYERS) - 1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), i
+    return rank
+
+
+def _edges() -> list[tuple[str, str, int]]:
+    return [(name, target, line) for name, path in MODULES.items()
+            for target, line in _run_time_imports(name, path)
+            if target.split(".")[0] == "hxarray"]
+
+
+def test_the_layers_cover_the_package() -> None:
+    """Every listed prefix names modules that exist (a rename cannot empty a layer silently)."""
+    for _, prefixes in LAYERS:
+        for prefix in prefixes:
+            assert any(m == prefix or m.startswith(prefix + ".") for m in MODULES) or \
+                prefix == "hxarray._speedups", prefix  # the C extension has no Python source
+    assert _layer("hxarray.hal.device") == 0 and _layer("hxarray.backends.cpu.backend") == 4
+    assert _layer("hxarray.backends.base") == 3 and _layer("hxarray._elementwise") == 5
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    upward = [f"{module}:{line} imports {target} ({LAYERS[_layer(target)][0]}, above "
+              f"{LAYERS[_layer(module)][0]})"
+              for module, target, line in _edges()
+              if _layer(target) > _layer(module) and (module, target) not in ALLOWED]
+    assert not upward, "\n".join(upward)
+
+
+def test_the_hal_imports_nothing_above_it() -> None:
+    """Stated on its own, since it is what lets the HAL be read, tested and reused alone: the
+    HAL's run-time imports stay in the HAL, so no import cycle passes through it."""
+    leaving = sorted({f"{module} imports {target}" for module, target, _ in _edges()
+                      if _layer(module) == 0 and _layer(target) != 0
+                      and (module, target) not in ALLOWED})
+    assert not leaving, "\n".join(leaving)
+    assert ALLOWED <= {(module, target) for module, target, _ in _edges()}, \
+        "an allowance no longer used: remove it"
+
+
+def test_the_hal_loads_and_works_without_the_rest_of_hxarray() -> None:
+    """In a fresh interpreter, with hxarray's `__init__` kept from running (an empty package
+    module stands in for it), every HAL module imports and loads no module above the HAL: a
+    device is a value, a host stream runs work, and a device's backend is refused with the
+    reason (no registry: the backend layer installs it)."""
+    code = f"""
+import importlib, pkgutil, sys, types
+package = types.ModuleType("hxarray")
+package.__path__ = [{str(PACKAGE)!r}]
+sys.modules["hxarray"] = package
+import hxarray.hal
+for info in pkgutil.iter_modules(hxarray.hal.__path__):
+    importlib.import_module("hxarray.hal." + info.name)
+from hxarray.hal import Device, DeviceUnavailableError, HostStream
+device = Device("cpu:0")
+assert device is Device("cpu") and str(device) == "cpu"
+stream = HostStream(device)
+done = []
+stream.submit(done.append, 42)
+stream.synchronize()
+assert done == [42], done
+try:
+    device.backend
+except DeviceUnavailableError as exc:
+    assert "no backend registry is installed" in str(exc), exc
+else:
+    raise AssertionError("a backend without a registry")
+print(" ".join(sorted(m for m in sys.modules if m.startswith("hxarray."))))
+"""
+    env = {key: value for key, value in os.environ.items() if key != "HXARRAY_DEFAULT_DEVICE"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=env, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    loaded = set(result.stdout.split())
+    assert {"hxarray.hal.device", "hxarray.hal.allocator", "hxarray.hal.scope"} <= loaded
+    above = {m for m in loaded if _layer(m) != 0} - {target for _, target in ALLOWED} - \
+        {"hxarray._speedups"}  # the compiled twins, loaded by hxarray._compiled
+    assert not above, above
+
+
+@pytest.mark.parametrize("package", PLUGINS, ids=lambda p: p.name)
+def test_the_plugins_import_only_the_public_surface(package: Path) -> None:
+    private = []
+    for name, path in _modules(package).items():
+        for target, line in _run_time_imports(name, path):
+            if target.split(".")[0] == "hxarray" and target not in PUBLIC:
+                private.append(f"{name}:{line} imports {target}")
+    assert not private, "\n".join(private)
+    assert _modules(package), package
