@@ -16,8 +16,8 @@ from . import _views
 from ._array import Array
 from ._checks import as_bool, check_array, check_dtype, normalize_axis
 from ._manipulation import along_rows
-from ._modes import is_strict
-from ._numpy_mode import back_to_bool, numpy_positional
+from ._modes import adapted
+from ._numpy_mode import back_to_bool
 from ._ops import OPS
 
 __all__ = ["argsort", "sort"]
@@ -28,7 +28,7 @@ _SORT_DIMS = 32  # numpy's sorts take at most 32 dimensions (arrays may have 64)
 def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: builtins.bool,
           indices: builtins.bool) -> Array:
     check_array(x, name)
-    ordered = x._dtype in dt.COMPLEX_FLOATING and not is_strict()  # numpy mode's order
+    ordered = numpy_mode.orders(x)  # numpy mode orders complex numbers
     values = x if ordered else check_dtype(x, "real-valued", name)
     if x.ndim == 0:
         raise ValueError(f"{name}(): x must have at least one dimension")
@@ -55,13 +55,13 @@ def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: bui
                                subtract.signature(dt.int64, dt.int64), x._shape)
 
 
-@numpy_positional("axis")
+@adapted
 def sort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,
          stable: builtins.bool = True) -> Array:
     return _sort("sort", x, axis, descending, stable, indices=False)
 
 
-@numpy_positional("axis")
+@adapted
 def argsort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,
             stable: builtins.bool = True) -> Array:
     """Indices (default integer dtype) that sort x along `axis`."""

@@ -10,29 +10,28 @@ from . import _views
 from ._array import Array
 from ._checks import as_int, check_array, check_dtype, normalize_axis
 from ._manipulation import concat
-from ._modes import NumpyRule, is_strict
-from ._numpy_mode import numpy_positional
+from ._modes import UnspecifiedType, adapted, is_strict
 from ._ops import OPS
 from ._statistical import reduce
 
 __all__ = ["all", "any", "diff"]
 
 
-@numpy_positional("axis", "out", "keepdims")
+@adapted
 def all(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "all")
     return reduce("all", x, axis, keepdims, dt.bool)
 
 
-@numpy_positional("axis", "out", "keepdims")
+@adapted
 def any(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "any")
     return reduce("any", x, axis, keepdims, dt.bool)
 
 
-@numpy_positional("n", "axis", "prepend", "append")
+@adapted
 def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
          append: Array | None = None) -> Array:
     """n-th differences along `axis`; numpy mode also takes bool arrays, whose difference is
@@ -60,8 +59,8 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
                              f"{x._shape} off axis {axis}")
         try:
             dtype = dt.promote(dtype, other._dtype)
-        except NumpyRule:
-            dtype = numpy_mode.result_type(dtype, other._dtype)
+        except UnspecifiedType as error:  # (numpy mode promotes across kinds)
+            dtype = numpy_mode.promote(dtype, other._dtype, error)
         pieces.insert(0 if name == "prepend" else len(pieces), other)
     backend = x._buffer.device.backend
     if len(pieces) > 1:
