@@ -72,8 +72,8 @@ def _check_scalar(name: str, value: Any, dtype: dt.DType) -> Scalar:
             raise UnspecifiedType(message)
         raise TypeError(message)
     if not _scalar_fits(value, dtype):
-        raise UnspecifiedType("{}(): a Python {} cannot be combined with an array of dtype {}", name,
-                          type(value).__name__, dtype.name)
+        raise UnspecifiedType("{}(): a Python {} cannot be combined with an array of dtype {}",
+                              name, type(value).__name__, dtype.name)
     if value.__class__ is int and dtype in dt.INTEGER:
         low, high = dt.INTEGER_BOUNDS[dtype]
         if not low <= value <= high:

@@ -675,7 +675,7 @@ _INPLACE = {f"Array.__i{op.operator}__": name for name, op in OPS.items()
             if op.arity == 2 and op.operator is not None and op.result != "bool"}
 RULES: dict[str, Callable[..., Any]] = {
     **{name: functools.partial(elementwise, name) for name, op in OPS.items()
-       if op.arity in (1, 2)},
+       if op.arity == 2 or op.arity == 1 and op.category != "integer or boolean"},
     **{method: _inplace(name) for method, name in _INPLACE.items()},
     "clip": clip,
     "where": where,
@@ -686,7 +686,7 @@ RULES: dict[str, Callable[..., Any]] = {
     "matmul": _products("matmul"),
     "tensordot": _products("tensordot"),
     "vecdot": _products("vecdot"),
-    **{f"linalg.{name}": _promoted(f"linalg.{name}") for name in ("solve", "cross", "outer")},
+    **{f"linalg.{name}": _promoted(f"linalg.{name}") for name in ("cross", "outer")},
     "result_type": result_type_rule,
     "linalg.matrix_power": lambda x, n, /: hxarray.linalg.power(x, n, "all"),
     "fft.fftshift": lambda x, /, *, axes=None: hxarray.fft._shift("fftshift", x, axes, 1, True),
@@ -781,11 +781,11 @@ DIFFERENCES: tuple[Difference, ...] = (
                'deviations)',
                ("reciprocal",)),
     Difference('bool arrays in `add`, `multiply`, `maximum`, `minimum`, `abs`, `floor`, '
-               '`ceil`, `trunc`, `real`, `imag`',
+               '`ceil`, `trunc`, `real`, `imag`, `isnan`, `isinf`, `isfinite`',
                '`TypeError`',
                "numpy's bool loops: `bool` results (`add` is or, `multiply` is and)",
                ("add", "multiply", "maximum", "minimum", "abs", "floor", "ceil", "trunc", "real",
-                "imag")),
+                "imag", "isnan", "isinf", "isfinite")),
     Difference('bool arrays in `pow`, `floor_divide`, `remainder`, `square`, `conj`, shifts; '
                '`round`',
                '`TypeError`',
