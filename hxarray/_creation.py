@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import math
 import numbers
 import operator
 from typing import Any
@@ -11,11 +10,11 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import as_bool, as_copy, as_device, as_dtype, as_int, as_shape, check_array
 from ._compiled import fast
-from . import _numpy_mode as numpy_mode
 from ._modes import adapted, is_strict
 from ._ops import OPS
 from ._version import sequence_result

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
-import math
+import sys
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TypeVar
@@ -91,7 +91,7 @@ def adapted(function: F, name: str | None = None) -> F:
     `_numpy_mode.POSITIONAL[name]` says; strict mode leaves them to Python's own TypeError."""
     name = name or _public_name(function)
     parameters = inspect.signature(function).parameters.values()
-    positional = math.inf if any(p.kind is p.VAR_POSITIONAL for p in parameters) else \
+    positional = sys.maxsize if any(p.kind is p.VAR_POSITIONAL for p in parameters) else \
         sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
 
     @functools.wraps(function)

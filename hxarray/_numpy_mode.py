@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import inspect
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
@@ -612,7 +611,7 @@ def clip(x: Array, min: Any = None, max: Any = None) -> Array:
     return reinterpret(result, dt.bool) if dtype is dt.bool else result
 
 
-def where(condition: Array, *values: Any) -> Array:
+def where(condition: Array, *values: Any) -> Array | tuple[Array, ...]:
     """numpy's where: `where(c)` is `nonzero(c)`; any condition by its truth value; x1 and x2 in
     their common dtype (NEP 50), two scalars too."""
     from ._searching import _MISSING
