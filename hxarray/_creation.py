@@ -15,7 +15,7 @@ from . import _views
 from ._array import Array
 from ._checks import as_bool, as_copy, as_device, as_dtype, as_int, as_shape, check_array
 from ._compiled import fast
-from ._modes import adapted, is_strict
+from ._modes import UnspecifiedType, adapted, is_strict
 from ._ops import OPS
 from ._version import sequence_result
 from .hal.device import Device, default_device
@@ -273,9 +273,13 @@ def full_like(x: Array, /, fill_value: builtins.bool | int | float | complex, *,
 def _number(value: Any, function: str, name: str, allow_complex: builtins.bool = False,
             allow_array: builtins.bool = False) -> Any:
     """`value` as a Python int (anything with `__index__`), float or, if allowed, complex; a
-    0-D array as its Python scalar where `allow_array`."""
-    if value.__class__ is Array and allow_array and value.ndim == 0:
-        return value._host()[()].item()
+    0-D array as its Python scalar where `allow_array` (elsewhere a case the standard leaves
+    open: Unspecified)."""
+    if value.__class__ is Array and value.ndim == 0:
+        if allow_array:
+            return value._host()[()].item()
+        raise UnspecifiedType("{}(): {} must be an int or a float, got a 0-D array", function,
+                              name)
     try:
         return operator.index(value)
     except TypeError:
@@ -295,8 +299,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         start, stop = 0, start
     integers = start.__class__ is stop.__class__ is step.__class__ is int
     if not integers:
-        arrays = not is_strict()  # numpy mode: 0-D arrays count as their values, as numpy's
-        start, stop, step = (_number(v, "arange", name, allow_array=arrays)
+        start, stop, step = (_number(v, "arange", name)
                              for name, v in (("start", start), ("stop", stop), ("step", step)))
         integers = all(isinstance(v, int) for v in (start, stop, step))
     if step == 0:

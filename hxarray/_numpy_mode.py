@@ -663,6 +663,24 @@ def _products(name: str) -> Callable[..., Array]:
     return rule
 
 
+def arange(start: Any, /, stop: Any = None, step: Any = 1, **kwargs: Any) -> Array:
+    """numpy's arange of 0-D array bounds: their values."""
+    return hxarray.arange(*(v._host()[()].item() if v.__class__ is Array and v.ndim == 0 else v
+                            for v in (start, stop, step)), **kwargs)
+
+
+def diff(x: Array, /, *, axis: Any = -1, n: Any = 1, prepend: Any = None, append: Any = None
+         ) -> Array:
+    """numpy's diff of a bool array ("not equal" of neighbours), and with prepend/append of
+    another kind: x and them in numpy's common dtype (NEP 50)."""
+    given = [v for v in (prepend, append) if v.__class__ is Array]
+    if given:
+        dtype = result_type(x._dtype, *(v._dtype for v in given))
+        x, prepend, append = (v if v.__class__ is not Array else cast(v, dtype)
+                              for v in (x, prepend, append))
+    return hxarray._utility.differences(x, axis, n, prepend, append)
+
+
 def result_type_rule(*arrays_and_dtypes: Any) -> dt.DType:
     """numpy's result_type (NEP 50) of arrays, dtypes and Python scalars, scalars alone too."""
     return result_type(*(v if isinstance(v, (builtins.bool, int, float, complex)) else
@@ -687,6 +705,8 @@ RULES: dict[str, Callable[..., Any]] = {
     "vecdot": _products("vecdot"),
     **{f"linalg.{name}": _promoted(f"linalg.{name}") for name in ("cross", "outer")},
     "result_type": result_type_rule,
+    "arange": arange,
+    "diff": diff,
     "linalg.matrix_power": lambda x, n, /: hxarray.linalg.power(x, n, "all"),
     "fft.fftshift": lambda x, /, *, axes=None: hxarray.fft._shift("fftshift", x, axes, 1, True),
     "fft.ifftshift": lambda x, /, *, axes=None: hxarray.fft._shift("ifftshift", x, axes, -1,
