@@ -11,6 +11,7 @@ from typing import Any
 from . import _dtypes as dt
 from . import _numpy_mode as numpy_mode
 from ._array import Array
+from ._modes import UnspecifiedType
 from .hal.device import Device, default_device
 
 
@@ -30,6 +31,15 @@ def check_dtype(x: Array, allowed: str, function: str) -> Array:
     if x._dtype not in dt.CATEGORIES[allowed]:
         return numpy_mode.coerce(x, allowed, function)
     return x
+
+
+def check_ordered(x: Array, function: str) -> Array:
+    """check_dtype(x, "real-valued", function) for a function that orders values; a complex `x`
+    is Unspecified (numpy mode orders complex numbers as numpy does)."""
+    if x._dtype in dt.COMPLEX_FLOATING:
+        raise UnspecifiedType("{}() requires an array of real-valued dtype, got {}", function,
+                              x._dtype.name)
+    return check_dtype(x, "real-valued", function)
 
 
 def as_dtype(dtype: Any, function: str) -> dt.DType:

@@ -443,6 +443,35 @@ class ComplexSorter:
             out, hxarray.take_along_axis(x, complex_argsort(x, axis), axis=axis))
 
 
+def _complex_extremum(name: str) -> Callable[..., Array]:
+    """The rule of max or min (`name`) of a complex array: numpy's order."""
+    def rule(x: Array, /, *, axis: Any = None, keepdims: Any = False) -> Array:
+        axes = hxarray._statistical.extremum_axes(name, x, axis)
+        return complex_extremum(name, x, axes, hxarray._checks.as_bool(keepdims, name, "keepdims"))
+
+    return rule
+
+
+def _complex_arg_extremum(name: str) -> Callable[..., Array]:
+    """The rule of argmax or argmin (`name`) of a complex array: numpy's order."""
+    def rule(x: Array, /, *, axis: Any = None, keepdims: Any = False) -> Array:
+        keepdims = hxarray._checks.as_bool(keepdims, name, "keepdims")
+        return complex_arg_extremum(name, x, hxarray._searching.arg_extremum_axis(name, x, axis),
+                                    keepdims)
+
+    return rule
+
+
+def _complex_sort(name: str) -> Callable[..., Array]:
+    """The rule of sort or argsort (`name`) of a complex array: numpy's order."""
+    def rule(x: Array, /, *, axis: Any = -1, descending: Any = False, stable: Any = True
+             ) -> Array:
+        return hxarray._sorting.sort_by(ComplexSorter, name, x, axis, descending, stable,
+                                        name == "argsort")
+
+    return rule
+
+
 def complex_clip(x: Array, low: Any, high: Any) -> Array:
     """numpy's clip where x or a bound is complex: minimum(maximum(x, low), high) in numpy's
     order, in the common dtype (NEP 50)."""
@@ -487,12 +516,6 @@ def as_dtype(value: Any, function: str) -> dt.DType:
         raise TypeError(f"{function}(): {describe_dtype(value)}; expected an hxarray dtype such "
                         "as hxarray.float64, or a numpy dtype with an hxarray equivalent")
     return found
-
-
-def orders(x: Array) -> builtins.bool:
-    """Whether numpy mode's order applies: x is complex (which the standard does not order)
-    outside strict mode."""
-    return x._dtype in dt.COMPLEX_FLOATING and not STRICT.get()
 
 
 def back_to_bool(result: Array, x: Array) -> Array:
@@ -706,6 +729,9 @@ RULES: dict[str, Callable[..., Any]] = {
     **{f"linalg.{name}": _promoted(f"linalg.{name}") for name in ("cross", "outer")},
     "result_type": result_type_rule,
     "arange": arange,
+    **{name: _complex_extremum(name) for name in ("max", "min")},
+    **{name: _complex_arg_extremum(name) for name in ("argmax", "argmin")},
+    **{name: _complex_sort(name) for name in ("sort", "argsort")},
     "diff": diff,
     "linalg.matrix_power": lambda x, n, /: hxarray.linalg.power(x, n, "all"),
     "fft.fftshift": lambda x, /, *, axes=None: hxarray.fft._shift("fftshift", x, axes, 1, True),

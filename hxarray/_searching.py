@@ -6,10 +6,16 @@ import builtins
 from typing import Any
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
-from ._checks import as_bool, check_array, check_dtype, normalize_axes, normalize_axis
+from ._checks import (
+    as_bool,
+    check_array,
+    check_dtype,
+    check_ordered,
+    normalize_axes,
+    normalize_axis,
+)
 from ._compiled import fast
 from ._elementwise import _check_scalar, scalar_operand
 from ._modes import UnspecifiedType, adapted
@@ -22,22 +28,25 @@ __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "wher
 
 def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool) -> Array:
     check_array(x, name)
-    ordered = numpy_mode.orders(x)  # numpy mode orders complex numbers
-    if not ordered:
-        x = check_dtype(x, "real-valued", name)
+    x = check_ordered(x, name)
     keepdims = as_bool(keepdims, name, "keepdims")
-    if axis is not None:
-        axis = normalize_axis(axis, x.ndim, name)
-    if (x.size if axis is None else x._shape[axis]) == 0:
-        raise ValueError(f"{name}() of an empty selection has no value")
-    if ordered:
-        return numpy_mode.complex_arg_extremum(name, x, axis, keepdims)
+    axis = arg_extremum_axis(name, x, axis)
     axes = tuple(range(x.ndim)) if axis is None else (axis,)
     backend = x._buffer.device.backend
     out = backend.empty(tuple(n for i, n in enumerate(x._shape) if i not in axes), dt.int64,
                         x._buffer.device)
     backend.arg_reduce(name, x, axis, out)
     return _views.expand(out, axes) if keepdims else out
+
+
+def arg_extremum_axis(name: str, x: Array, axis: Any) -> int | None:
+    """The normalised axis of argmax or argmin (`name`) of x; ValueError where it selects
+    nothing."""
+    if axis is not None:
+        axis = normalize_axis(axis, x.ndim, name)
+    if (x.size if axis is None else x._shape[axis]) == 0:
+        raise ValueError(f"{name}() of an empty selection has no value")
+    return axis
 
 
 @adapted

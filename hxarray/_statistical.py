@@ -11,10 +11,17 @@ import math
 from typing import Any
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
-from ._checks import as_bool, as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
+from ._checks import (
+    as_bool,
+    as_dtype,
+    check_array,
+    check_dtype,
+    check_ordered,
+    normalize_axes,
+    normalize_axis,
+)
 from ._compiled import fast
 from ._modes import STRICT, adapted, is_strict
 from ._numpy_mode import back_to_bool
@@ -82,16 +89,18 @@ def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any =
 
 def _extremum(name: str, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
     check_array(x, name)
-    ordered = numpy_mode.orders(x)  # numpy mode orders complex numbers
-    values = x if ordered else check_dtype(x, "real-valued", name)
+    values = check_ordered(x, name)
+    axes = extremum_axes(name, x, axis)
+    return back_to_bool(reduce_axes(name, values, axes, keepdims, values._dtype), x)
+
+
+def extremum_axes(name: str, x: Array, axis: Any) -> tuple[int, ...]:
+    """The normalised axes of max or min (`name`) of x; ValueError where they select nothing."""
     axes = normalize_axes(axis, x.ndim, name)
     if 0 in x._shape and any(x._shape[a] == 0 for a in axes):
         raise ValueError(f"{name}() of an empty selection has no value (the standard leaves "
                          "it undefined)")
-    if ordered:
-        keepdims = as_bool(keepdims, name, "keepdims")
-        return numpy_mode.complex_extremum(name, x, axes, keepdims)
-    return back_to_bool(reduce_axes(name, values, axes, keepdims, values._dtype), x)
+    return axes
 
 
 @adapted
