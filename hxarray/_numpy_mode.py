@@ -311,15 +311,13 @@ def _converted(name: str, *values: Any) -> Array:
 
 def check_power(exponent: Any) -> None:
     """numpy mode: numpy's ValueError for an integer raised to a negative integer power (the
-    standard leaves the result open; strict mode computes 1 / x1**-x2 truncated)."""
-    if STRICT.get():
-        return
-    if exponent.__class__ is Array:
-        negative = exponent._dtype in dt.SIGNED and \
-            builtins.bool(hxarray.any(hxarray.less(exponent, 0)))
-    else:
-        negative = exponent < 0
-    if negative:
+    standard leaves the result open; strict mode computes 1 / x1**-x2 truncated). A scalar
+    exponent that is not negative reads no mode."""
+    if exponent.__class__ is not Array:
+        if exponent < 0 and not STRICT.get():
+            raise ValueError("Integers to negative integer powers are not allowed.")
+    elif not STRICT.get() and exponent._dtype in dt.SIGNED and \
+            builtins.bool(hxarray.any(hxarray.less(exponent, 0))):
         raise ValueError("Integers to negative integer powers are not allowed.")
 
 
