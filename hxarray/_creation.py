@@ -15,7 +15,7 @@ from . import _views
 from ._array import Array
 from ._checks import as_bool, as_copy, as_device, as_dtype, as_int, as_shape, check_array
 from ._compiled import fast
-from ._modes import UnspecifiedType, adapted, is_strict
+from ._modes import UnspecifiedType, adapted
 from ._ops import OPS
 from ._version import sequence_result
 from .hal.device import Device, default_device
@@ -326,8 +326,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 @adapted
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
              dtype: Any = None, device: Any = None, endpoint: builtins.bool = True) -> Array:
-    if dtype is None:
-        dtype = _bounds_dtype(start, stop)
+    if dtype is None and (start.__class__ is Array or stop.__class__ is Array):
+        dtype = numpy_mode.linspace_dtype(start, stop)
     start = _number(start, "linspace", "start", allow_complex=True, allow_array=True)
     stop = _number(stop, "linspace", "stop", allow_complex=True, allow_array=True)
     num = as_int(num, "linspace", "num")
@@ -341,16 +341,6 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     target = as_device(device, "linspace")
     return _spaced(start, stop, num, dtype, target, endpoint,
                    dt.complex128 if is_complex else dt.float64)
-
-
-def _bounds_dtype(start: Any, stop: Any) -> dt.DType | None:
-    """numpy mode's default dtype for 0-D array bounds of linspace: numpy's (a float32 or
-    complex64 bound keeps its precision); None (the standard's default) otherwise."""
-    arrays = [v._dtype for v in (start, stop) if v.__class__ is Array]
-    if not arrays or is_strict():
-        return None
-    found = np.result_type(*(d.numpy for d in arrays), 1.0)
-    return dt.FROM_NUMPY.get(found)
 
 
 def _spaced(start: Any, stop: Any, num: int, dtype: dt.DType, device: Device,

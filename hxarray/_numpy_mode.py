@@ -690,6 +690,16 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, **kwargs: Any) -> Arr
                             for v in (start, stop, step)), **kwargs)
 
 
+def linspace_dtype(start: Any, stop: Any) -> dt.DType | None:
+    """The default dtype of linspace with a 0-D array bound: numpy mode's is numpy's (a float32
+    or complex64 bound keeps its precision); strict mode's (None) the standard's default. (Both
+    modes compute a result here, so the chapter asks, not the adapter.)"""
+    if STRICT.get():
+        return None
+    arrays = [v._dtype for v in (start, stop) if v.__class__ is Array]
+    return dt.FROM_NUMPY.get(np.result_type(*(d.numpy for d in arrays), 1.0))
+
+
 def diff(x: Array, /, *, axis: Any = -1, n: Any = 1, prepend: Any = None, append: Any = None
          ) -> Array:
     """numpy's diff of a bool array ("not equal" of neighbours), and with prepend/append of
