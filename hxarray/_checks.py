@@ -11,7 +11,7 @@ from typing import Any
 from . import _dtypes as dt
 from . import _numpy_mode as numpy_mode
 from ._array import Array
-from ._modes import is_strict
+from ._modes import UnspecifiedType
 from .hal.device import Device, default_device
 
 
@@ -26,29 +26,28 @@ def check_array(x: Any, function: str, name: str = "x") -> Array:
 
 
 def check_dtype(x: Array, allowed: str, function: str) -> Array:
-    """`x` if its dtype is in the category `allowed` (a key of dt.CATEGORIES); otherwise
-    TypeError in strict mode, and in numpy mode `x` as numpy takes it (_numpy_mode.coerce)."""
+    """`x` if its dtype is in the category `allowed` (a key of dt.CATEGORIES); otherwise what
+    numpy mode makes of it (_numpy_mode.coerce: strict mode's TypeError, or x converted)."""
     if x._dtype not in dt.CATEGORIES[allowed]:
-        if is_strict():
-            raise TypeError(f"{function}() requires an array of {allowed} dtype, got "
-                            f"{x._dtype.name}")
         return numpy_mode.coerce(x, allowed, function)
     return x
 
 
+def check_ordered(x: Array, function: str) -> Array:
+    """check_dtype(x, "real-valued", function) for a function that orders values; a complex `x`
+    is Unspecified (numpy mode orders complex numbers as numpy does)."""
+    if x._dtype in dt.COMPLEX_FLOATING:
+        raise UnspecifiedType("{}() requires an array of real-valued dtype, got {}", function,
+                              x._dtype.name)
+    return check_dtype(x, "real-valued", function)
+
+
 def as_dtype(dtype: Any, function: str) -> dt.DType:
-    """An hxarray dtype; numpy mode also takes numpy dtypes, their scalar types and names."""
+    """An hxarray dtype; numpy mode also takes numpy dtypes, their scalar types and names
+    (_numpy_mode.as_dtype)."""
     if dtype.__class__ is dt.DType:
         return dtype
-    if is_strict():
-        raise TypeError(f"{function}(): dtype must be an hxarray dtype such as hxarray.float64, "
-                        f"got {dtype!r}")
-    found = numpy_mode.dtype_of(dtype)
-    if found is None:
-        raise TypeError(f"{function}(): {numpy_mode.describe_dtype(dtype)}; expected an hxarray "
-                        "dtype such as hxarray.float64, or a numpy dtype with an hxarray "
-                        "equivalent")
-    return found
+    return numpy_mode.as_dtype(dtype, function)
 
 
 def as_device(device: Any, function: str) -> Device:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import math
 import numbers
 import operator
 from typing import Any
@@ -11,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes as dt
+from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import as_bool, as_copy, as_device, as_dtype, as_int, as_shape, check_array
 from ._compiled import fast
-from ._modes import is_strict
-from ._numpy_mode import numpy_positional
+from ._modes import UnspecifiedType, adapted
 from ._ops import OPS
 from ._version import sequence_result
 from .hal.device import Device, default_device
@@ -62,14 +61,8 @@ def asarray(obj: Any, /, *args: Any, dtype: Any = None, device: Any = None,
         shared = (target._backend or target.backend).adopt(obj)
         if shared is not None:
             return shared
-    if args:
-        if is_strict() or len(args) > 1:
-            raise TypeError(f"asarray() takes 1 positional argument but {1 + len(args)} were "
-                            "given" if is_strict() else "asarray() takes at most 2 positional "
-                            "arguments (numpy's form: dtype)")
-        if dtype is not None:
-            raise TypeError("asarray() got multiple values for argument 'dtype'")
-        dtype = args[0]
+    if args:  # numpy's asarray(obj, dtype)
+        dtype = numpy_mode.asarray_dtype(args, dtype)
     dtype = _optional_dtype(dtype, "asarray")
     if copy is not None and copy is not True and copy is not False:
         copy = as_copy(copy, "asarray")
@@ -180,7 +173,7 @@ def _filled(function: str, shape: Any, value: Any, dtype: Any, device: Any) -> A
     return target.backend.full(as_shape(shape, function), value, dtype, target)
 
 
-@numpy_positional("dtype")
+@adapted
 def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     """An uninitialised array (its memory may hold values of an earlier array)."""
     dtype = _optional_dtype(dtype, "empty") or dt.float64
@@ -188,12 +181,12 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     return target.backend.empty(as_shape(shape, "empty"), dtype, target)
 
 
-@numpy_positional("dtype")
+@adapted
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     return _filled("zeros", shape, 0, dtype, device)
 
 
-@numpy_positional("dtype")
+@adapted
 def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     return _filled("ones", shape, 1, dtype, device)
 
@@ -206,7 +199,7 @@ zeros = fast("Creation", zeros, _same, value=0)
 ones = fast("Creation", ones, _same, value=1)
 
 
-@numpy_positional("dtype")
+@adapted
 def full(shape: Any, fill_value: builtins.bool | int | float | complex, *, dtype: Any = None,
          device: Any = None) -> Array:
     return _full("full", shape, fill_value, dtype, device)
@@ -223,11 +216,10 @@ def _full(function: str, shape: Any, fill_value: Any, dtype: Any, device: Any) -
         fill_value = fill_value.item()
     kind = _scalar_dtype(fill_value, function)  # (TypeError for a str, None, ...)
     dtype = _optional_dtype(dtype, function) or kind
-    if kind is dt.float64 and dtype not in dt.FLOATING and not is_strict():
-        fill_value, kind = _whole(fill_value, dtype, function), dt.int64
     if not _FITS[kind](dtype):
-        raise TypeError(f"{function}(): a {type(fill_value).__name__} fill_value does not fit "
-                        f"dtype {dtype.name}")
+        fill_value, kind = numpy_mode.fill_value(fill_value, kind, dtype, TypeError(
+            f"{function}(): a {type(fill_value).__name__} fill_value does not fit dtype "
+            f"{dtype.name}"), function)
     if dtype in dt.INTEGER and isinstance(fill_value, int):
         low, high = dt.INTEGER_BOUNDS[dtype]
         if not low <= fill_value <= high:
@@ -245,18 +237,6 @@ def _full(function: str, shape: Any, fill_value: Any, dtype: Any, device: Any) -
     return target.backend.full(as_shape(shape, function), fill_value, dtype, target)
 
 
-def _whole(value: float, dtype: dt.DType, function: str) -> int:
-    """numpy mode's float fill value of an integer or bool dtype: the integer it equals, which
-    fills the array as that integer does (numpy's cast gives the same). A fraction (which
-    numpy's cast drops), NaN or an infinity (which it turns into arbitrary integers) raises."""
-    if not math.isfinite(value):
-        raise ValueError(f"{function}(): fill_value {value} has no {dtype.name} value")
-    if not value.is_integer():
-        raise TypeError(f"{function}(): fill_value {value} is not a {dtype.name} value; round "
-                        "it first (a float fills an integer or bool array only where it is one)")
-    return int(value)
-
-
 def _like(x: Any, dtype: Any, device: Any, function: str) -> tuple[tuple[int, ...], dt.DType,
                                                                      Device]:
     check_array(x, function)
@@ -265,25 +245,25 @@ def _like(x: Any, dtype: Any, device: Any, function: str) -> tuple[tuple[int, ..
     return x._shape, dtype, target
 
 
-@numpy_positional("dtype")
+@adapted
 def empty_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
     shape, dtype, target = _like(x, dtype, device, "empty_like")
     return target.backend.empty(shape, dtype, target)
 
 
-@numpy_positional("dtype")
+@adapted
 def zeros_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
     shape, dtype, target = _like(x, dtype, device, "zeros_like")
     return target.backend.full(shape, 0, dtype, target)
 
 
-@numpy_positional("dtype")
+@adapted
 def ones_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
     shape, dtype, target = _like(x, dtype, device, "ones_like")
     return target.backend.full(shape, 1, dtype, target)
 
 
-@numpy_positional("dtype")
+@adapted
 def full_like(x: Array, /, fill_value: builtins.bool | int | float | complex, *,
               dtype: Any = None, device: Any = None) -> Array:
     shape, dtype, target = _like(x, dtype, device, "full_like")
@@ -293,9 +273,13 @@ def full_like(x: Array, /, fill_value: builtins.bool | int | float | complex, *,
 def _number(value: Any, function: str, name: str, allow_complex: builtins.bool = False,
             allow_array: builtins.bool = False) -> Any:
     """`value` as a Python int (anything with `__index__`), float or, if allowed, complex; a
-    0-D array as its Python scalar where `allow_array`."""
-    if value.__class__ is Array and allow_array and value.ndim == 0:
-        return value._host()[()].item()
+    0-D array as its Python scalar where `allow_array` (elsewhere a case the standard leaves
+    open: Unspecified)."""
+    if value.__class__ is Array and value.ndim == 0:
+        if allow_array:
+            return value._host()[()].item()
+        raise UnspecifiedType("{}(): {} must be an int or a float, got a 0-D array", function,
+                              name)
     try:
         return operator.index(value)
     except TypeError:
@@ -308,15 +292,14 @@ def _number(value: Any, function: str, name: str, allow_complex: builtins.bool =
     raise TypeError(f"{function}(): {name} must be {kinds}, got {type(value).__name__}")
 
 
-@numpy_positional("dtype")
+@adapted
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> Array:
     if stop is None:
         start, stop = 0, start
     integers = start.__class__ is stop.__class__ is step.__class__ is int
     if not integers:
-        arrays = not is_strict()  # numpy mode: 0-D arrays count as their values, as numpy's
-        start, stop, step = (_number(v, "arange", name, allow_array=arrays)
+        start, stop, step = (_number(v, "arange", name)
                              for name, v in (("start", start), ("stop", stop), ("step", step)))
         integers = all(isinstance(v, int) for v in (start, stop, step))
     if step == 0:
@@ -340,11 +323,11 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     return target.backend.arange(start, stop, step, dtype, target)
 
 
-@numpy_positional("endpoint")
+@adapted
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
              dtype: Any = None, device: Any = None, endpoint: builtins.bool = True) -> Array:
-    if dtype is None:
-        dtype = _bounds_dtype(start, stop)
+    if dtype is None and (start.__class__ is Array or stop.__class__ is Array):
+        dtype = numpy_mode.linspace_dtype(start, stop)
     start = _number(start, "linspace", "start", allow_complex=True, allow_array=True)
     stop = _number(stop, "linspace", "stop", allow_complex=True, allow_array=True)
     num = as_int(num, "linspace", "num")
@@ -358,16 +341,6 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     target = as_device(device, "linspace")
     return _spaced(start, stop, num, dtype, target, endpoint,
                    dt.complex128 if is_complex else dt.float64)
-
-
-def _bounds_dtype(start: Any, stop: Any) -> dt.DType | None:
-    """numpy mode's default dtype for 0-D array bounds of linspace: numpy's (a float32 or
-    complex64 bound keeps its precision); None (the standard's default) otherwise."""
-    arrays = [v._dtype for v in (start, stop) if v.__class__ is Array]
-    if not arrays or is_strict():
-        return None
-    found = np.result_type(*(d.numpy for d in arrays), 1.0)
-    return dt.FROM_NUMPY.get(found)
 
 
 def _spaced(start: Any, stop: Any, num: int, dtype: dt.DType, device: Device,
@@ -401,7 +374,7 @@ def _in_place(backend: Any, name: str, y: Array, *scalars: Any) -> None:
 
 
 
-@numpy_positional("k", "dtype")
+@adapted
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
         device: Any = None) -> Array:
     n_rows = as_int(n_rows, "eye", "n_rows")

@@ -12,7 +12,7 @@ from . import _dtypes as dt
 from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._checks import as_bool, as_device, as_dtype, check_array
-from ._modes import NumpyRule, is_strict, unspecified
+from ._modes import UnspecifiedType, adapted
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
@@ -41,10 +41,9 @@ def _dtype_of(value: Any, function: str) -> dt.DType:
         return value
     if value.__class__ is Array:
         return value._dtype
-    if not is_strict():  # numpy dtypes, their names and scalar types, numpy arrays
-        found = numpy_mode.dtype_of(value.dtype if isinstance(value, np.ndarray) else value)
-        if found is not None:
-            return found
+    found = numpy_mode.numpy_dtype(value)  # numpy mode: numpy dtypes, names, numpy arrays
+    if found is not None:
+        return found
     raise TypeError(f"{function}(): expected an hxarray dtype or array, got {value!r}")
 
 
@@ -53,9 +52,8 @@ def can_cast(from_: Any, to: Any, /) -> builtins.bool:
     numpy's "safe" casting, which also casts across kinds, e.g. int32 to float64)."""
     source = _dtype_of(from_, "can_cast")
     target = as_dtype(to, "can_cast")
-    if is_strict():
-        return dt.PROMOTION_TABLE.get((source, target)) is target
-    return numpy_mode.can_cast(source, target)
+    return dt.PROMOTION_TABLE.get((source, target)) is target or \
+        numpy_mode.can_cast(source, target)
 
 
 def _with_scalar(dtype: dt.DType, value: builtins.bool | int | float | complex) -> dt.DType:
@@ -71,11 +69,12 @@ def _with_scalar(dtype: dt.DType, value: builtins.bool | int | float | complex) 
         fits = dtype in dt.FLOATING
         dtype = dt.COMPLEX_OF.get(dtype, dtype)
     if not fits:
-        raise unspecified(f"result_type(): a Python {type(value).__name__} does not combine "
-                          f"with {dtype.name}")
+        raise UnspecifiedType(f"result_type(): a Python {type(value).__name__} does not combine "
+                              f"with {dtype.name}")
     return dtype
 
 
+@adapted
 def result_type(*arrays_and_dtypes: Any) -> dt.DType:
     """The promoted dtype; Python scalars take part as the spec's weak scalars (numpy mode:
     numpy's rules, NEP 50, where the standard has none)."""
@@ -87,15 +86,11 @@ def result_type(*arrays_and_dtypes: Any) -> dt.DType:
         else:
             dtypes.append(_dtype_of(value, "result_type"))
     if not dtypes:
-        if scalars and not is_strict():  # numpy mode: numpy's result_type of Python scalars
-            return numpy_mode.result_type(*scalars)
-        raise TypeError("result_type() needs at least one array or dtype")
-    try:
-        result = dt.result_type_of(*dtypes)
-        for value in scalars:
-            result = _with_scalar(result, value)
-    except NumpyRule:
-        return numpy_mode.result_type(*dtypes, *scalars)
+        raise (UnspecifiedType if scalars else TypeError)(
+            "result_type() needs at least one array or dtype")
+    result = dt.result_type_of(*dtypes)
+    for value in scalars:
+        result = _with_scalar(result, value)
     return result
 
 
@@ -145,8 +140,8 @@ def isdtype(dtype: Any, kind: Any) -> builtins.bool:
     dtype = as_dtype(dtype, "isdtype")
     if isinstance(kind, tuple):
         return any(isdtype(dtype, k) for k in kind)
-    if kind.__class__ is not dt.DType and not isinstance(kind, str) and not is_strict():
-        kind = numpy_mode.dtype_of(kind) or kind  # a numpy dtype
+    if kind.__class__ is not dt.DType and not isinstance(kind, str):
+        kind = numpy_mode.numpy_dtype(kind) or kind  # numpy mode: a numpy dtype
     if kind.__class__ is dt.DType:
         return dtype is kind
     if isinstance(kind, str):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._modes import unspecified
+from ._modes import UnspecifiedType
 
 __all__ = [
     "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -163,12 +163,12 @@ PROMOTION_TABLE = _build_promotion_table()
 
 
 def promote(a: DType, b: DType) -> DType:
-    """The common dtype of two array dtypes; where the standard defines none, TypeError in strict
-    mode, a NumpyRule (numpy mode's cue) otherwise."""
+    """The common dtype of two array dtypes; where the standard defines none, Unspecified (a
+    TypeError)."""
     try:
         return PROMOTION_TABLE[a, b]
     except KeyError:
-        raise unspecified(
+        raise UnspecifiedType(
             "no type promotion between {} and {}: the Array API standard does not promote across "
             "kinds (bool, integer, floating-point); cast one operand with astype()", a.name, b.name
         ) from None

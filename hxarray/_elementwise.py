@@ -20,27 +20,26 @@ from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._compiled import fast
 from ._fuse import internal, pays
-from ._modes import NumpyRule, is_strict, unspecified
+from ._modes import UnspecifiedOverflow, UnspecifiedType, adapted
 from ._ops import BINARY, OPS, UNARY, Op, Signature
 from ._views import broadcast_shapes
 
 Scalar = bool | int | float | complex
 _Array = Array
 
-# Signatures the standard defines, the same in both modes (numpy mode's own rules live in
-# _numpy_mode, reached by the NumpyRule that a case the standard leaves open raises there).
+# Signatures the standard defines, the same in both modes (a case the standard leaves open raises
+# Unspecified, which each function's adapter hands to numpy mode's rules in _numpy_mode).
 _resolved: dict[tuple[str, dt.DType, dt.DType], tuple[Op, Signature]] = {}
 
 
 def _resolve(name: str, d1: dt.DType, d2: dt.DType) -> tuple[Op, Signature]:
     """The operation `name` and its signature on dtypes (d1, d2) (a unary one's: d1), after the
-    spec's category check; cached. Where the standard defines none: TypeError in strict mode,
-    else NumpyRule."""
+    spec's category check; cached. Where the standard defines none: Unspecified (a TypeError)."""
     op = OPS[name]
     allowed = dt.CATEGORIES[op.category]
     for d in (d1, d2):
         if d not in allowed:
-            raise unspecified("{}() requires {} input, got {}", name, op.category, d.name)
+            raise UnspecifiedType("{}() requires {} input, got {}", name, op.category, d.name)
     resolved = _resolved[name, d1, d2] = (op, op.signature(d1, d2) if op.arity == 2 else
                                           op.signature(d1))
     return resolved
@@ -61,26 +60,25 @@ def _scalar_fits(value: Scalar, dtype: dt.DType) -> builtins.bool:
 
 def _check_scalar(name: str, value: Any, dtype: dt.DType) -> Scalar:
     """`value` as a plain Python scalar compatible with `dtype`; TypeError/OverflowError if not
-    (numpy mode: NumpyRule where it has a rule). numpy mode takes numpy scalars as the Python
-    scalars they hold."""
+    (Unspecified where the standard leaves the case open: a numpy scalar, a scalar of another
+    kind, a Python int beyond an integer dtype)."""
     for kind in (builtins.bool, int, float, complex):
         if isinstance(value, kind):
             value = kind(value)
             break
     else:
-        if isinstance(value, np.generic) and value.dtype in dt.FROM_NUMPY and not is_strict():
-            return _check_scalar(name, value.item(), dtype)
-        raise TypeError(f"{name}() accepts arrays and Python scalars, got {type(value).__name__}")
+        message = f"{name}() accepts arrays and Python scalars, got {type(value).__name__}"
+        if isinstance(value, np.generic) and value.dtype in dt.FROM_NUMPY:
+            raise UnspecifiedType(message)
+        raise TypeError(message)
     if not _scalar_fits(value, dtype):
-        raise unspecified("{}(): a Python {} cannot be combined with an array of dtype {}", name,
-                          type(value).__name__, dtype.name)
+        raise UnspecifiedType("{}(): a Python {} cannot be combined with an array of dtype {}",
+                              name, type(value).__name__, dtype.name)
     if value.__class__ is int and dtype in dt.INTEGER:
         low, high = dt.INTEGER_BOUNDS[dtype]
         if not low <= value <= high:
-            message = f"{name}(): Python int {value} is out of bounds for {dtype.name}"
-            if name in numpy_mode.BY_VALUE and not is_strict():
-                raise NumpyRule(message)  # numpy compares, or converts to floating, by value
-            raise OverflowError(message)
+            raise UnspecifiedOverflow(f"{name}(): Python int {value} is out of bounds for "
+                                      f"{dtype.name}")
     elif value.__class__ is int and not -(2**63) <= value < 2**63:  # (numpy would make an object)
         try:
             value = float(value)
@@ -107,50 +105,43 @@ def _backend_of(x: Array) -> Any:
 def _unary(name: str, x: Array) -> Array:
     if x.__class__ is not _Array:
         raise TypeError(f"{name}() expects an hxarray Array, got {type(x).__name__}")
-    try:
-        op, signature = _resolved.get((name, x._dtype, x._dtype)) or \
-            _resolve(name, x._dtype, x._dtype)
-    except NumpyRule:
-        return numpy_mode.elementwise(name, x)
+    d = x._dtype
+    op, signature = _resolved.get((name, d, d)) or _resolve(name, d, d)
     return _backend_of(x).elementwise(op, (x,), signature, x._shape)
 
 
 def _binary(name: str, x1: Any, x2: Any, out: Array | None = None) -> Array:
-    try:  # free in Python 3.11+; a case the standard leaves open lands in the handler
-        if x1.__class__ is _Array:
-            if x2.__class__ is _Array:
-                d1, d2 = x1._dtype, x2._dtype
-                op, signature = _resolved.get((name, d1, d2)) or _resolve(name, d1, d2)
-                device = x1._buffer.device
-                if x2._buffer.device is not device:
-                    raise ValueError(f"{name}(): arrays are on different devices ({device} and "
-                                     f"{x2._buffer.device}); move one with to_device()")
-                s1, s2 = x1._shape, x2._shape
-                shape = s1 if s1 == s2 else broadcast_shapes(s1, s2)
-                if name == "pow" and signature.result in dt.SIGNED:
-                    numpy_mode.check_power(x2)
-                backend = device._backend or device.backend
-                return backend.elementwise(op, (x1, x2), signature, shape, out)
-            d1 = x1._dtype  # scalar_operand, inlined: this is the hot path
-            d2 = dt.COMPLEX_OF[d1] if d1 in dt.COMPLEX_OF and isinstance(x2, complex) else d1
-            x2 = _check_scalar(name, x2, d2)
-            op, signature = _resolved.get((name, d1, d2)) or _resolve(name, d1, d2)
-            if name == "pow" and signature.result in dt.SIGNED:
-                numpy_mode.check_power(x2)
-            return _backend_of(x1).elementwise(op, (x1, x2), signature, x1._shape, out)
+    if x1.__class__ is _Array:
         if x2.__class__ is _Array:
-            d2 = x2._dtype
-            d1 = dt.COMPLEX_OF[d2] if d2 in dt.COMPLEX_OF and isinstance(x1, complex) else d2
-            x1 = _check_scalar(name, x1, d1)
+            d1, d2 = x1._dtype, x2._dtype
             op, signature = _resolved.get((name, d1, d2)) or _resolve(name, d1, d2)
+            device = x1._buffer.device
+            if x2._buffer.device is not device:
+                raise ValueError(f"{name}(): arrays are on different devices ({device} and "
+                                 f"{x2._buffer.device}); move one with to_device()")
+            s1, s2 = x1._shape, x2._shape
+            shape = s1 if s1 == s2 else broadcast_shapes(s1, s2)
             if name == "pow" and signature.result in dt.SIGNED:
                 numpy_mode.check_power(x2)
-            return _backend_of(x2).elementwise(op, (x1, x2), signature, x2._shape, out)
-        raise TypeError(f"{name}() needs at least one hxarray Array argument, got "
-                        f"{type(x1).__name__} and {type(x2).__name__}")
-    except NumpyRule:
-        result = numpy_mode.elementwise(name, x1, x2)
-        return result if out is None else numpy_mode.assign_inplace(name, out, result)
+            backend = device._backend or device.backend
+            return backend.elementwise(op, (x1, x2), signature, shape, out)
+        d1 = x1._dtype  # scalar_operand, inlined: this is the hot path
+        d2 = dt.COMPLEX_OF[d1] if d1 in dt.COMPLEX_OF and isinstance(x2, complex) else d1
+        x2 = _check_scalar(name, x2, d2)
+        op, signature = _resolved.get((name, d1, d2)) or _resolve(name, d1, d2)
+        if name == "pow" and signature.result in dt.SIGNED:
+            numpy_mode.check_power(x2)
+        return _backend_of(x1).elementwise(op, (x1, x2), signature, x1._shape, out)
+    if x2.__class__ is _Array:
+        d2 = x2._dtype
+        d1 = dt.COMPLEX_OF[d2] if d2 in dt.COMPLEX_OF and isinstance(x1, complex) else d2
+        x1 = _check_scalar(name, x1, d1)
+        op, signature = _resolved.get((name, d1, d2)) or _resolve(name, d1, d2)
+        if name == "pow" and signature.result in dt.SIGNED:
+            numpy_mode.check_power(x2)
+        return _backend_of(x2).elementwise(op, (x1, x2), signature, x2._shape, out)
+    raise TypeError(f"{name}() needs at least one hxarray Array argument, got "
+                    f"{type(x1).__name__} and {type(x2).__name__}")
 
 
 def binary_operator(name: str, reflected: bool) -> Callable[[Array, Any], Any]:
@@ -158,8 +149,7 @@ def binary_operator(name: str, reflected: bool) -> Callable[[Array, Any], Any]:
     if name == "matmul":
         from ._linalg_functions import matmul as function
     else:
-        def function(a: Any, b: Any) -> Array:
-            return _binary(name, a, b)
+        function = GENERAL[name]
 
     def operator(self: Array, other: Any) -> Any:
         if other.__class__ is not _Array and not isinstance(other, (builtins.bool, int, float,
@@ -199,11 +189,9 @@ def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
     def operator(self: Array, other: Any) -> Any:
         if other.__class__ is not _Array and not isinstance(other, (builtins.bool, int, float,
                                                                     complex)):
-            if not isinstance(other, (np.ndarray, np.generic)) or is_strict():
+            other = numpy_mode.numpy_operand(self, other)
+            if other is None:
                 return NotImplemented
-            from ._numpy_protocols import as_operand  # numpy mode: x += numpy_array, in place
-
-            other = as_operand(other, self._buffer.device)
         if self._readonly:
             from ._indexing import check_writable
 
@@ -217,19 +205,15 @@ def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
                                  f"to {result._shape} {result._dtype.name}")
             _backend_of(self).assign(self, result)
             return self
-        given = other
-        try:
-            if other.__class__ is _Array:
-                d2 = other._dtype
-            else:
-                other, d2 = scalar_operand(name, other, self._dtype)
-            dtype = (_resolved.get((name, self._dtype, d2)) or _resolve(name, self._dtype, d2))[1]\
-                .result
-            if dtype is not self._dtype:
-                raise unspecified(f"in-place {name} would change the dtype of x from "
+        if other.__class__ is _Array:
+            d2 = other._dtype
+        else:
+            other, d2 = scalar_operand(name, other, self._dtype)
+        dtype = (_resolved.get((name, self._dtype, d2)) or _resolve(name, self._dtype, d2))[1]\
+            .result
+        if dtype is not self._dtype:
+            raise UnspecifiedType(f"in-place {name} would change the dtype of x from "
                                   f"{self._dtype.name} to {dtype.name}")
-        except NumpyRule:  # numpy computes anew and casts back ("same_kind")
-            return numpy_mode.assign_inplace(name, self, numpy_mode.elementwise(name, self, given))
         if other.__class__ is _Array and other._shape != self._shape and \
                 broadcast_shapes(self._shape, other._shape) != self._shape:
             raise ValueError(f"in-place {name}: operand of shape {other._shape} does not "
@@ -237,7 +221,9 @@ def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
         _binary(name, self, other, out=self)
         return self
 
-    return operator
+    stem = OPS[name].operator if name != "matmul" else "matmul"
+    operator.__name__ = operator.__qualname__ = f"__i{stem}__"
+    return adapted(operator, f"Array.__i{stem}__")
 
 
 def unary_operator(name: str) -> Callable[[Array], Array]:
@@ -260,6 +246,7 @@ def _function(name: str) -> Callable[..., Array]:
         def function(x1: Array | Scalar, x2: Array | Scalar, /) -> Array:
             return general(x1, x2)
 
+    general = GENERAL[name] = adapted(general, name)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"Element-wise {name} (spec: elementwise_functions/{name})."
     results = {}
@@ -276,7 +263,9 @@ def _function(name: str) -> Callable[..., Array]:
 if TYPE_CHECKING:  # generated below; their signatures, for type checkers:
     from ._elementwise_api import *  # noqa: F403
 
-# The namespace's element-wise functions, by name (the operator slots use them too).
+# The general path of each element-wise function, by name: the standard's (_unary, _binary) with
+# numpy mode's adapter (the operators use them too); and the namespace's element-wise functions.
+GENERAL: dict[str, Callable[..., Array]] = {}
 OPERATIONS: dict[str, Callable[..., Array]] = {name: _function(name) for name in (*UNARY, *BINARY)}
 globals().update((name, f) for name, f in OPERATIONS.items() if name != "round")
 
@@ -289,50 +278,32 @@ def round(x: Array, /) -> Array:
 _CLIP = OPS["clip"]
 
 
+@adapted
 def clip(x: Array, /, min: Array | Scalar | None = None,
          max: Array | Scalar | None = None) -> Array:
     """Clamp to [min, max]. The result has x's dtype and the broadcast shape of x and the bounds;
     integer bounds beyond x's dtype are clamped to its range first."""
     if x.__class__ is not _Array:
         raise TypeError(f"clip() expects an hxarray Array, got {type(x).__name__}")
-    if not is_strict() and any(v._dtype in dt.COMPLEX_FLOATING if v.__class__ is _Array else
-                               isinstance(v, complex) for v in (x, min, max)):
-        return numpy_mode.complex_clip(x, min, max)  # numpy mode orders complex numbers
-    if x._dtype not in dt.REAL_NUMERIC and (x._dtype is not dt.bool or is_strict()):
-        raise TypeError(f"clip() requires real-valued input, got {x._dtype.name}")
+    if x._dtype not in dt.REAL_NUMERIC:  # bool or complex
+        raise UnspecifiedType(f"clip() requires real-valued input, got {x._dtype.name}")
     bounds = []
     shapes = [x._shape]
-    try:
-        if x._dtype is dt.bool:  # numpy mode only: strict mode refused it above
-            raise NumpyRule("clip() of a bool array")
-        for label, bound in (("min", min), ("max", max)):
-            if bound is not None and bound.__class__ is not _Array:
-                if bound.__class__ is int and x._dtype in dt.INTEGER:
-                    low, high = dt.INTEGER_BOUNDS[x._dtype]
-                    bound = builtins.min(builtins.max(bound, low), high)
-                bound = _check_scalar("clip", bound, x._dtype)
-            elif bound is not None:
-                if bound._buffer.device is not x._buffer.device:
-                    raise ValueError(f"clip(): {label} is on {bound.device}, x on {x.device}")
-                mismatch = f"clip(): {label} of dtype {bound._dtype.name} does not match x of " \
-                    f"dtype {x._dtype.name}"
-                if bound._dtype in dt.COMPLEX_FLOATING:
-                    raise TypeError(mismatch)
-                if bound._dtype is dt.bool or \
-                        (bound._dtype in dt.FLOATING) != (x._dtype in dt.FLOATING):
-                    raise unspecified(mismatch)
-                shapes.append(bound._shape)
-            bounds.append(bound)
-    except NumpyRule:  # numpy promotes x and the bounds together (NEP 50)
-        given = [v for v in (min, max) if v is not None]
-        dtype, (x, *given) = numpy_mode.common((x, *given))
-        if dtype is dt.bool:  # booleans clip as 0 and 1
-            x = numpy_mode.cast(x, dt.uint8)
-            given = [numpy_mode.cast(v, dt.uint8) if v.__class__ is _Array else int(v)
-                     for v in given]
-        low = given.pop(0) if min is not None else None
-        result = clip(x, low, given[0] if max is not None else None)
-        return numpy_mode.reinterpret(result, dt.bool) if dtype is dt.bool else result
+    for label, bound in (("min", min), ("max", max)):
+        if bound is not None and bound.__class__ is not _Array:
+            if bound.__class__ is int and x._dtype in dt.INTEGER:
+                low, high = dt.INTEGER_BOUNDS[x._dtype]
+                bound = builtins.min(builtins.max(bound, low), high)
+            bound = _check_scalar("clip", bound, x._dtype)
+        elif bound is not None:
+            if bound._buffer.device is not x._buffer.device:
+                raise ValueError(f"clip(): {label} is on {bound.device}, x on {x.device}")
+            if bound._dtype is dt.bool or bound._dtype in dt.COMPLEX_FLOATING or \
+                    (bound._dtype in dt.FLOATING) != (x._dtype in dt.FLOATING):
+                raise UnspecifiedType(f"clip(): {label} of dtype {bound._dtype.name} does not "
+                                      f"match x of dtype {x._dtype.name}")
+            shapes.append(bound._shape)
+        bounds.append(bound)
     shape = broadcast_shapes(*shapes)
     if pays([x, *bounds]):  # one pass instead of a copy, then maximum, then minimum
         given = [b for b in bounds if b is not None]

@@ -18,8 +18,7 @@ from . import _dtypes as dt
 from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._checks import check_array, normalize_axis, same_device
-from ._modes import NumpyRule, is_strict
-from ._numpy_mode import numpy_positional
+from ._modes import UnspecifiedType, adapted
 from ._views import broadcast_shapes, broadcast_to, may_overlap, permute, same_view, view
 
 __all__ = ["take", "take_along_axis"]
@@ -243,8 +242,8 @@ def _check_value(x: Array, value: Any) -> Any:
                                 f"{x._dtype.name} array")
             try:
                 return _check_scalar("__setitem__", value, x._dtype)
-            except NumpyRule:
-                return numpy_mode.python_type(x._dtype)(value)
+            except UnspecifiedType as error:  # a scalar of another kind
+                return numpy_mode.stored(value, x._dtype, error)
         if isinstance(value, numbers.Number) or isinstance(value, (str, bytes)) or value is None:
             raise TypeError(f"__setitem__: a value is an array or a Python bool, int, float or "
                             f"complex, got {type(value).__name__}")
@@ -263,10 +262,9 @@ def _check_value(x: Array, value: Any) -> Any:
             or value._dtype in dt.COMPLEX_FLOATING and x._dtype not in dt.COMPLEX_FLOATING):
         message = (f"__setitem__: cannot store {value._dtype.name} values in a "
                    f"{x._dtype.name} array")
-        if is_strict() or value._dtype in dt.COMPLEX_FLOATING and \
-                x._dtype not in dt.COMPLEX_FLOATING:
+        if value._dtype in dt.COMPLEX_FLOATING and x._dtype not in dt.COMPLEX_FLOATING:
             raise TypeError(message)
-        return numpy_mode.cast(value, x._dtype)
+        return numpy_mode.stored(value, x._dtype, UnspecifiedType(message))
     return value
 
 
@@ -320,7 +318,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
         _indexed(backend.scatter, "__setitem__", target, axis, indices, value)
 
 
-@numpy_positional("axis", "out")
+@adapted
 def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     check_array(x, "take")
     check_array(indices, "take", "indices")
@@ -347,7 +345,7 @@ def _gather(x: Array, axis: int, indices: tuple[Array, ...]) -> Array:
     return out
 
 
-@numpy_positional("axis")
+@adapted
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     check_array(x, "take_along_axis")
     check_array(indices, "take_along_axis", "indices")

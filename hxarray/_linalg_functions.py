@@ -7,40 +7,28 @@ import operator
 from collections.abc import Sequence
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis, same_device
 from ._manipulation import reshape
-from ._modes import NumpyRule, is_strict
-from ._numpy_mode import numpy_positional
+from ._modes import UnspecifiedType, adapted
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
 
 def _operands(function: str, x1: Array, x2: Array) -> tuple[dt.DType, Array, Array]:
-    """The promoted dtype and the operands (numpy mode: bool as int64, kinds promoted)."""
+    """The promoted dtype and the operands."""
     check_array(x1, function, "x1")
     check_array(x2, function, "x2")
-    if x1._dtype is dt.bool and x2._dtype is dt.bool and not is_strict():
-        x1, x2 = numpy_mode.cast(x1, dt.int64), numpy_mode.cast(x2, dt.int64)  # counts, then != 0
+    if x1._dtype is dt.bool and x2._dtype is dt.bool:
+        raise UnspecifiedType(f"{function}() requires an array of numeric dtype, got bool")
     x1 = check_dtype(x1, "numeric", function)
     x2 = check_dtype(x2, "numeric", function)
     same_device((x1, x2), function)
-    try:
-        return dt.promote(x1._dtype, x2._dtype), x1, x2
-    except NumpyRule:
-        dtype, (x1, x2) = numpy_mode.common((x1, x2))
-        return dtype, x1, x2
+    return dt.promote(x1._dtype, x2._dtype), x1, x2
 
 
-def _product(result: Array, x1: Array, x2: Array) -> Array:
-    """numpy mode's product of bool arrays (computed as int64 counts) is bool: any term true."""
-    if x1._dtype is dt.bool and x2._dtype is dt.bool:
-        return numpy_mode.to_nonzero(result)
-    return result
-
-
+@adapted
 def matmul(x1: Array, x2: Array, /) -> Array:
     dtype, y1, y2 = _operands("matmul", x1, x2)
     if x1.ndim == 0 or x2.ndim == 0:
@@ -64,7 +52,7 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     out = backend.empty((*batch, m, n), dtype, x1._buffer.device)
     backend.matmul(a, b, out)
     dropped = (len(batch),) * (x1.ndim == 1) + (len(batch) + 1,) * (x2.ndim == 1)
-    return _product(_views.squeeze(out, dropped) if dropped else out, x1, x2)
+    return _views.squeeze(out, dropped) if dropped else out
 
 
 def matrix_transpose(x: Array, /) -> Array:
@@ -72,7 +60,7 @@ def matrix_transpose(x: Array, /) -> Array:
     return x.mT
 
 
-@numpy_positional("axes")
+@adapted
 def tensordot(x1: Array, x2: Array, /, *,
               axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
     _, y1, y2 = _operands("tensordot", x1, x2)
@@ -105,9 +93,10 @@ def tensordot(x1: Array, x2: Array, /, *,
     shape2 = tuple(x2._shape[i] for i in free2)
     a = reshape(_views.permute(y1, free1 + pair[0]), (math.prod(shape1), k))
     b = reshape(_views.permute(y2, pair[1] + free2), (k, math.prod(shape2)))
-    return _product(reshape(matmul(a, b), shape1 + shape2), x1, x2)
+    return reshape(matmul(a, b), shape1 + shape2)
 
 
+@adapted
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Sum over `axis` of conj(x1) * x2, after broadcasting x1 and x2 together."""
     from ._elementwise import conj, multiply
@@ -122,4 +111,4 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     if rel1 < 0 or rel2 < 0 or x1._shape[rel1] != x2._shape[rel2]:
         raise ValueError(f"vecdot(): shapes {x1._shape} and {x2._shape} differ on axis {axis}")
     product = multiply(conj(y1) if y1._dtype in dt.COMPLEX_FLOATING else y1, y2)
-    return _product(_sum(product, axis=axis, dtype=dtype), x1, x2)
+    return _sum(product, axis=axis, dtype=dtype)

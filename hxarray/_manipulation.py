@@ -15,12 +15,10 @@ from functools import lru_cache
 from typing import Any
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import MAX_DIMS, Array
 from ._checks import as_copy, as_int, check_array, normalize_axes, normalize_axis, same_device
-from ._modes import NumpyRule
-from ._numpy_mode import numpy_positional
+from ._modes import adapted
 from ._version import sequence_result
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
@@ -78,7 +76,7 @@ def _sequence(arrays: Any) -> Any:
 
 def _common_dtype(arrays: tuple[Array, ...], function: str
                   ) -> tuple[dt.DType, tuple[Array, ...]]:
-    """The promoted dtype and the arrays (in numpy mode, cast to it where kinds differ)."""
+    """The promoted dtype and the arrays."""
     if not isinstance(arrays, tuple):
         raise TypeError(f"{function}(): arrays must be a tuple or list of arrays, got "
                         f"{type(arrays).__name__}")
@@ -87,13 +85,10 @@ def _common_dtype(arrays: tuple[Array, ...], function: str
     for a in arrays:
         check_array(a, function, "each input")
     same_device(arrays, function)
-    try:
-        return dt.result_type_of(*(a._dtype for a in arrays)), arrays
-    except NumpyRule:
-        return numpy_mode.common(arrays)
+    return dt.result_type_of(*(a._dtype for a in arrays)), arrays
 
 
-@numpy_positional("axis", "out")
+@adapted
 def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
     dtype, arrays = _common_dtype(_sequence(arrays), "concat")
     if axis is None:
@@ -123,7 +118,7 @@ def _joined(arrays: tuple[Array, ...], axis: int, dtype: dt.DType) -> Array:
     return out
 
 
-@numpy_positional("axis", "out")
+@adapted
 def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
     dtype, arrays = _common_dtype(_sequence(arrays), "stack")
     shape = arrays[0]._shape
@@ -159,7 +154,7 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     return _views.expand(x, normalized)
 
 
-@numpy_positional("axis")
+@adapted
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     check_array(x, "flip")
     return _views.flip(x, normalize_axes(axis, x.ndim, "flip"))
@@ -259,7 +254,7 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     return _views.squeeze(x, axes)
 
 
-@numpy_positional("axis")
+@adapted
 def roll(x: Array, /, shift: int | tuple[int, ...], *,
          axis: int | tuple[int, ...] | None = None) -> Array:
     """Elements shifted along the axes (cyclically); over all axes of the flattened array when
@@ -299,7 +294,7 @@ def _rolled(x: Array, shifts: dict[int, int]) -> Array:
     return backend.copy(x) if result is x else result
 
 
-@numpy_positional("axis")
+@adapted
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
     """Each element repeated along `axis` (the flattened array for None): an int repeats all
     alike (one broadcast copy); an array gives each element's count (read on the host, as the

@@ -7,18 +7,26 @@ docs/modes.md for every place the two differ.
 
 The mode is a context variable: `set_strict` changes it for the current thread (or asyncio task),
 like numpy's error state, and `HXARRAY_STRICT=1` sets the default of every thread. Nothing on the
-hot paths reads it: those take only inputs on which both modes agree, and the slower paths that
-reach a case the standard leaves open ask `is_strict()` there.
+hot paths reads it: a namespace function states the standard and raises `Unspecified` where the
+standard leaves a case open; only then does its adapter (`adapted`) read the mode, and numpy mode's
+rules (`_numpy_mode`, one registry of every place the modes differ) take over.
 """
 
 from __future__ import annotations
 
 import contextvars
+import functools
+import inspect
+import sys
+from collections.abc import Callable
 from types import TracebackType
+from typing import Any, TypeVar
 
 from .hal.settings import STRICT as STRICT_SETTING
 
 __all__ = ["is_strict", "set_strict"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 _DEFAULT = STRICT_SETTING.get()  # read once, at import
@@ -53,21 +61,59 @@ class set_strict:
         return f"hxarray.set_strict({self._token.var.get()})"
 
 
-class NumpyRule(TypeError):
-    """Raised where the standard leaves a case unspecified and numpy mode has a rule for it: the
-    caller catches it and applies numpy's behaviour. It carries strict mode's message (formatted
-    only if it is read), so if it ever escapes it still reads as the TypeError strict mode
-    raises."""
+class Unspecified(Exception):
+    """A case the standard leaves unspecified, raised where the namespace's own check finds it, in
+    both modes, as the exception strict mode raises (`UnspecifiedType`: a TypeError,
+    `UnspecifiedOverflow`: an OverflowError; the message is formatted only if it is read). The
+    function's adapter (`adapted`) hands it, outside strict mode, to numpy mode's rule."""
 
     def __str__(self) -> str:
         message, *args = self.args or ("",)
         return message.format(*args) if args else message
 
 
-def unspecified(message: str, *args: object) -> NumpyRule | TypeError:
-    """The exception for a case the standard leaves unspecified (`raise unspecified(...)`): a
-    plain TypeError with `message.format(*args)` in strict mode, else a NumpyRule for the caller
-    to catch (which formats the message only if it is ever shown)."""
-    if STRICT.get():
-        return TypeError(message.format(*args) if args else message)
-    return NumpyRule(message, *args)
+class UnspecifiedType(Unspecified, TypeError):
+    """An operand type, dtype or form the standard does not define (strict mode's TypeError)."""
+
+
+class UnspecifiedOverflow(Unspecified, OverflowError):
+    """A Python int beyond an integer array's dtype (strict mode's OverflowError)."""
+
+
+def adapted(function: F, name: str | None = None) -> F:
+    """`function` as the namespace exports it: with numpy mode's rule for the cases the standard
+    leaves open (the one point where a call consults the mode). A call the standard defines runs
+    `function` and nothing else: no mode is read. Where `function` raises `Unspecified`, strict
+    mode lets it through and numpy mode calls the rule `_numpy_mode.RULES[name]` (by default the
+    function's public name: `sum`, `linalg.solve`, `Array.__iadd__`) with the exception and the
+    call's arguments. Positional arguments beyond the function's own are numpy's positional
+    forms of its keyword-only parameters (`sum(x, 0)`): numpy mode maps them to keywords as
+    `_numpy_mode.POSITIONAL[name]` says; strict mode leaves them to Python's own TypeError."""
+    name = name or _public_name(function)
+    parameters = inspect.signature(function).parameters.values()
+    positional = sys.maxsize if any(p.kind is p.VAR_POSITIONAL for p in parameters) else \
+        sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
+
+    @functools.wraps(function)
+    def adapter(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > positional and not STRICT.get():
+            from ._numpy_mode import numpy_keywords
+
+            args, kwargs = numpy_keywords(name, positional, args, kwargs)
+        try:
+            return function(*args, **kwargs)
+        except Unspecified as case:
+            if STRICT.get():
+                raise
+            from ._numpy_mode import apply
+
+            return apply(name, case, args, kwargs)
+
+    return adapter  # type: ignore[return-value]
+
+
+def _public_name(function: Callable[..., Any]) -> str:
+    """`sum`, `linalg.solve`, `Array.__bool__`: a namespace function's name as users write it."""
+    module = function.__module__.rpartition(".")[2]
+    return f"{module}.{function.__qualname__}" if module in ("linalg", "fft") else \
+        function.__qualname__

@@ -2,18 +2,19 @@
 
 Every rule follows numpy 2 (NEP 50 promotion, numpy's ufunc loops, numpy's positional forms),
 with a few deliberate changes listed in docs/modes.md (float32 where numpy gives float16; numpy
-scalars are weak). The namespace functions reach this module only after the standard's own checks
-have failed (a `NumpyRule` was raised), so nothing here costs anything on the paths both modes
-share.
+scalars are weak). A namespace function reaches this module only after the standard's own check has
+failed: its adapter (`_modes.adapted`) catches the `Unspecified` the check raised and calls the
+function's rule here (`RULES`), or the check itself hands the argument it refused to a conversion
+here (`coerce`, `as_dtype`, ...); so nothing here costs anything on the paths both modes share.
 Each rule converts the operands to dtypes the standard does define, then calls the namespace
-again: a backend never sees a case the standard leaves open.
+again: a backend never sees a case the standard leaves open. `DIFFERENCES` lists every place the
+modes differ, one entry per row of docs/modes.md's table (which a test renders from it).
 """
 
 from __future__ import annotations
 
 import builtins
 import functools
-import inspect
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
@@ -24,7 +25,7 @@ import hxarray
 
 from . import _dtypes as dt
 from ._array import Array
-from ._modes import NumpyRule, is_strict
+from ._modes import STRICT, Unspecified
 from ._ops import OPS
 from ._views import broadcast_shapes
 
@@ -77,8 +78,24 @@ def result_type(*values: dt.DType | Scalar) -> dt.DType:
 
 
 def can_cast(source: dt.DType, target: dt.DType) -> builtins.bool:
-    """numpy's `can_cast` under its default ("safe") rule."""
-    return builtins.bool(np.can_cast(source.numpy, target.numpy))
+    """numpy's `can_cast` under its default ("safe") rule, where the standard's lattice says no
+    (strict mode: False)."""
+    return not STRICT.get() and builtins.bool(np.can_cast(source.numpy, target.numpy))
+
+
+def numpy_dtype(value: Any) -> dt.DType | None:
+    """The hxarray dtype of a numpy dtype, name, scalar type or numpy array given where the
+    standard takes an hxarray dtype or array (numpy mode); None in strict mode."""
+    if STRICT.get():
+        return None
+    return dtype_of(value.dtype if isinstance(value, np.ndarray) else value)
+
+
+def promote(d1: dt.DType, d2: dt.DType, error: Exception) -> dt.DType:
+    """numpy's promotion of two dtypes the standard does not promote (`error`: strict mode's)."""
+    if STRICT.get():
+        raise error
+    return result_type(d1, d2)
 
 
 # -- conversions -----------------------------------------------------------------------------------
@@ -101,6 +118,30 @@ def cast(x: Array, dtype: dt.DType) -> Array:
 def to_nonzero(x: Array) -> Array:
     """A uint8 result of a bool operation numpy computes on bools, back as bool (x != 0)."""
     return hxarray.not_equal(x, 0)
+
+
+def stored(value: Any, dtype: dt.DType, error: Exception) -> Any:
+    """A value of another kind stored into an array of `dtype` (`x[key] = value`): numpy's
+    cast (strict mode: `error`, the standard's)."""
+    if STRICT.get():
+        raise error
+    return cast(value, dtype) if value.__class__ is Array else python_type(dtype)(value)
+
+
+def fill_value(value: Any, kind: dt.DType, dtype: dt.DType, error: Exception, function: str
+               ) -> tuple[int, dt.DType]:
+    """A float fill value of an integer or bool dtype (numpy mode): the integer it equals, which
+    fills the array as that integer does (numpy's cast gives the same). A fraction (which numpy's
+    cast drops), NaN or an infinity (which it turns into arbitrary integers) raises; so does
+    strict mode, and any other kind (`error`, the standard's)."""
+    if STRICT.get() or kind is not dt.float64 or dtype in dt.FLOATING:
+        raise error
+    if not math.isfinite(value):
+        raise ValueError(f"{function}(): fill_value {value} has no {dtype.name} value")
+    if not value.is_integer():
+        raise TypeError(f"{function}(): fill_value {value} is not a {dtype.name} value; round "
+                        "it first (a float fills an integer or bool array only where it is one)")
+    return int(value), dt.int64
 
 
 def python_type(dtype: dt.DType) -> type:
@@ -270,15 +311,13 @@ def _converted(name: str, *values: Any) -> Array:
 
 def check_power(exponent: Any) -> None:
     """numpy mode: numpy's ValueError for an integer raised to a negative integer power (the
-    standard leaves the result open; strict mode computes 1 / x1**-x2 truncated)."""
-    if is_strict():
-        return
-    if exponent.__class__ is Array:
-        negative = exponent._dtype in dt.SIGNED and \
-            builtins.bool(hxarray.any(hxarray.less(exponent, 0)))
-    else:
-        negative = exponent < 0
-    if negative:
+    standard leaves the result open; strict mode computes 1 / x1**-x2 truncated). A scalar
+    exponent that is not negative reads no mode."""
+    if exponent.__class__ is not Array:
+        if exponent < 0 and not STRICT.get():
+            raise ValueError("Integers to negative integer powers are not allowed.")
+    elif not STRICT.get() and exponent._dtype in dt.SIGNED and \
+            builtins.bool(hxarray.any(hxarray.less(exponent, 0))):
         raise ValueError("Integers to negative integer powers are not allowed.")
 
 
@@ -402,6 +441,35 @@ class ComplexSorter:
             out, hxarray.take_along_axis(x, complex_argsort(x, axis), axis=axis))
 
 
+def _complex_extremum(name: str) -> Callable[..., Array]:
+    """The rule of max or min (`name`) of a complex array: numpy's order."""
+    def rule(x: Array, /, *, axis: Any = None, keepdims: Any = False) -> Array:
+        axes = hxarray._statistical.extremum_axes(name, x, axis)
+        return complex_extremum(name, x, axes, hxarray._checks.as_bool(keepdims, name, "keepdims"))
+
+    return rule
+
+
+def _complex_arg_extremum(name: str) -> Callable[..., Array]:
+    """The rule of argmax or argmin (`name`) of a complex array: numpy's order."""
+    def rule(x: Array, /, *, axis: Any = None, keepdims: Any = False) -> Array:
+        keepdims = hxarray._checks.as_bool(keepdims, name, "keepdims")
+        return complex_arg_extremum(name, x, hxarray._searching.arg_extremum_axis(name, x, axis),
+                                    keepdims)
+
+    return rule
+
+
+def _complex_sort(name: str) -> Callable[..., Array]:
+    """The rule of sort or argsort (`name`) of a complex array: numpy's order."""
+    def rule(x: Array, /, *, axis: Any = -1, descending: Any = False, stable: Any = True
+             ) -> Array:
+        return hxarray._sorting.sort_by(ComplexSorter, name, x, axis, descending, stable,
+                                        name == "argsort")
+
+    return rule
+
+
 def complex_clip(x: Array, low: Any, high: Any) -> Array:
     """numpy's clip where x or a bound is complex: minimum(maximum(x, low), high) in numpy's
     order, in the common dtype (NEP 50)."""
@@ -420,18 +488,32 @@ def complex_clip(x: Array, low: Any, high: Any) -> Array:
 
 
 def coerce(x: Array, category: str, function: str) -> Array:
-    """`x` as numpy takes it where the standard's dtype `category` excludes its dtype: integer and
-    bool arrays become float64 for floating-point functions (the complex dtype of their precision
-    for complex ones), bool arrays are int8 (zero-copy) for numeric ones; anything else raises the
-    standard's TypeError."""
-    exact = x._dtype in dt.INTEGER or x._dtype is dt.bool
-    if category in _FLOATING_ONLY and exact:
-        return cast(x, dt.float64)
-    if category == "complex floating-point" and (exact or x._dtype in dt.REAL_FLOATING):
-        return cast(x, dt.COMPLEX_OF.get(x._dtype, dt.complex128))
-    if x._dtype is dt.bool and category in ("numeric", "real-valued"):
-        return reinterpret(x, dt.int8)
+    """`x`, whose dtype the standard's `category` excludes, as numpy takes it: integer and bool
+    arrays become float64 for floating-point functions (the complex dtype of their precision for
+    complex ones), bool arrays are int8 (zero-copy) for numeric ones; anything else, and
+    everything in strict mode, raises the standard's TypeError."""
+    if not STRICT.get():
+        exact = x._dtype in dt.INTEGER or x._dtype is dt.bool
+        if category in _FLOATING_ONLY and exact:
+            return cast(x, dt.float64)
+        if category == "complex floating-point" and (exact or x._dtype in dt.REAL_FLOATING):
+            return cast(x, dt.COMPLEX_OF.get(x._dtype, dt.complex128))
+        if x._dtype is dt.bool and category in ("numeric", "real-valued"):
+            return reinterpret(x, dt.int8)
     raise TypeError(f"{function}() requires an array of {category} dtype, got {x._dtype.name}")
+
+
+def as_dtype(value: Any, function: str) -> dt.DType:
+    """The hxarray dtype of a numpy dtype, numpy scalar type, dtype name or Python type given
+    as `dtype=` (numpy mode); strict mode's TypeError."""
+    if STRICT.get():
+        raise TypeError(f"{function}(): dtype must be an hxarray dtype such as hxarray.float64, "
+                        f"got {value!r}")
+    found = dtype_of(value)
+    if found is None:
+        raise TypeError(f"{function}(): {describe_dtype(value)}; expected an hxarray dtype such "
+                        "as hxarray.float64, or a numpy dtype with an hxarray equivalent")
+    return found
 
 
 def back_to_bool(result: Array, x: Array) -> Array:
@@ -441,16 +523,57 @@ def back_to_bool(result: Array, x: Array) -> Array:
 
 # -- numpy's positional forms ----------------------------------------------------------------------
 
+# numpy's positional order of the keyword-only parameters each function also takes positionally
+# (after the standard's positional parameters); an "out" must be None. The standard passes these
+# parameters by keyword, so no standard call changes meaning.
+POSITIONAL: dict[str, tuple[str, ...]] = {
+    "sum": ("axis", "dtype", "out", "keepdims"), "prod": ("axis", "dtype", "out", "keepdims"),
+    "max": ("axis", "out", "keepdims"), "min": ("axis", "out", "keepdims"),
+    "all": ("axis", "out", "keepdims"), "any": ("axis", "out", "keepdims"),
+    **dict.fromkeys(("mean", "var", "std", "count_nonzero", "sort", "argsort", "flip", "roll",
+                     "repeat", "take_along_axis"), ("axis",)),
+    **dict.fromkeys(("argmax", "argmin", "concat", "stack", "take"), ("axis", "out")),
+    "diff": ("n", "axis", "prepend", "append"),
+    "searchsorted": ("side", "sorter"),
+    "tensordot": ("axes",),
+    **dict.fromkeys(("asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
+                     "empty_like", "full_like"), ("dtype",)),
+    "eye": ("k", "dtype"),
+    "arange": ("dtype",),
+    "linspace": ("endpoint",),
+    **dict.fromkeys(("fft.fft", "fft.ifft", "fft.rfft", "fft.irfft", "fft.hfft", "fft.ihfft"),
+                    ("n", "axis", "norm")),
+    **dict.fromkeys(("fft.fftn", "fft.ifftn", "fft.rfftn", "fft.irfftn"), ("s", "axes", "norm")),
+    **dict.fromkeys(("fft.fftfreq", "fft.rfftfreq"), ("d",)),
+    **dict.fromkeys(("fft.fftshift", "fft.ifftshift"), ("axes",)),
+    "linalg.svd": ("full_matrices",),
+    "linalg.qr": ("mode",),
+}
 
-def numpy_keywords(function: str, args: tuple[Any, ...], names: tuple[str, ...],
-                   kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments numpy's positional form `args` stands for: `names` are numpy's
-    parameters in its order (an "out" must be None), `kwargs` those given by keyword."""
-    if len(args) > len(names):
+
+def asarray_dtype(args: tuple[Any, ...], dtype: Any) -> Any:
+    """The dtype of numpy's `asarray(obj, dtype)` (`args`: the positional arguments after obj);
+    strict mode: Python's own TypeError. (asarray reads its positional forms itself: it has no
+    adapter, to keep its per-call cost.)"""
+    if STRICT.get():
+        raise TypeError(f"asarray() takes 1 positional argument but {1 + len(args)} were given")
+    return numpy_keywords("asarray", 0, args, {} if dtype is None else {"dtype": dtype})[1]["dtype"]
+
+
+def numpy_keywords(function: str, standard: int, args: tuple[Any, ...], kwargs: dict[str, Any]
+                   ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The call `function(*args, **kwargs)` with numpy's positional form of its keyword-only
+    parameters (the arguments after the `standard` positional ones) given as keywords; unchanged
+    where `function` has no such form (Python's own TypeError then says what is wrong)."""
+    names = POSITIONAL.get(function)
+    if names is None:
+        return args, kwargs
+    args, extra = args[:standard], args[standard:]
+    if len(extra) > len(names):
         raise TypeError(f"{function}() takes at most {len(names)} positional arguments after the "
-                        f"standard's (numpy's: {', '.join(names)}), got {len(args)}")
+                        f"standard's (numpy's: {', '.join(names)}), got {len(extra)}")
     kwargs = dict(kwargs)
-    for name, value in zip(names, args):
+    for name, value in zip(names, extra):
         if name == "out":
             if value is not None:
                 raise TypeError(f"{function}(): out= is not supported; use the result")
@@ -458,30 +581,415 @@ def numpy_keywords(function: str, args: tuple[Any, ...], names: tuple[str, ...],
             raise TypeError(f"{function}() got multiple values for argument {name!r}")
         else:
             kwargs[name] = value
-    return kwargs
+    return args, kwargs
 
 
-def numpy_positional(*names: str) -> Callable[[F], F]:
-    """Decorator: numpy mode also takes numpy's positional form of the keyword-only parameters
-    `names` (numpy's order after the standard's positional parameters, e.g. `sum(x, 0)` for
-    `sum(x, axis=0)`); no standard call changes meaning, as the standard passes them by keyword.
-    Strict mode refuses them with Python's own TypeError."""
-    def decorate(function: F) -> F:
-        parameters = inspect.signature(function).parameters.values()
-        positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                         for p in parameters)
-        label = function.__name__
-
-        @functools.wraps(function)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if len(args) > positional and not is_strict():
-                kwargs = numpy_keywords(label, args[positional:], names, kwargs)
-                args = args[:positional]
-            return function(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
-
-    return decorate
+# -- the rules: numpy mode's version of a function, for the calls the standard leaves open ---------
 
 
-__all__ = ["NumpyRule"]
+def apply(function: str, case: Unspecified, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """numpy mode's answer to `function(*args, **kwargs)`, which raised `case`: the function's
+    rule (`RULES`); where it has none, `case` itself (strict mode's error: numpy has no rule)."""
+    rule = RULES.get(function)
+    if rule is None:
+        raise case
+    if isinstance(case, OverflowError) and function not in _BY_VALUE_FUNCTIONS:
+        raise OverflowError(str(case)) from None  # arithmetic: numpy raises too
+    return rule(*args, **kwargs)
+
+
+def _inplace(name: str) -> Callable[[Array, Any], Array]:
+    """`x <op>= y`: numpy's result, cast back to x's dtype ("same_kind")."""
+    def rule(x: Array, other: Any) -> Array:
+        return assign_inplace(name, x, elementwise(name, x, other))
+
+    return rule
+
+
+def numpy_operand(x: Array, other: Any) -> Array | None:
+    """A numpy array or scalar as the operand of an in-place operator on `x` (numpy mode), or
+    None where the operator declines it (strict mode; anything else)."""
+    if STRICT.get() or not isinstance(other, (np.ndarray, np.generic)):
+        return None
+    from ._numpy_protocols import as_operand
+
+    return as_operand(other, x._buffer.device)
+
+
+def clip(x: Array, min: Any = None, max: Any = None) -> Array:
+    """numpy's clip of a bool or complex x, or with bounds of another kind: x and the bounds in
+    their common dtype (NEP 50), booleans as 0 and 1, complex numbers in numpy's order."""
+    if any(v._dtype in dt.COMPLEX_FLOATING if v.__class__ is Array else isinstance(v, complex)
+           for v in (x, min, max)):
+        return complex_clip(x, min, max)
+    given = [v for v in (min, max) if v is not None]
+    dtype, (x, *given) = common((x, *given))
+    if dtype is dt.bool:  # booleans clip as 0 and 1
+        x = cast(x, dt.uint8)
+        given = [cast(v, dt.uint8) if v.__class__ is Array else int(v) for v in given]
+    low = given.pop(0) if min is not None else None
+    result = hxarray.clip(x, low, given[0] if max is not None else None)
+    return reinterpret(result, dt.bool) if dtype is dt.bool else result
+
+
+def where(condition: Array, *values: Any) -> Array | tuple[Array, ...]:
+    """numpy's where: `where(c)` is `nonzero(c)`; any condition by its truth value; x1 and x2 in
+    their common dtype (NEP 50), two scalars too."""
+    from ._searching import _MISSING
+
+    if not values or values[0] is _MISSING:  # (x2 missing alone: the standard's TypeError)
+        return hxarray.nonzero(condition)
+    if condition._dtype is not dt.bool:
+        condition = hxarray.astype(condition, dt.bool)
+    dtype, (x1, x2) = common(values)
+    if x1.__class__ is not Array and x2.__class__ is not Array:
+        x1 = condition._buffer.device.backend.full((), x1, dtype, condition._buffer.device)
+    return hxarray.where(condition, x1, x2)
+
+
+def _namespace(name: str) -> Callable[..., Any]:
+    """The namespace function `name` ("concat", "linalg.solve"), looked up when called."""
+    found: Any = hxarray
+    for part in name.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def _promoted(name: str) -> Callable[..., Array]:
+    """The rule of a function of two operands that the standard does not promote across kinds:
+    both in numpy's common dtype (NEP 50), then the function."""
+    def rule(x1: Any, x2: Any, /, **kwargs: Any) -> Array:
+        return _namespace(name)(*common((x1, x2))[1], **kwargs)
+
+    return rule
+
+
+def _sequence_promoted(name: str) -> Callable[..., Array]:
+    """The rule of concat and stack: the arrays in numpy's common dtype, then the function."""
+    def rule(arrays: Any, /, **kwargs: Any) -> Array:
+        return _namespace(name)(common(list(arrays))[1], **kwargs)
+
+    return rule
+
+
+def _products(name: str) -> Callable[..., Array]:
+    """The rule of matmul, tensordot and vecdot: two bool arrays give bool (whether any term is
+    true, counted in int64); operands of other kinds are promoted as numpy promotes them."""
+    def rule(x1: Array, x2: Array, /, **kwargs: Any) -> Array:
+        function = _namespace(name)
+        if x1._dtype is dt.bool and x2._dtype is dt.bool:
+            return to_nonzero(function(cast(x1, dt.int64), cast(x2, dt.int64), **kwargs))
+        return function(*common((x1, x2))[1], **kwargs)
+
+    return rule
+
+
+def arange(start: Any, /, stop: Any = None, step: Any = 1, **kwargs: Any) -> Array:
+    """numpy's arange of 0-D array bounds: their values."""
+    return hxarray.arange(*(v._host()[()].item() if v.__class__ is Array and v.ndim == 0 else v
+                            for v in (start, stop, step)), **kwargs)
+
+
+def linspace_dtype(start: Any, stop: Any) -> dt.DType | None:
+    """The default dtype of linspace with a 0-D array bound: numpy mode's is numpy's (a float32
+    or complex64 bound keeps its precision); strict mode's (None) the standard's default. (Both
+    modes compute a result here, so the chapter asks, not the adapter.)"""
+    if STRICT.get():
+        return None
+    arrays = [v._dtype for v in (start, stop) if v.__class__ is Array]
+    return dt.FROM_NUMPY.get(np.result_type(*(d.numpy for d in arrays), 1.0))
+
+
+def diff(x: Array, /, *, axis: Any = -1, n: Any = 1, prepend: Any = None, append: Any = None
+         ) -> Array:
+    """numpy's diff of a bool array ("not equal" of neighbours), and with prepend/append of
+    another kind: x and them in numpy's common dtype (NEP 50)."""
+    given = [v for v in (prepend, append) if v.__class__ is Array]
+    if given:
+        dtype = result_type(x._dtype, *(v._dtype for v in given))
+        x, prepend, append = (v if v.__class__ is not Array else cast(v, dtype)
+                              for v in (x, prepend, append))
+    return hxarray._utility.differences(x, axis, n, prepend, append)
+
+
+def result_type_rule(*arrays_and_dtypes: Any) -> dt.DType:
+    """numpy's result_type (NEP 50) of arrays, dtypes and Python scalars, scalars alone too."""
+    return result_type(*(v if isinstance(v, (builtins.bool, int, float, complex)) else
+                         hxarray.result_type(v) for v in arrays_and_dtypes))
+
+
+# Every rule, by the function it adapts (the name `_modes.adapted` gives it).
+_INPLACE = {f"Array.__i{op.operator}__": name for name, op in OPS.items()
+            if op.arity == 2 and op.operator is not None and op.result != "bool"}
+RULES: dict[str, Callable[..., Any]] = {
+    **{name: functools.partial(elementwise, name) for name, op in OPS.items()
+       if op.arity == 2 or op.arity == 1 and op.category != "integer or boolean"},
+    **{method: _inplace(name) for method, name in _INPLACE.items()},
+    "clip": clip,
+    "where": where,
+    "searchsorted": _promoted("searchsorted"),
+    "isin": _promoted("isin"),
+    "concat": _sequence_promoted("concat"),
+    "stack": _sequence_promoted("stack"),
+    "matmul": _products("matmul"),
+    "tensordot": _products("tensordot"),
+    "vecdot": _products("vecdot"),
+    **{f"linalg.{name}": _promoted(f"linalg.{name}") for name in ("cross", "outer")},
+    "result_type": result_type_rule,
+    "arange": arange,
+    **{name: _complex_extremum(name) for name in ("max", "min")},
+    **{name: _complex_arg_extremum(name) for name in ("argmax", "argmin")},
+    **{name: _complex_sort(name) for name in ("sort", "argsort")},
+    "diff": diff,
+    "linalg.matrix_power": lambda x, n, /: hxarray.linalg.power(x, n, "all"),
+    "fft.fftshift": lambda x, /, *, axes=None: hxarray.fft._shift("fftshift", x, axes, 1, True),
+    "fft.ifftshift": lambda x, /, *, axes=None: hxarray.fft._shift("ifftshift", x, axes, -1,
+                                                                   True),
+}
+# The functions that take a Python int beyond an integer array's dtype: comparisons (by value),
+# and those numpy computes in floating point (the int converts to the loop's floating dtype).
+_BY_VALUE_FUNCTIONS = BY_VALUE | {method for method, name in _INPLACE.items() if name in BY_VALUE}
+
+
+# Groups of functions the registry names.
+_BINARY_OPS = [name for name, op in OPS.items() if op.arity == 2]
+BINARY_FUNCTIONS = (*_BINARY_OPS, *(f"Array.__{op.operator}__" for op in OPS.values()
+                                    if op.arity == 2 and op.operator is not None))
+FLOATING_FUNCTIONS = tuple(name for name, op in OPS.items()
+                           if op.arity in (1, 2) and op.category in _FLOATING_ONLY)
+FLOATING_BINARY = tuple(name for name in FLOATING_FUNCTIONS if OPS[name].arity == 2)
+INPLACE_OPERATORS = tuple(_INPLACE)
+LINALG_AND_FFT = ("linalg.cholesky", "linalg.det", "linalg.eigh", "linalg.eigvalsh", "linalg.inv",
+                  "linalg.matrix_norm", "linalg.pinv", "linalg.qr", "linalg.slogdet",
+                  "linalg.solve", "linalg.svd", "linalg.svdvals", "linalg.vector_norm",
+                  "fft.fft", "fft.ifft", "fft.fftn", "fft.ifftn", "fft.rfft", "fft.rfftn",
+                  "fft.hfft", "fft.ihfft")
+DTYPE_FUNCTIONS = ("asarray", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
+                   "ones_like", "full_like", "arange", "linspace", "eye", "sum", "prod",
+                   "cumulative_sum", "cumulative_prod")
+
+
+# -- the registry: every place where the two modes differ -----------------------------------------
+
+
+class Difference(NamedTuple):
+    """One place where numpy mode differs from strict mode: the case (markdown, as docs/modes.md's
+    table states it), what strict mode does, what numpy mode does, and the functions it adapts
+    (namespace names: "sum", "linalg.solve", "Array.__iadd__")."""
+
+    case: str
+    strict: str
+    numpy: str
+    functions: tuple[str, ...]
+
+
+DIFFERENCES: tuple[Difference, ...] = (
+    Difference('promotion across kinds between arrays: `int32 + float32`, `bool + int8`, '
+               '`int64 + uint64`, ...',
+               '`TypeError: no type promotion between ...`',
+               "numpy's `promote_types` (NEP 50): `float64`, `int8`, `float64`, ...",
+               BINARY_FUNCTIONS),
+    Difference('a Python scalar of another kind: `int_array + 1.5`, `bool_array + 1`, '
+               '`int_array & True`, `int_array + 1j`',
+               '`TypeError: ... cannot be combined with an array of dtype ...`',
+               "numpy's weak scalars (NEP 50): `float64`, `int64`, the array's dtype, "
+               '`complex128`',
+               BINARY_FUNCTIONS),
+    Difference('numpy scalars that are not Python scalars (`np.float32(2)`, `np.int64(3)`, '
+               '`np.bool_`)',
+               '`TypeError` (as for any non-scalar)',
+               'taken as the Python scalar they hold (weak); see *deviations from numpy* below',
+               (*BINARY_FUNCTIONS, "clip", "where", "searchsorted", "isin")),
+    Difference('comparisons with a Python int beyond the dtype (`uint8_array < 300`, `== -1`)',
+               '`OverflowError`',
+               "numpy's answer by value (all `True` or all `False`); arithmetic still raises "
+               '`OverflowError`, as in numpy',
+               tuple(sorted(COMPARISONS))),
+    Difference("a Python int beyond an integer array's dtype in `/` and the other "
+               'floating-point functions (`int8_array / 200`, `atan2(x, -300)`)',
+               '`OverflowError`',
+               "computed in `float64`, as numpy (an int beyond `float64`'s range: "
+               '`OverflowError`)',
+               FLOATING_BINARY),
+    Difference('integers to negative integer powers (`int_array ** -1`, an exponent array '
+               'with a negative element)',
+               '`1 / x1**-x2` truncated (`0`; `±1` for `±1`): the standard leaves it open',
+               "numpy's `ValueError: Integers to negative integer powers are not allowed.`, "
+               'before anything is computed',
+               ("pow", "Array.__pow__", "Array.__rpow__", "Array.__ipow__")),
+    Difference('comparing `int64` with `uint64` arrays',
+               '`TypeError`',
+               'exact, as numpy 2 (negative values below every unsigned one)',
+               tuple(sorted(COMPARISONS))),
+    Difference('floating-point functions of integer or bool arrays: `/`, `sin`, `exp`, `log`, '
+               '`sqrt`, `atan2`, `hypot`, `logaddexp`, `copysign`, `nextafter`, `signbit`, ...',
+               '`TypeError: ... requires floating-point input`',
+               "numpy's dtype: `float64` for 32/64-bit integers, `float32` for 16-bit ones, "
+               'and `float32` for 8-bit integers and bools, where numpy gives `float16` (see '
+               'deviations); true division `float64`, as numpy',
+               FLOATING_FUNCTIONS),
+    Difference('`reciprocal` of integers',
+               '`TypeError`',
+               '`1 / x` in the dtype `sqrt` gives (numpy keeps an integer reciprocal: see '
+               'deviations)',
+               ("reciprocal",)),
+    Difference('bool arrays in `add`, `multiply`, `maximum`, `minimum`, `abs`, `floor`, '
+               '`ceil`, `trunc`, `real`, `imag`, `isnan`, `isinf`, `isfinite`',
+               '`TypeError`',
+               "numpy's bool loops: `bool` results (`add` is or, `multiply` is and)",
+               ("add", "multiply", "maximum", "minimum", "abs", "floor", "ceil", "trunc", "real",
+                "imag", "isnan", "isinf", "isfinite")),
+    Difference('bool arrays in `pow`, `floor_divide`, `remainder`, `square`, `conj`, shifts; '
+               '`round`',
+               '`TypeError`',
+               'as numpy: `int8`; `round` gives `float32` (numpy: `float16`)',
+               ("pow", "floor_divide", "remainder", "square", "conj", "bitwise_left_shift",
+                "bitwise_right_shift", "round")),
+    Difference('bool arrays in `subtract`, `negative`, `positive`, `sign`',
+               '`TypeError`',
+               '`TypeError`, as numpy',
+               ("subtract", "negative", "positive", "sign")),
+    Difference('`logical_and`/`or`/`xor`/`not` of non-bool arrays',
+               '`TypeError`',
+               'by truth value, as numpy',
+               ("logical_and", "logical_or", "logical_xor", "logical_not")),
+    Difference('ordering complex numbers: `<`, `<=`, `>`, `>=` (and `less`, ...), `maximum`, '
+               '`minimum`, `max`, `min`, `argmax`, `argmin`, `sort`, `argsort`, `clip` of '
+               'complex arrays or with complex bounds',
+               '`TypeError`',
+               "numpy's order: by real part, then imaginary part. NaNs as numpy has them: a "
+               'comparison that a NaN decides is `False`; `maximum`/`minimum` and '
+               '`max`/`min`/`argmax`/`argmin` return the first element holding a NaN; `sort` '
+               'puts numbers first, then `R + nan j`, `nan + R j`, `nan + nan j`; `clip` is '
+               '`minimum(maximum(x, low), high)` in that order. On every device, composed '
+               "from the device's kernels for real numbers",
+               (*sorted(ORDERED), "max", "min", "argmax", "argmin", "sort", "argsort", "clip")),
+    Difference('`sum` and `mean` of floating-point zeros that are all `-0`',
+               "`-0`, as the standard's successive additions give",
+               "`+0`, as numpy's sums (which start from `+0`) give",
+               ("sum", "mean")),
+    Difference('`bool()` of an array of one element and more than zero dimensions (`bool(x < '
+               '2)` for `x` of shape `(1,)`)',
+               '`TypeError: bool() needs a 0-D array`',
+               'its truth value, as numpy',
+               ("Array.__bool__",)),
+    Difference('`result_type` of Python scalars alone: `result_type(1.0, 2.0)`',
+               '`TypeError` (the standard asks for an array or a dtype)',
+               "numpy's (`float64`)",
+               ("result_type",)),
+    Difference("0-D arrays as `arange`'s bounds: `arange(1, xp.asarray(4.0))`",
+               '`TypeError`',
+               'their values, as numpy',
+               ("arange",)),
+    Difference('the default dtype of `linspace` with 0-D array bounds',
+               "the standard's default floating dtype",
+               "numpy's: the bounds' (a `float32` bound gives `float32`)",
+               ("linspace",)),
+    Difference('a float fill value for an integer or bool dtype: `full((2,), 2.0, dtype=int8)`',
+               '`TypeError`',
+               'the integer it equals (which fills a bool array as an int does: nonzero is '
+               "`True`), as numpy's cast; a fraction raises `TypeError` and NaN or an "
+               'infinity `ValueError` (see deviations)',
+               ("full", "full_like")),
+    Difference('in-place operators whose result dtype differs: `x_f32 += x_f64`, `x_int += 1.5`',
+               '`TypeError: in-place ... would change the dtype`',
+               'numpy\'s "same_kind" cast back: the first works, the second raises `TypeError`',
+               INPLACE_OPERATORS),
+    Difference('`sum`, `prod`, `cumulative_sum`, `cumulative_prod` of bool',
+               '`TypeError`',
+               '`int64`, as numpy',
+               ("sum", "prod", "cumulative_sum", "cumulative_prod")),
+    Difference('`max`, `min`, `argmax`, `argmin`, `sort`, `argsort`, `searchsorted` of bool',
+               '`TypeError`',
+               'as numpy (computed on a zero-copy int8 view)',
+               ("max", "min", "argmax", "argmin", "sort", "argsort", "searchsorted")),
+    Difference('`mean`, `var`, `std` of integer or bool arrays',
+               '`TypeError`',
+               '`float64`, as numpy',
+               ("mean", "var", "std")),
+    Difference('`diff` of bool arrays',
+               '`TypeError`',
+               'numpy\'s "not equal" of neighbours, `bool`',
+               ("diff",)),
+    Difference('`matmul`, `tensordot`, `vecdot`, `@` of two bool arrays',
+               '`TypeError`',
+               '`bool`: whether any term is true (counted in `int64`, exact)',
+               ("matmul", "tensordot", "vecdot", "Array.__matmul__")),
+    Difference('`linalg` functions of integer or bool matrices; `fft` of integer or real '
+               'input to complex transforms',
+               '`TypeError`',
+               '`float64` / `complex128` (`complex64` from `float32`), as numpy',
+               LINALG_AND_FFT),
+    Difference('`linalg.matrix_power` of an integer or bool matrix, `n >= 0`',
+               '`TypeError`',
+               'stays integer / bool, as numpy',
+               ("linalg.matrix_power",)),
+    Difference('`fft.fftshift`, `fft.ifftshift` of any dtype',
+               '`TypeError` for non-floating input',
+               'any dtype, as numpy',
+               ("fft.fftshift", "fft.ifftshift")),
+    Difference('functions of several arrays with kinds the standard does not promote: '
+               '`concat`, `stack`, `where`, `clip`, `isin`, `searchsorted`, `diff` '
+               '(`prepend`/`append`), `matmul`, `tensordot`, `vecdot`, `linalg.solve`, '
+               '`linalg.cross`, `linalg.outer`',
+               '`TypeError`',
+               "numpy's promotion (NEP 50), operands cast first",
+               ("concat", "stack", "where", "clip", "isin", "searchsorted", "diff", "matmul",
+                "tensordot", "vecdot", "linalg.solve", "linalg.cross", "linalg.outer")),
+    Difference('`where` with a non-bool condition, with two scalars, or with one argument',
+               '`TypeError`',
+               "truth value; numpy's result dtype of the scalars; `where(c)` is `nonzero(c)`",
+               ("where",)),
+    Difference('`clip` with bounds of another kind (`clip(int_array, 0.5)`), or of a bool array',
+               '`TypeError`',
+               "numpy's promotion (`float64`); bounds of the same kind keep x's dtype in both "
+               'modes, as the standard says',
+               ("clip",)),
+    Difference('`x[key] = value` with a value of another kind (`int_array[0] = 1.7`)',
+               '`TypeError`',
+               "numpy's cast (`1`); complex into a real array raises in both modes",
+               ("Array.__setitem__",)),
+    Difference('`result_type` of dtypes (and scalars) of different kinds',
+               '`TypeError`',
+               "numpy's `result_type` (NEP 50)",
+               ("result_type",)),
+    Difference('`can_cast` across kinds (`int32` to `float64`)',
+               '`False` (the promotion lattice only)',
+               'numpy\'s "safe" casting (`True`)',
+               ("can_cast",)),
+    Difference('numpy dtypes, their scalar types, names and Python types as `dtype=` '
+               '(`np.float32`, `np.dtype("f4")`, `"float32"`, `float`) in every function '
+               'taking a dtype, `astype`, `isdtype`, `finfo`, `iinfo`, `result_type`, '
+               '`can_cast`',
+               '`TypeError: dtype must be an hxarray dtype`',
+               'the hxarray dtype with that layout (non-native byte orders map to the native '
+               'one; `float16` and other dtypes hxarray lacks raise `TypeError`)',
+               ("astype", "isdtype", "finfo", "iinfo", "result_type", "can_cast",
+                *DTYPE_FUNCTIONS)),
+    Difference("numpy's positional forms of keyword-only parameters (below)",
+               "Python's own `TypeError: ... takes 1 positional argument but 2 were given`",
+               'taken, as numpy takes them',
+               tuple(POSITIONAL)),
+    Difference('numpy ufuncs on hxarray arrays (`np.sin(x)`, `np_array + x`, `np.add.reduce(x)`)',
+               "`TypeError: operand 'Array' does not support ufuncs` (as before)",
+               "the namespace's function, an hxarray array on x's device ([numpy.md](numpy.md))",
+               ("Array.__array_ufunc__",)),
+    Difference('numpy functions on hxarray arrays (`np.sum(x)`, `np.concatenate`, '
+               '`np.median`, ...)',
+               "numpy's own implementation on `np.asarray(x)`, as before (so `np.sum`, which "
+               'reaches a ufunc, raises)',
+               "the namespace's equivalent, or numpy on zero-copy CPU views, results as "
+               'hxarray arrays ([numpy.md](numpy.md))',
+               ("Array.__array_function__",)),
+    Difference('`x += numpy_array`, `x + numpy_array`',
+               '`TypeError`',
+               'in place into `x`; an hxarray array',
+               (*INPLACE_OPERATORS, "Array.__array_ufunc__")),
+)
+
+
+def markdown() -> str:
+    """docs/modes.md's table of every place the modes differ, from DIFFERENCES."""
+    rows = ["| case | strict mode | numpy mode (default) |", "|---|---|---|"]
+    rows += [f"| {d.case} | {d.strict} | {d.numpy} |" for d in DIFFERENCES]
+    return "\n".join(rows) + "\n"

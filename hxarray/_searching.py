@@ -6,14 +6,19 @@ import builtins
 from typing import Any
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
-from ._checks import as_bool, check_array, check_dtype, normalize_axes, normalize_axis
+from ._checks import (
+    as_bool,
+    check_array,
+    check_dtype,
+    check_ordered,
+    normalize_axes,
+    normalize_axis,
+)
 from ._compiled import fast
 from ._elementwise import _check_scalar, scalar_operand
-from ._modes import NumpyRule, is_strict, unspecified
-from ._numpy_mode import numpy_positional
+from ._modes import UnspecifiedType, adapted
 from ._ops import OPS
 from ._statistical import reduce_axes
 from ._views import broadcast_shapes
@@ -23,16 +28,9 @@ __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "wher
 
 def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool) -> Array:
     check_array(x, name)
-    ordered = x._dtype in dt.COMPLEX_FLOATING and not is_strict()  # numpy mode's order
-    if not ordered:
-        x = check_dtype(x, "real-valued", name)
+    x = check_ordered(x, name)
     keepdims = as_bool(keepdims, name, "keepdims")
-    if axis is not None:
-        axis = normalize_axis(axis, x.ndim, name)
-    if (x.size if axis is None else x._shape[axis]) == 0:
-        raise ValueError(f"{name}() of an empty selection has no value")
-    if ordered:
-        return numpy_mode.complex_arg_extremum(name, x, axis, keepdims)
+    axis = arg_extremum_axis(name, x, axis)
     axes = tuple(range(x.ndim)) if axis is None else (axis,)
     backend = x._buffer.device.backend
     out = backend.empty(tuple(n for i, n in enumerate(x._shape) if i not in axes), dt.int64,
@@ -41,17 +39,27 @@ def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool
     return _views.expand(out, axes) if keepdims else out
 
 
-@numpy_positional("axis", "out")
+def arg_extremum_axis(name: str, x: Array, axis: Any) -> int | None:
+    """The normalised axis of argmax or argmin (`name`) of x; ValueError where it selects
+    nothing."""
+    if axis is not None:
+        axis = normalize_axis(axis, x.ndim, name)
+    if (x.size if axis is None else x._shape[axis]) == 0:
+        raise ValueError(f"{name}() of an empty selection has no value")
+    return axis
+
+
+@adapted
 def argmax(x: Array, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Array:
     return _arg_extremum("argmax", x, axis, keepdims)
 
 
-@numpy_positional("axis", "out")
+@adapted
 def argmin(x: Array, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Array:
     return _arg_extremum("argmin", x, axis, keepdims)
 
 
-@numpy_positional("axis")
+@adapted
 def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
                   keepdims: builtins.bool = False) -> Array:
     check_array(x, "count_nonzero")
@@ -71,7 +79,7 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     return x._buffer.device.backend.nonzero(x)
 
 
-@numpy_positional("side", "sorter")
+@adapted
 def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
                  sorter: Array | None = None) -> Array:
     check_array(x1, "searchsorted", "x1")
@@ -84,14 +92,9 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
     device = x1._buffer.device
     if x2.__class__ is Array and x2._buffer.device is not device:
         raise ValueError(f"searchsorted(): x2 is on {x2.device}, x1 on {x1.device}")
-    try:
-        if x2.__class__ is not Array:
-            x2 = backend.full((), _check_scalar("searchsorted", x2, x1._dtype), x1._dtype, device)
-        dtype = dt.promote(x1._dtype, x2._dtype)
-    except NumpyRule:  # numpy compares across kinds, by value
-        dtype, (x1, x2) = numpy_mode.common((x1, x2))
-        if x2.__class__ is not Array:
-            x2 = backend.full((), x2, dtype, device)
+    if x2.__class__ is not Array:
+        x2 = backend.full((), _check_scalar("searchsorted", x2, x1._dtype), x1._dtype, device)
+    dtype = dt.promote(x1._dtype, x2._dtype)
     if sorter is not None:
         check_array(sorter, "searchsorted", "sorter")
         if sorter._dtype not in dt.INTEGER or sorter._shape != x1._shape:
@@ -122,31 +125,27 @@ _MISSING = _Missing()
 
 def _where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISSING) -> Array:
     if x1 is _MISSING or x2 is _MISSING:
-        if x1 is x2 and not is_strict():
-            return nonzero(condition)  # numpy's where(condition)
         missing = [repr(n) for n, v in (("x1", x1), ("x2", x2)) if v is _MISSING]
-        raise TypeError(f"where() missing {len(missing)} required positional argument"
-                        f"{'s' * (len(missing) > 1)}: {' and '.join(missing)}")
+        error = UnspecifiedType if x1 is x2 else TypeError  # numpy's where(condition)
+        raise error(f"where() missing {len(missing)} required positional argument"
+                    f"{'s' * (len(missing) > 1)}: {' and '.join(missing)}")
     check_array(condition, "where", "condition")
-    try:
-        if condition._dtype is not dt.bool:
-            raise unspecified(f"where(): condition must be a boolean array, got "
+    if condition._dtype is not dt.bool:
+        raise UnspecifiedType(f"where(): condition must be a boolean array, got "
                               f"{condition._dtype.name}")
-        arrays = [a for a in (x1, x2) if a.__class__ is Array]
-        if not arrays:
-            raise unspecified("where(): at least one of x1 and x2 must be an array")
-        for a in arrays:
-            if a._buffer.device is not condition._buffer.device:
-                raise ValueError(f"where(): arrays are on different devices ({condition.device} "
-                                 f"and {a.device})")
-        dtype = dt.result_type_of(*(a._dtype for a in arrays))
-        operands = []
-        for a in (x1, x2):
-            if a.__class__ is not Array:
-                a, dtype = scalar_operand("where", a, dtype)
-            operands.append(a)
-    except NumpyRule:  # numpy: any condition by truth value, NEP 50 promotion, two scalars
-        return _numpy_where(condition, x1, x2)
+    arrays = [a for a in (x1, x2) if a.__class__ is Array]
+    if not arrays:
+        raise UnspecifiedType("where(): at least one of x1 and x2 must be an array")
+    for a in arrays:
+        if a._buffer.device is not condition._buffer.device:
+            raise ValueError(f"where(): arrays are on different devices ({condition.device} "
+                             f"and {a.device})")
+    dtype = dt.result_type_of(*(a._dtype for a in arrays))
+    operands = []
+    for a in (x1, x2):
+        if a.__class__ is not Array:
+            a, dtype = scalar_operand("where", a, dtype)
+        operands.append(a)
     shape = broadcast_shapes(condition._shape, *(a._shape for a in arrays))
     y1, y2 = operands
     signature = _WHERE.signature(dt.bool, y1._dtype if y1.__class__ is Array else dtype,
@@ -155,20 +154,14 @@ def _where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISS
                                                         shape)
 
 
-def _numpy_where(condition: Array, x1: Any, x2: Any) -> Array:
-    from ._data_types import astype
-
-    condition = astype(condition, dt.bool) if condition._dtype is not dt.bool else condition
-    dtype, (x1, x2) = numpy_mode.common((x1, x2))
-    if x1.__class__ is not Array and x2.__class__ is not Array:
-        x1 = condition._buffer.device.backend.full((), x1, dtype, condition._buffer.device)
-    return _where(condition, x1, x2)
+_general_where = adapted(_where, "where")
 
 
 def where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISSING, /) -> Array:
     """Elements of x1 where condition is true, else of x2; one of x1/x2 may be a Python scalar.
     numpy mode also takes numpy's `where(condition)`, which is `nonzero(condition)`."""
-    return _where(condition, x1, x2)
+    return _general_where(condition, x1, x2)
 
 
-where = fast("Operation", where, {d: d for d in dt.ALL_DTYPES}, _where, arity=3, condition=True)
+where = fast("Operation", where, {d: d for d in dt.ALL_DTYPES}, _general_where, arity=3,
+             condition=True)

@@ -7,11 +7,10 @@ import builtins
 from typing import Any, NamedTuple
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
 from ._array import Array
 from ._checks import as_bool, check_array
 from ._elementwise import scalar_operand
-from ._modes import NumpyRule
+from ._modes import adapted
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -56,6 +55,7 @@ def unique_values(x: Array, /) -> Array:
     return _unique(x, "unique_values")[0]
 
 
+@adapted
 def isin(x1: Array | Any, x2: Array | Any, /, *, invert: builtins.bool = False) -> Array:
     """Whether each element of x1 occurs in x2; either may be a Python scalar."""
     invert = as_bool(invert, "isin", "invert")
@@ -66,18 +66,13 @@ def isin(x1: Array | Any, x2: Array | Any, /, *, invert: builtins.bool = False) 
     if any(a._buffer.device is not device for a in arrays):
         raise ValueError("isin(): x1 and x2 must be on the same device")
     backend = device.backend
-    try:
-        dtype = dt.result_type_of(*(a._dtype for a in arrays))
-        operands = []
-        for a in (x1, x2):
-            if a.__class__ is not Array:
-                value, dtype = scalar_operand("isin", a, dtype)
-                a = backend.full((), value, dtype, device)
-            operands.append(a)
-    except NumpyRule:  # numpy compares by value across kinds
-        dtype, (x1, x2) = numpy_mode.common((x1, x2))
-        operands = [a if a.__class__ is Array else backend.full((), a, dtype, device)
-                    for a in (x1, x2)]
+    dtype = dt.result_type_of(*(a._dtype for a in arrays))
+    operands = []
+    for a in (x1, x2):
+        if a.__class__ is not Array:
+            value, dtype = scalar_operand("isin", a, dtype)
+            a = backend.full((), value, dtype, device)
+        operands.append(a)
     x1, x2 = (a if a._dtype is dtype else backend.copy(a, dtype) for a in operands)
     out = backend.empty(x1._shape, dt.bool, device)
     backend.isin(x1, x2, invert, out)

@@ -11,13 +11,12 @@ import builtins
 from typing import Any
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
-from ._checks import as_bool, check_array, check_dtype, normalize_axis
+from ._checks import as_bool, check_array, check_ordered, normalize_axis
 from ._manipulation import along_rows
-from ._modes import is_strict
-from ._numpy_mode import back_to_bool, numpy_positional
+from ._modes import adapted
+from ._numpy_mode import back_to_bool
 from ._ops import OPS
 
 __all__ = ["argsort", "sort"]
@@ -25,20 +24,22 @@ __all__ = ["argsort", "sort"]
 _SORT_DIMS = 32  # numpy's sorts take at most 32 dimensions (arrays may have 64)
 
 
-def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: builtins.bool,
-          indices: builtins.bool) -> Array:
+def sort_by(sorter: Any, name: str, x: Array, axis: int, descending: builtins.bool,
+            stable: builtins.bool, indices: builtins.bool) -> Array:
+    """sort or argsort (`name`; `indices`: argsort) of x by `sorter`, an object with a backend's
+    `sort` and `argsort` (None: x's backend, whose order is the standard's, of real values)."""
     check_array(x, name)
-    ordered = x._dtype in dt.COMPLEX_FLOATING and not is_strict()  # numpy mode's order
-    values = x if ordered else check_dtype(x, "real-valued", name)
+    values = x if sorter is not None else check_ordered(x, name)
     if x.ndim == 0:
         raise ValueError(f"{name}(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, name)
     descending = as_bool(descending, name, "descending")
     stable = as_bool(stable, name, "stable")
     if x.ndim > _SORT_DIMS:
-        return along_rows(x, axis, lambda rows: _sort(name, rows, 1, descending, stable, indices))
+        return along_rows(x, axis, lambda rows: sort_by(sorter, name, rows, 1, descending, stable,
+                                                        indices))
     backend = x._buffer.device.backend
-    sorter: Any = numpy_mode.ComplexSorter if ordered else backend
+    sorter = sorter or backend
     if not indices:  # equal values are indistinguishable: descending is ascending reversed
         out = backend.empty(x._shape, values._dtype, x._buffer.device)
         sorter.sort(values, axis, builtins.bool(stable), out)
@@ -55,14 +56,14 @@ def _sort(name: str, x: Array, axis: int, descending: builtins.bool, stable: bui
                                subtract.signature(dt.int64, dt.int64), x._shape)
 
 
-@numpy_positional("axis")
+@adapted
 def sort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,
          stable: builtins.bool = True) -> Array:
-    return _sort("sort", x, axis, descending, stable, indices=False)
+    return sort_by(None, "sort", x, axis, descending, stable, indices=False)
 
 
-@numpy_positional("axis")
+@adapted
 def argsort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,
             stable: builtins.bool = True) -> Array:
     """Indices (default integer dtype) that sort x along `axis`."""
-    return _sort("argsort", x, axis, descending, stable, indices=True)
+    return sort_by(None, "argsort", x, axis, descending, stable, indices=True)

@@ -11,13 +11,20 @@ import math
 from typing import Any
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
-from ._checks import as_bool, as_dtype, check_array, check_dtype, normalize_axes, normalize_axis
+from ._checks import (
+    as_bool,
+    as_dtype,
+    check_array,
+    check_dtype,
+    check_ordered,
+    normalize_axes,
+    normalize_axis,
+)
 from ._compiled import fast
-from ._modes import STRICT, is_strict
-from ._numpy_mode import back_to_bool, numpy_positional
+from ._modes import STRICT, adapted, is_strict
+from ._numpy_mode import back_to_bool
 from ._ops import OPS
 
 # The element-wise operations mean, var and std are composed of.
@@ -54,7 +61,7 @@ def _sum_dtype(x: Array, dtype: Any, function: str) -> dt.DType:
     return dtype
 
 
-@numpy_positional("axis", "dtype", "out", "keepdims")
+@adapted
 def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "sum")
@@ -72,7 +79,7 @@ def _positive_zeros(result: Array) -> Array:
     return result
 
 
-@numpy_positional("axis", "dtype", "out", "keepdims")
+@adapted
 def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
          keepdims: builtins.bool = False) -> Array:
     check_array(x, "prod")
@@ -82,31 +89,33 @@ def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any =
 
 def _extremum(name: str, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
     check_array(x, name)
-    ordered = x._dtype in dt.COMPLEX_FLOATING and not is_strict()  # numpy mode's order
-    values = x if ordered else check_dtype(x, "real-valued", name)
+    values = check_ordered(x, name)
+    axes = extremum_axes(name, x, axis)
+    return back_to_bool(reduce_axes(name, values, axes, keepdims, values._dtype), x)
+
+
+def extremum_axes(name: str, x: Array, axis: Any) -> tuple[int, ...]:
+    """The normalised axes of max or min (`name`) of x; ValueError where they select nothing."""
     axes = normalize_axes(axis, x.ndim, name)
     if 0 in x._shape and any(x._shape[a] == 0 for a in axes):
         raise ValueError(f"{name}() of an empty selection has no value (the standard leaves "
                          "it undefined)")
-    if ordered:
-        keepdims = as_bool(keepdims, name, "keepdims")
-        return numpy_mode.complex_extremum(name, x, axes, keepdims)
-    return back_to_bool(reduce_axes(name, values, axes, keepdims, values._dtype), x)
+    return axes
 
 
-@numpy_positional("axis", "out", "keepdims")
+@adapted
 def max(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     return _extremum("max", x, axis, keepdims)
 
 
-@numpy_positional("axis", "out", "keepdims")
+@adapted
 def min(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     return _extremum("min", x, axis, keepdims)
 
 
-@numpy_positional("axis")
+@adapted
 def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
          keepdims: builtins.bool = False) -> Array:
     check_array(x, "mean")
@@ -192,13 +201,13 @@ def _spread(name: str, x: Array, axis: Any, correction: int | float,
     return result
 
 
-@numpy_positional("axis")
+@adapted
 def var(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         correction: int | float = 0.0, keepdims: builtins.bool = False) -> Array:
     return _spread("var", x, axis, correction, keepdims)
 
 
-@numpy_positional("axis")
+@adapted
 def std(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         correction: int | float = 0.0, keepdims: builtins.bool = False) -> Array:
     return _spread("std", x, axis, correction, keepdims)

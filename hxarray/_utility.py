@@ -3,43 +3,47 @@
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import as_int, check_array, check_dtype, normalize_axis
 from ._manipulation import concat
-from ._modes import NumpyRule, is_strict
-from ._numpy_mode import numpy_positional
+from ._modes import UnspecifiedType, adapted
 from ._ops import OPS
 from ._statistical import reduce
 
 __all__ = ["all", "any", "diff"]
 
 
-@numpy_positional("axis", "out", "keepdims")
+@adapted
 def all(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "all")
     return reduce("all", x, axis, keepdims, dt.bool)
 
 
-@numpy_positional("axis", "out", "keepdims")
+@adapted
 def any(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "any")
     return reduce("any", x, axis, keepdims, dt.bool)
 
 
-@numpy_positional("n", "axis", "prepend", "append")
+@adapted
 def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
          append: Array | None = None) -> Array:
-    """n-th differences along `axis`; numpy mode also takes bool arrays, whose difference is
-    numpy's "not equal", and promotes prepend/append across kinds."""
     check_array(x, "diff")
-    if x._dtype is not dt.bool or is_strict():
-        x = check_dtype(x, "numeric", "diff")
+    if x._dtype is dt.bool:
+        raise UnspecifiedType("diff() requires an array of numeric dtype, got bool")
+    return differences(check_dtype(x, "numeric", "diff"), axis, n, prepend, append)
+
+
+def differences(x: Array, axis: Any, n: Any, prepend: Array | None, append: Array | None
+                ) -> Array:
+    """diff of `x` of any dtype (a bool array's difference is "not equal", as numpy's); prepend
+    and append of another kind than x's are Unspecified."""
     if x.ndim == 0:
         raise ValueError("diff(): x must have at least one dimension")
     n = as_int(n, "diff", "n")
@@ -58,10 +62,7 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
                                        enumerate(zip(other._shape, x._shape)) if i != axis):
             raise ValueError(f"diff(): {name} of shape {other._shape} does not match x's shape "
                              f"{x._shape} off axis {axis}")
-        try:
-            dtype = dt.promote(dtype, other._dtype)
-        except NumpyRule:
-            dtype = numpy_mode.result_type(dtype, other._dtype)
+        dtype = dt.promote(dtype, other._dtype)
         pieces.insert(0 if name == "prepend" else len(pieces), other)
     backend = x._buffer.device.backend
     if len(pieces) > 1:

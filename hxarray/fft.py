@@ -22,8 +22,7 @@ from ._array import Array
 from ._checks import as_device, as_dtype, check_array, check_dtype, normalize_axis
 from ._creation import arange, asarray
 from ._manipulation import concat, roll
-from ._modes import is_strict
-from ._numpy_mode import numpy_positional
+from ._modes import UnspecifiedType, adapted
 from ._observed import observe_names
 from .hal.device import Device
 
@@ -112,56 +111,56 @@ def _transform_n(function: str, x: Array, s: Sequence[int] | None,
     return x._buffer.device.backend.fft(function, x, s=s, axes=axes, norm=norm)
 
 
-@numpy_positional("n", "axis", "norm")
+@adapted
 def fft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     return _transform("fft", x, n, axis, norm)
 
 
-@numpy_positional("n", "axis", "norm")
+@adapted
 def ifft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     return _transform("ifft", x, n, axis, norm)
 
 
-@numpy_positional("s", "axes", "norm")
+@adapted
 def fftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
          norm: Norm = "backward") -> Array:
     return _transform_n("fftn", x, s, axes, norm)
 
 
-@numpy_positional("s", "axes", "norm")
+@adapted
 def ifftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: Norm = "backward") -> Array:
     return _transform_n("ifftn", x, s, axes, norm)
 
 
-@numpy_positional("n", "axis", "norm")
+@adapted
 def rfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     return _transform("rfft", x, n, axis, norm)
 
 
-@numpy_positional("n", "axis", "norm")
+@adapted
 def irfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     return _transform("irfft", x, n, axis, norm)
 
 
-@numpy_positional("s", "axes", "norm")
+@adapted
 def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: Norm = "backward") -> Array:
     return _transform_n("rfftn", x, s, axes, norm)
 
 
-@numpy_positional("s", "axes", "norm")
+@adapted
 def irfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
            norm: Norm = "backward") -> Array:
     return _transform_n("irfftn", x, s, axes, norm)
 
 
-@numpy_positional("n", "axis", "norm")
+@adapted
 def hfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     return _transform("hfft", x, n, axis, norm)
 
 
-@numpy_positional("n", "axis", "norm")
+@adapted
 def ihfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     return _transform("ihfft", x, n, axis, norm)
 
@@ -182,7 +181,7 @@ def _frequency_args(function: str, n: Any, d: Any, dtype: Any,
     return n, float(d), dtype, as_device(device, function)
 
 
-@numpy_positional("d")
+@adapted
 def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
     n, d, dtype, device = _frequency_args("fftfreq", n, d, dtype, device)
     positive = arange((n - 1) // 2 + 1, dtype=dtype, device=device)
@@ -190,16 +189,18 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
     return concat([positive, negative]) / (n * d)
 
 
-@numpy_positional("d")
+@adapted
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
     n, d, dtype, device = _frequency_args("rfftfreq", n, d, dtype, device)
     return arange(n // 2 + 1, dtype=dtype, device=device) / (n * d)
 
 
-def _shift(function: str, x: Array, axes: int | Sequence[int] | None, sign: int) -> Array:
+def _shift(function: str, x: Array, axes: int | Sequence[int] | None, sign: int,
+           any_dtype: bool = False) -> Array:
     check_array(x, function)
-    if is_strict():  # numpy shifts any dtype
-        check_dtype(x, "floating-point", function)
+    if not any_dtype and x._dtype not in dt.FLOATING:  # (numpy mode shifts any dtype)
+        raise UnspecifiedType(f"{function}() requires an array of floating-point dtype, got "
+                              f"{x._dtype.name}")
     given: Sequence[Any] = range(x.ndim) if axes is None else axes \
         if isinstance(axes, (tuple, list)) else (axes,)  # (normalize_axis refuses a non-int)
     chosen = tuple(normalize_axis(a, x.ndim, function) for a in given)
@@ -208,13 +209,13 @@ def _shift(function: str, x: Array, axes: int | Sequence[int] | None, sign: int)
     return roll(x, tuple(sign * (x._shape[a] // 2) for a in chosen), axis=chosen)
 
 
-@numpy_positional("axes")
+@adapted
 def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     """Roll each axis in `axes` by half its length, moving frequency 0 to the centre."""
     return _shift("fftshift", x, axes, 1)
 
 
-@numpy_positional("axes")
+@adapted
 def ifftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     return _shift("ifftshift", x, axes, -1)
 

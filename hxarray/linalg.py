@@ -16,7 +16,6 @@ import math
 from typing import Any, Literal, NamedTuple
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
 from . import _views
 from ._array import Array
 from ._checks import as_bool, as_int, check_array, check_dtype, normalize_axes, same_device
@@ -25,8 +24,7 @@ from ._data_types import astype, finfo
 from ._elementwise import abs, conj, multiply, sqrt
 from ._linalg_functions import matmul, matrix_transpose, tensordot, vecdot
 from ._manipulation import broadcast_to, expand_dims, reshape, stack
-from ._modes import NumpyRule, is_strict
-from ._numpy_mode import numpy_positional
+from ._modes import UnspecifiedType, adapted
 from ._observed import observe_names
 from ._searching import count_nonzero, where
 from ._statistical import max, min, sum
@@ -88,18 +86,15 @@ def _broadcast(function: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _operands(function: str, x1: Any, x2: Any, category: str) -> tuple[Array, Array]:
-    """Both arrays checked for type, dtype category, device and a common promoted dtype (numpy
-    mode: converted as numpy takes them)."""
+    """Both arrays checked for type, dtype category, device and a common promoted dtype."""
     for name, x in (("x1", x1), ("x2", x2)):
         check_array(x, function, name)
     x1, x2 = check_dtype(x1, category, function), check_dtype(x2, category, function)
     same_device((x1, x2), function)
     try:
         dt.promote(x1._dtype, x2._dtype)
-    except NumpyRule:
-        return numpy_mode.common((x1, x2))[1]
-    except TypeError as exc:
-        raise TypeError(f"{function}(): {exc}") from None
+    except UnspecifiedType as exc:
+        raise UnspecifiedType(f"{function}(): {exc}") from None
     return x1, x2
 
 
@@ -156,7 +151,7 @@ def eigvals(x: Array, /) -> Array:
     return _run("eigvals", _matrices(x, "eigvals", square=True))
 
 
-@numpy_positional("mode")
+@adapted
 def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult:
     x = _matrices(x, "qr")
     if mode not in ("reduced", "complete"):
@@ -164,7 +159,7 @@ def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRRe
     return QRResult(*_run("qr", x, mode=mode))
 
 
-@numpy_positional("full_matrices")
+@adapted
 def svd(x: Array, /, *, full_matrices: builtins.bool = True) -> SVDResult:
     full_matrices = as_bool(full_matrices, "svd", "full_matrices")
     return SVDResult(*_run("svd", _matrices(x, "svd"), full_matrices=full_matrices))
@@ -174,6 +169,7 @@ def svdvals(x: Array, /) -> Array:
     return _run("svdvals", _matrices(x, "svdvals"))
 
 
+@adapted
 def solve(x1: Array, x2: Array, /) -> Array:
     """Solve x1 @ result = x2; a 1-D `x2` is one right-hand side shared by every matrix."""
     x1, x2 = _operands("solve", x1, x2, "floating-point")
@@ -195,6 +191,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
 # -- compositions ------------------------------------------------------------------------------
 
 
+@adapted
 def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Cross product along `axis`, which counts from the end of both arrays (-1 is the last)."""
     x1, x2 = _operands("cross", x1, x2, "numeric")
@@ -217,6 +214,7 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
                   a[0] * b[1] - a[1] * b[0]], axis=axis)
 
 
+@adapted
 def outer(x1: Array, x2: Array, /) -> Array:
     x1, x2 = _operands("outer", x1, x2, "numeric")
     for name, x in (("x1", x1), ("x2", x2)):
@@ -242,12 +240,21 @@ def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
     return sum(_diagonal(x, offset, "trace"), axis=-1, dtype=dtype)
 
 
+@adapted
 def matrix_power(x: Array, n: int, /) -> Array:
     """x to the power n by repeated squaring; a negative n inverts x first."""
+    return power(x, n, "floating-point")
+
+
+def power(x: Array, n: int, category: str) -> Array:
+    """matrix_power of a matrix of dtype `category` ("all": integer and bool matrices stay exact
+    for n >= 0, numpy mode's rule)."""
     n = as_int(n, "matrix_power", "n")
-    # numpy keeps integer (and bool) matrices exact for n >= 0
-    x = _matrices(x, "matrix_power", square=True,
-                  category="all" if n >= 0 and not is_strict() else "floating-point")
+    if n >= 0 and category != "all" and x.__class__ is Array and x._dtype not in dt.FLOATING:
+        raise UnspecifiedType(f"matrix_power() requires an array of {category} dtype, got "
+                              f"{x._dtype.name}")
+    x = _matrices(x, "matrix_power", square=True, category=category if n >= 0 else
+                  "floating-point")
     if n == 0:
         identity = eye(x._shape[-1], dtype=x._dtype, device=x._buffer.device)
         return asarray(broadcast_to(identity, x._shape), copy=True)

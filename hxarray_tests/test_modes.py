@@ -123,3 +123,51 @@ def test_numpy_mode_runs_on_every_device(device):
     result = xp.reshape(z, (2, 3)) @ xp.reshape(z, (3, 2))
     assert result.device is device
     assert_matches(result, b.reshape(2, 3) @ b.reshape(3, 2))
+
+
+def test_the_docs_table_is_the_registry_of_differences():
+    """docs/modes.md's table of every place the modes differ is rendered from the registry, and
+    every function the registry names exists (a rule for a function no row names is dead)."""
+    from pathlib import Path
+
+    from hxarray import _numpy_mode
+
+    docs = (Path(__file__).parent.parent / "docs" / "modes.md").read_text()
+    assert _numpy_mode.markdown() in docs
+    named = {f for d in _numpy_mode.DIFFERENCES for f in d.functions}
+    for name in named:
+        owner, _, attribute = name.rpartition(".")
+        scope = xp.Array if owner == "Array" else getattr(xp, owner) if owner else xp
+        assert hasattr(scope, attribute), name
+    assert set(_numpy_mode.RULES) <= named
+    assert set(_numpy_mode.POSITIONAL) <= named
+
+
+@pytest.mark.parametrize("name", ["add", "clip", "concat", "where", "linalg.outer",
+                                  "Array.__iadd__", "max", "argmin", "sort", "diff", "arange"])
+def test_a_rule_runs_only_where_the_standard_check_failed(name, monkeypatch):
+    """The adapter consults numpy mode's rule only for the calls the standard leaves open: with
+    every rule replaced by one that fails, calls the standard defines still work."""
+    from hxarray import _numpy_mode
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"numpy mode's rule for {name} ran on a call the standard defines")
+
+    monkeypatch.setitem(_numpy_mode.RULES, name, refuse)
+    x = xp.asarray([[1.0, 2.0], [3.0, 4.0]])
+    calls = {"add": lambda: xp.add(x, 1.0), "clip": lambda: xp.clip(x, 1.5, 3.0),
+             "concat": lambda: xp.concat((x, x)), "where": lambda: xp.where(x > 2, x, 0.0),
+             "linalg.outer": lambda: xp.linalg.outer(x[0], x[1]),
+             "Array.__iadd__": lambda: x.__iadd__(1.0), "max": lambda: xp.max(x, axis=0),
+             "argmin": lambda: xp.argmin(x), "sort": lambda: xp.sort(x, descending=True),
+             "diff": lambda: xp.diff(x, prepend=x), "arange": lambda: xp.arange(0.5, 3)}
+    calls[name]()
+    with pytest.raises(AssertionError, match="ran on a call"):
+        {"add": lambda: xp.add(x, xp.asarray([1, 2])), "clip": lambda: xp.clip(x, 1, True),
+         "concat": lambda: xp.concat((x, xp.asarray([[1, 2]]))),
+         "where": lambda: xp.where(x, x, 0),
+         "linalg.outer": lambda: xp.linalg.outer(x[0], xp.asarray([1, 2])),
+         "Array.__iadd__": lambda: x.__iadd__(xp.asarray(1, dtype=xp.complex128)),
+         "max": lambda: xp.max(xp.asarray([1j])), "argmin": lambda: xp.argmin(xp.asarray([1j])),
+         "sort": lambda: xp.sort(xp.asarray([1j])), "diff": lambda: xp.diff(x > 2),
+         "arange": lambda: xp.arange(xp.asarray(3))}[name]()
