@@ -12,10 +12,11 @@ import numpy as np
 from . import _dtypes as dt
 from . import _numpy_mode as numpy_mode
 from . import _views
+from ._adapter import adapted
 from ._array import Array
 from ._checks import as_bool, as_copy, as_device, as_dtype, as_int, as_shape, check_array
 from ._compiled import fast
-from ._modes import UnspecifiedType, adapted
+from ._modes import UnspecifiedType
 from ._ops import OPS
 from ._version import sequence_result
 from .hal.device import Device, default_device

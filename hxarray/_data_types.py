@@ -10,9 +10,10 @@ import numpy as np
 
 from . import _dtypes as dt
 from . import _numpy_mode as numpy_mode
+from ._adapter import adapted
 from ._array import Array
 from ._checks import as_bool, as_device, as_dtype, check_array
-from ._modes import UnspecifiedType, adapted
+from ._modes import UnspecifiedType
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 

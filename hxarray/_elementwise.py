@@ -17,10 +17,11 @@ import numpy as np
 
 from . import _dtypes as dt
 from . import _numpy_mode as numpy_mode
+from ._adapter import adapted
 from ._array import Array
 from ._compiled import fast
 from ._fuse import internal, pays
-from ._modes import UnspecifiedOverflow, UnspecifiedType, adapted
+from ._modes import UnspecifiedOverflow, UnspecifiedType
 from ._ops import BINARY, OPS, UNARY, Op, Signature
 from ._views import broadcast_shapes
 

@@ -16,9 +16,10 @@ import numpy as np
 
 from . import _dtypes as dt
 from . import _numpy_mode as numpy_mode
+from ._adapter import adapted
 from ._array import Array
 from ._checks import check_array, normalize_axis, same_device
-from ._modes import UnspecifiedType, adapted
+from ._modes import UnspecifiedType
 from ._views import broadcast_shapes, broadcast_to, may_overlap, permute, same_view, view
 
 __all__ = ["take", "take_along_axis"]

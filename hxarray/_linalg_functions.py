@@ -8,10 +8,11 @@ from collections.abc import Sequence
 
 from . import _dtypes as dt
 from . import _views
+from ._adapter import adapted
 from ._array import Array
 from ._checks import check_array, check_dtype, normalize_axis, same_device
 from ._manipulation import reshape
-from ._modes import UnspecifiedType, adapted
+from ._modes import UnspecifiedType
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from . import _dtypes as dt
 from . import _views
+from ._adapter import adapted
 from ._array import MAX_DIMS, Array
 from ._checks import as_copy, as_int, check_array, normalize_axes, normalize_axis, same_device
-from ._modes import adapted
 from ._version import sequence_result
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",

@@ -15,18 +15,11 @@ rules (`_numpy_mode`, one registry of every place the modes differ) take over.
 from __future__ import annotations
 
 import contextvars
-import functools
-import inspect
-import sys
-from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TypeVar
 
 from .hal.settings import STRICT as STRICT_SETTING
 
 __all__ = ["is_strict", "set_strict"]
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 _DEFAULT = STRICT_SETTING.get()  # read once, at import
@@ -78,42 +71,3 @@ class UnspecifiedType(Unspecified, TypeError):
 
 class UnspecifiedOverflow(Unspecified, OverflowError):
     """A Python int beyond an integer array's dtype (strict mode's OverflowError)."""
-
-
-def adapted(function: F, name: str | None = None) -> F:
-    """`function` as the namespace exports it: with numpy mode's rule for the cases the standard
-    leaves open (the one point where a call consults the mode). A call the standard defines runs
-    `function` and nothing else: no mode is read. Where `function` raises `Unspecified`, strict
-    mode lets it through and numpy mode calls the rule `_numpy_mode.RULES[name]` (by default the
-    function's public name: `sum`, `linalg.solve`, `Array.__iadd__`) with the exception and the
-    call's arguments. Positional arguments beyond the function's own are numpy's positional
-    forms of its keyword-only parameters (`sum(x, 0)`): numpy mode maps them to keywords as
-    `_numpy_mode.POSITIONAL[name]` says; strict mode leaves them to Python's own TypeError."""
-    name = name or _public_name(function)
-    parameters = inspect.signature(function).parameters.values()
-    positional = sys.maxsize if any(p.kind is p.VAR_POSITIONAL for p in parameters) else \
-        sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
-
-    @functools.wraps(function)
-    def adapter(*args: Any, **kwargs: Any) -> Any:
-        if len(args) > positional and not STRICT.get():
-            from ._numpy_mode import numpy_keywords
-
-            args, kwargs = numpy_keywords(name, positional, args, kwargs)
-        try:
-            return function(*args, **kwargs)
-        except Unspecified as case:
-            if STRICT.get():
-                raise
-            from ._numpy_mode import apply
-
-            return apply(name, case, args, kwargs)
-
-    return adapter  # type: ignore[return-value]
-
-
-def _public_name(function: Callable[..., Any]) -> str:
-    """`sum`, `linalg.solve`, `Array.__bool__`: a namespace function's name as users write it."""
-    module = function.__module__.rpartition(".")[2]
-    return f"{module}.{function.__qualname__}" if module in ("linalg", "fft") else \
-        function.__qualname__

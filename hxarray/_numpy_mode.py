@@ -3,7 +3,7 @@
 Every rule follows numpy 2 (NEP 50 promotion, numpy's ufunc loops, numpy's positional forms),
 with a few deliberate changes listed in docs/modes.md (float32 where numpy gives float16; numpy
 scalars are weak). A namespace function reaches this module only after the standard's own check has
-failed: its adapter (`_modes.adapted`) catches the `Unspecified` the check raised and calls the
+failed: its adapter (`_adapter.adapted`) catches the `Unspecified` the check raised and calls the
 function's rule here (`RULES`), or the check itself hands the argument it refused to a conversion
 here (`coerce`, `as_dtype`, ...); so nothing here costs anything on the paths both modes share.
 Each rule converts the operands to dtypes the standard does define, then calls the namespace
@@ -718,7 +718,7 @@ def result_type_rule(*arrays_and_dtypes: Any) -> dt.DType:
                          hxarray.result_type(v) for v in arrays_and_dtypes))
 
 
-# Every rule, by the function it adapts (the name `_modes.adapted` gives it).
+# Every rule, by the function it adapts (the name `_adapter.adapted` gives it).
 _INPLACE = {f"Array.__i{op.operator}__": name for name, op in OPS.items()
             if op.arity == 2 and op.operator is not None and op.result != "bool"}
 RULES: dict[str, Callable[..., Any]] = {

@@ -7,6 +7,7 @@ from typing import Any
 
 from . import _dtypes as dt
 from . import _views
+from ._adapter import adapted
 from ._array import Array
 from ._checks import (
     as_bool,
@@ -18,7 +19,7 @@ from ._checks import (
 )
 from ._compiled import fast
 from ._elementwise import _check_scalar, scalar_operand
-from ._modes import UnspecifiedType, adapted
+from ._modes import UnspecifiedType
 from ._ops import OPS
 from ._statistical import reduce_axes
 from ._views import broadcast_shapes

@@ -7,10 +7,10 @@ import builtins
 from typing import Any, NamedTuple
 
 from . import _dtypes as dt
+from ._adapter import adapted
 from ._array import Array
 from ._checks import as_bool, check_array
 from ._elementwise import scalar_operand
-from ._modes import adapted
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 

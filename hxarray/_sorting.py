@@ -12,10 +12,10 @@ from typing import Any
 
 from . import _dtypes as dt
 from . import _views
+from ._adapter import adapted
 from ._array import Array
 from ._checks import as_bool, check_array, check_ordered, normalize_axis
 from ._manipulation import along_rows
-from ._modes import adapted
 from ._numpy_mode import back_to_bool
 from ._ops import OPS
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from . import _dtypes as dt
 from . import _views
+from ._adapter import adapted
 from ._array import Array
 from ._checks import (
     as_bool,
@@ -23,7 +24,7 @@ from ._checks import (
     normalize_axis,
 )
 from ._compiled import fast
-from ._modes import STRICT, adapted, is_strict
+from ._modes import STRICT, is_strict
 from ._numpy_mode import back_to_bool
 from ._ops import OPS
 

@@ -7,10 +7,11 @@ from typing import Any
 
 from . import _dtypes as dt
 from . import _views
+from ._adapter import adapted
 from ._array import Array
 from ._checks import as_int, check_array, check_dtype, normalize_axis
 from ._manipulation import concat
-from ._modes import UnspecifiedType, adapted
+from ._modes import UnspecifiedType
 from ._ops import OPS
 from ._statistical import reduce
 

@@ -18,11 +18,12 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from . import _dtypes as dt
+from ._adapter import adapted
 from ._array import Array
 from ._checks import as_device, as_dtype, check_array, check_dtype, normalize_axis
 from ._creation import arange, asarray
 from ._manipulation import concat, roll
-from ._modes import UnspecifiedType, adapted
+from ._modes import UnspecifiedType
 from ._observed import observe_names
 from .hal.device import Device
 

@@ -17,6 +17,7 @@ from typing import Any, Literal, NamedTuple
 
 from . import _dtypes as dt
 from . import _views
+from ._adapter import adapted
 from ._array import Array
 from ._checks import as_bool, as_int, check_array, check_dtype, normalize_axes, same_device
 from ._creation import asarray, eye
@@ -24,7 +25,7 @@ from ._data_types import astype, finfo
 from ._elementwise import abs, conj, multiply, sqrt
 from ._linalg_functions import matmul, matrix_transpose, tensordot, vecdot
 from ._manipulation import broadcast_to, expand_dims, reshape, stack
-from ._modes import UnspecifiedType, adapted
+from ._modes import UnspecifiedType
 from ._observed import observe_names
 from ._searching import count_nonzero, where
 from ._statistical import max, min, sum
