@@ -494,13 +494,13 @@ class CudaBackend(Backend):
         acc, count, length = out._dtype, math.prod(rows), x._shape[axis]
         state = self._state(device)
         inner = not x_rows or abs(x._strides[axis]) <= min(abs(s) for s in x_rows)
-        launch = sc.plan(count, length, inner, state.properties)
+        launch = sc.plan(count, length, inner, state.properties, sc.items(acc))
         sequential = launch.sequential  # (the kernel's thread limit never changes it)
         kernel = sc.kernel_name(name, x._dtype, acc, sequential)
         batch = lambda: sc.batch(name, x._dtype, acc, sequential)  # noqa: E731
         limit = self._function(state, sc.SOURCE, kernel, batch).attributes.max_threads_per_block
         if limit < launch.block:
-            launch = sc.plan(count, length, inner, state.properties, limit)
+            launch = sc.plan(count, length, inner, state.properties, sc.items(acc), limit)
         operands, totals = [x, out], 0
         if launch.parts > 1:  # the totals of every part but the last, in a first pass
             reduction = sc.REDUCTIONS[name]
