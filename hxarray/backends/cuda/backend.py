@@ -711,12 +711,12 @@ class CudaBackend(Backend):
         return flag
 
     def _read(self, x: Array, stream: CudaStream | None = None) -> np.ndarray:
-        """A small array's values on the host, once `stream` (the current one) has run to
-        here."""
+        """A small contiguous array's values on the host, once `stream` (the current one) has
+        run to here (through the device memory's staged copy)."""
         host = np.empty(x._shape, x._dtype.numpy)
-        stream = stream or self.stream(x._buffer.device)
-        self.driver.copy_device_to_host(host, _address(x), host.nbytes, stream.handle)
-        self.driver.stream_synchronize(stream.handle)
+        device = x._buffer.device
+        self._state(device).memory.copy_to_host(x._buffer.block, x._offset, host,
+                                                stream or self.stream(device))
         return host
 
     def _raise_index_error(self, flag: Array, x: Array, axis: int, indices: Sequence[Array],
