@@ -8,13 +8,13 @@
 // read neighbouring addresses).
 // scan_parts: one block per part of a row, tile by tile. The block loads the tile coalesced
 // (element k by thread k mod blockDim.x: a warp reads consecutive elements) into shared memory;
-// thread t takes scan_items<Value>() consecutive elements from there into registers and
-// combines them; the first warp scans the threads' totals (each lane rakes blockDim.x / 32
-// consecutive totals in shared memory, the lanes scan with shuffles); each thread rescans its
-// elements from its prefix (the carry of the earlier tiles, the last output of the previous
-// tile, and parts, then the earlier lanes' threads, then the lane's earlier threads) into shared
-// memory, which the block stores coalesced. Five barriers per tile. A row split into parts takes
-// the parts' totals from a first pass (the reduce kernel, in part order); a part's carry
+// thread t combines scan_items<Value>() consecutive elements there; the first warp scans the
+// threads' totals (each lane rakes blockDim.x / 32 consecutive totals in shared memory, the
+// lanes scan with shuffles); each thread rescans its elements from its prefix (the carry of the
+// earlier tiles, the last output of the previous tile, and parts, then the earlier lanes'
+// threads, then the lane's earlier threads), each output in place of its element in shared
+// memory, which the block stores coalesced. Five barriers per tile. A row split into parts
+// takes the parts' totals from a first pass (the reduce kernel, in part order); a part's carry
 // combines the earlier parts' totals in order.
 // Every order is fixed by the launch configuration: the same bits on every run and stream.
 #pragma once
@@ -134,13 +134,12 @@ scan_parts(const char* __restrict__ x, char* __restrict__ out, ScanLayout layout
             __syncthreads();
             const int first = int(threadIdx.x) * ITEMS;
             const int n = size - first <= 0 ? 0 : (size - first < ITEMS ? size - first : ITEMS);
-            Value items[ITEMS];
             Value total{};  // threads past the end come last and feed no prefix
 #pragma unroll
             for (int j = 0; j < ITEMS; ++j) {
                 if (j < n) {
-                    items[j] = staged[staged_at(first + j)];
-                    total = j == 0 ? items[0] : Op::combine(total, items[j]);
+                    const Value item = staged[staged_at(first + j)];
+                    total = j == 0 ? item : Op::combine(total, item);
                 }
             }
             prefixes[threadIdx.x] = total;
@@ -168,9 +167,10 @@ scan_parts(const char* __restrict__ x, char* __restrict__ out, ScanLayout layout
             const bool has_prefix = has_carry || threadIdx.x > 0;
             Value acc = prefixes[threadIdx.x];
 #pragma unroll
-            for (int j = 0; j < ITEMS; ++j) {
+            for (int j = 0; j < ITEMS; ++j) {  // each output in place of its element
                 if (j < n) {
-                    acc = (j == 0 && !has_prefix) ? items[0] : Op::combine(acc, items[j]);
+                    const Value item = staged[staged_at(first + j)];
+                    acc = (j == 0 && !has_prefix) ? item : Op::combine(acc, item);
                     staged[staged_at(first + j)] = acc;
                 }
             }
