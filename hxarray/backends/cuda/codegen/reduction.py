@@ -1,9 +1,9 @@
 """Reduction kernels (`kernels/reduction.cuh`): sum, prod, max, min, all, any, argmax, argmin and
 squared_deviations (var's numerator, in one pass), instantiated by (operation, input dtype,
-accumulator dtype). The first call of an operation
-compiles its instantiations for every input dtype with the namespace's default accumulator at
-once; other accumulators (an explicit `dtype=`) compile one by one. The second pass of a split
-row runs the same instantiation on the partial values, so it costs no compilation.
+accumulator dtype). The first call of an operation compiles its instantiations for every input
+dtype with the namespace's default accumulator at once; other accumulators (an explicit `dtype=`)
+compile one by one. The second pass of a split row runs the same instantiation on the partial
+values, so it costs no compilation.
 
 On the host: `split` moves the reduced axes last and collapses the kept axes (with out's
 strides) and the reduced axes (a row) separately; `plan` picks the threads per output and
