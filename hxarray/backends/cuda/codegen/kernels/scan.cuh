@@ -21,6 +21,7 @@
 #include "reduction.cuh"
 
 #define HX_SCAN_BLOCK 256  // the most threads per block of scan_parts
+#define HX_SCAN_MIN_BLOCKS 4  // blocks of scan_parts resident per SM at least (registers capped)
 
 namespace hx {
 
@@ -101,7 +102,7 @@ __device__ __forceinline__ typename Op::Value warp_scan(typename Op::Value v, in
 }
 
 template <typename Op>
-__global__ void __launch_bounds__(HX_SCAN_BLOCK)
+__global__ void __launch_bounds__(HX_SCAN_BLOCK, HX_SCAN_MIN_BLOCKS)
 scan_parts(const char* __restrict__ x, char* __restrict__ out, ScanLayout layout) {
     typedef typename Op::Value Value;
     typedef typename Op::Out Out;
