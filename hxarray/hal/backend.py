@@ -451,10 +451,10 @@ class Backend(ABC):
     def squared_deviations(self, x: Array, axes: tuple[int, ...], out: Array) -> None:
         """out = the sum over the (sorted, distinct) `axes` of the squared deviations of the
         real floating-point x from its mean over them: var's numerator, in x's dtype; out's
-        shape is x's without `axes`, none of which is empty. Default: two passes (the mean,
-        then the sum of the squared deviations); a backend may fold them into one (Welford's
-        update), as accurate on data far from zero (1e8 plus noise), NaN where x holds a NaN or
-        an infinity, as here."""
+        shape is x's without `axes`, none of which is empty; NaN where x holds a NaN or an
+        infinity. Default: two passes (the mean, then the sum of the squared deviations); a
+        backend may fold them into one (Welford's update) that is as accurate on data far from
+        zero (1e8 plus noise)."""
         from .._ops import OPS
 
         count = 1
