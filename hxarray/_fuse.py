@@ -77,8 +77,8 @@ class _Tracer(Backend):
         self.values: dict[int, tuple[int, tuple[int, ...]]] = {}  # id(buffer) -> (step, shape)
         self.buffers: list[MemoryBuffer] = []  # kept alive: their ids stay unique
         self.arguments: set[int] = set()
-        # name, axes, input step, result dtype
-        self.reduction: tuple[str, tuple[int, ...], int, dt.DType] | None = None
+        # name, axes, input step, result dtype, positive_zero
+        self.reduction: tuple[str, tuple[int, ...], int, dt.DType, bool] | None = None
 
     def placeholder(self, shape: tuple[int, ...], dtype: dt.DType, step: int | None) -> Array:
         buffer = MemoryBuffer(self.device, 0, Block(0, 0, None), self._allocator)
@@ -174,13 +174,14 @@ class _Tracer(Backend):
         self._result(Step(ASTYPE, (index,), dst._dtype, source), dst._shape, None)
         self.values[id(dst._buffer)] = (len(self.steps) - 1, dst._shape)
 
-    def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array) -> None:
+    def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array, *,
+               positive_zero: bool = False) -> None:
         if name not in REDUCTIONS:
             raise _Unfusable(f"{name}(): only sum, prod, min, max, mean, any and all can end a "
                              "fused function")
         if self.reduction is not None:
             raise _Unfusable(f"{name}(): a second reduction (a fused function may hold one)")
-        self.reduction = (name, axes, self.value_of(x, f"{name}()"), out._dtype)
+        self.reduction = (name, axes, self.value_of(x, f"{name}()"), out._dtype, positive_zero)
         step = self._operand(Step(REDUCED, (), out._dtype, out._dtype), ("reduction",
                                                                          out._shape))
         self.values[id(out._buffer)] = (step, out._shape)
@@ -235,11 +236,12 @@ _OPERANDS = (ARRAY, SCALAR, REDUCED)
 
 class _Plan(NamedTuple):
     """A traced signature: the expression up to the reduction (or the whole function) and where
-    its operands come from; the reduction (name, axes) and the expression after it."""
+    its operands come from; the reduction (name, axes, dtype, positive_zero) and the expression
+    after it."""
 
     before: Expression | None  # None: the result is an operand itself (`before_sources[0]`)
     before_sources: tuple[tuple[str, Any], ...]
-    reduction: tuple[str, tuple[int, ...], dt.DType] | None = None
+    reduction: tuple[str, tuple[int, ...], dt.DType, bool] | None = None
     after: Expression | None = None  # None: the result is the reduction's (`after_sources[0]`)
     after_sources: tuple[tuple[str, Any], ...] = ()
     shapes: tuple[tuple[int, ...], ...] | None = None  # the argument shapes it holds for
@@ -277,10 +279,10 @@ def _trace(function: Callable[..., Any], args: Sequence[Any], device: Device) ->
     output = tracer.value_of(result, "the result")
     if tracer.reduction is None:
         return _Plan(*_expression(tracer, output))
-    name, axes, reduced, dtype = tracer.reduction
+    name, axes, reduced, dtype, positive_zero = tracer.reduction
     before, before_sources = _expression(tracer, reduced)
     after, after_sources = _expression(tracer, output)
-    return _Plan(before, before_sources, (name, axes, dtype), after, after_sources,
+    return _Plan(before, before_sources, (name, axes, dtype, positive_zero), after, after_sources,
                  tuple(a._shape for a in args if a.__class__ is Array))  # counts follow shapes
 
 
@@ -316,14 +318,15 @@ def _run(plan: _Plan, args: Sequence[Any], device: Device) -> Array:
     operands = _values(plan.before_sources, args, None)
     if plan.reduction is None:
         return _evaluate(backend, plan.before, operands, device)
-    name, axes, dtype = plan.reduction
+    name, axes, dtype, positive_zero = plan.reduction
     shape = broadcast_shapes(*(a._shape for a in operands if a.__class__ is Array))
     reduced = backend.empty(tuple(n for i, n in enumerate(shape) if i not in axes), dtype,
                             device)
     if plan.before is None:  # a reduction of an argument itself
-        backend.reduce(name, operands[0], axes, reduced)
+        backend.reduce(name, operands[0], axes, reduced, positive_zero=positive_zero)
     else:
-        backend.fused_reduce(name, plan.before, operands, shape, axes, reduced)
+        backend.fused_reduce(name, plan.before, operands, shape, axes, reduced,
+                             positive_zero=positive_zero)
     values = _values(plan.after_sources, args, reduced)
     if plan.after is None:
         return values[0]

@@ -1370,45 +1370,14 @@ static PyTypeObject OperationType = {
 typedef struct {
     FUNCTION_HEAD
     int nonempty;        /* an empty reduction is an error (max, min): the fallback raises it */
-    PyObject *zero_parts;  /* sum, mean: dict result dtype -> bytes of one float part, or NULL */
-    PyObject *strict;      /* the strict-mode context variable (with zero_parts) */
+    PyObject *strict;    /* sum, mean: the strict-mode context variable, or NULL */
 } Reduction;
 
 static void
 reduction_dealloc(Reduction *r)
 {
-    Py_CLEAR(r->zero_parts);
     Py_CLEAR(r->strict);
     function_dealloc((FunctionObject *)r);
-}
-
-/* numpy mode's sums start from +0, as numpy's: where the kernel's sum (from -0, the standard's
- * successive additions) is -0, make it +0. 0 on success, -1 with an error set. */
-static int
-positive_zeros(Reduction *r, ArrayObject *out, Py_ssize_t nbytes)
-{
-    PyObject *part = PyDict_GetItemWithError(r->zero_parts, out->dtype), *strict;
-    if (part == NULL)
-        return PyErr_Occurred() ? -1 : 0;
-    if (PyContextVar_Get(r->strict, NULL, &strict) < 0)
-        return -1;
-    int numpy_mode = strict == Py_False;
-    Py_DECREF(strict);
-    if (!numpy_mode)
-        return 0;
-    BlockObject *block = (BlockObject *)((BufferObject *)out->buffer)->block;
-    char *data = PyLong_AsVoidPtr(block->address);
-    if (data == NULL && PyErr_Occurred())
-        return -1;
-    if (PyLong_AsLong(part) == 4) {
-        for (float *v = (float *)data, *end = (float *)(data + nbytes); v < end; v++)
-            *v += 0.0f;
-    }
-    else {
-        for (double *v = (double *)data, *end = (double *)(data + nbytes); v < end; v++)
-            *v += 0.0;
-    }
-    return 0;
 }
 
 static PyObject *reductions;  /* list of every Reduction, to bind the kernel to */
@@ -1514,20 +1483,26 @@ reduce_fast(Reduction *r, PyObject *operand, PyObject *const *kwvalues, PyObject
         Py_DECREF(axes);
         return NULL;
     }
-    PyObject *call[5] = {r->name, x->handle, axes, keepdims, ((ArrayObject *)out)->handle};
-    PyObject *done = call_quietly(r->kernel, call, 5, NULL);
+    PyObject *call[6] = {r->name, x->handle, axes, keepdims, ((ArrayObject *)out)->handle,
+                         NULL};
+    Py_ssize_t nargs = 5;
+    if (r->strict != NULL) {  /* positive_zero: numpy mode's sums start from +0 */
+        PyObject *strict;
+        if (PyContextVar_Get(r->strict, NULL, &strict) < 0) {
+            Py_DECREF(axes);
+            Py_DECREF(out);
+            return NULL;
+        }
+        call[nargs++] = strict == Py_False ? Py_True : Py_False;
+        Py_DECREF(strict);
+    }
+    PyObject *done = call_quietly(r->kernel, call, nargs, NULL);
     Py_DECREF(axes);
     if (done == NULL) {
         Py_DECREF(out);
         return NULL;
     }
     Py_DECREF(done);
-    if (r->zero_parts != NULL &&
-            positive_zeros(r, (ArrayObject *)out, kept_size * PyLong_AsSsize_t(
-                PyTuple_GET_ITEM(result, 1))) < 0) {
-        Py_DECREF(out);
-        return NULL;
-    }
     return out;
 }
 
@@ -1548,25 +1523,20 @@ reduction_vectorcall(Reduction *r, PyObject *const *args, size_t nargsf, PyObjec
 static PyObject *
 reduction_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"name", "results", "fallback", "nonempty", "zero_parts", "strict",
-                            NULL};
-    PyObject *name, *results, *fallback, *zero_parts = NULL, *strict = NULL;
+    static char *names[] = {"name", "results", "fallback", "nonempty", "strict", NULL};
+    PyObject *name, *results, *fallback, *strict = NULL;
     int nonempty = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O|$pO!O:Reduction", names, &name,
-                                     &PyDict_Type, &results, &fallback, &nonempty,
-                                     &PyDict_Type, &zero_parts, &strict))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O|$pO:Reduction", names, &name,
+                                     &PyDict_Type, &results, &fallback, &nonempty, &strict))
         return NULL;
-    if ((zero_parts == NULL) != (strict == NULL) ||
-            (strict != NULL && !PyContextVar_CheckExact(strict))) {
-        PyErr_SetString(PyExc_TypeError, "Reduction(): zero_parts and strict (a ContextVar) "
-                                         "come together");
+    if (strict != NULL && !PyContextVar_CheckExact(strict)) {
+        PyErr_SetString(PyExc_TypeError, "Reduction(): strict must be a ContextVar");
         return NULL;
     }
     Reduction *r = (Reduction *)type->tp_alloc(type, 0);
     if (r == NULL)
         return NULL;
     r->nonempty = nonempty;
-    r->zero_parts = Py_XNewRef(zero_parts);
     r->strict = Py_XNewRef(strict);
     if (function_init((FunctionObject *)r, (vectorcallfunc)reduction_vectorcall, name, results,
                       fallback) < 0 || PyList_Append(reductions, (PyObject *)r) < 0) {
@@ -1581,11 +1551,11 @@ static PyTypeObject ReductionType = {
     .tp_name = "hxarray._speedups.Reduction",
     .tp_basicsize = sizeof(Reduction),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Reduction(name, results, fallback, *, nonempty=False, zero_parts=None, "
-              "strict=None): sum, prod, mean, max or min of one CPU array (axis, keepdims; no "
-              "dtype) below the threading threshold, in front of the namespace function "
-              "`fallback`; with zero_parts (result dtype -> bytes of a float part), -0 results "
-              "become +0 unless the ContextVar `strict` is True.",
+    .tp_doc = "Reduction(name, results, fallback, *, nonempty=False, strict=None): sum, prod, "
+              "mean, max or min of one CPU array (axis, keepdims; no dtype) below the threading "
+              "threshold, in front of the namespace function `fallback`; with the ContextVar "
+              "`strict`, the kernel's positive_zero argument is True where it is False (numpy "
+              "mode's sums start from +0).",
     .tp_new = reduction_new,
     .tp_dealloc = (destructor)reduction_dealloc,
     .tp_repr = (reprfunc)function_repr,

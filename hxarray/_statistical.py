@@ -29,25 +29,26 @@ from ._numpy_mode import back_to_bool
 from ._ops import OPS
 
 # The element-wise operations mean, var and std are composed of.
-_ADD, _DIVIDE, _SUBTRACT, _MULTIPLY, _SQRT = (
-    OPS[n] for n in ("add", "divide", "subtract", "multiply", "sqrt"))
+_DIVIDE, _SQRT = OPS["divide"], OPS["sqrt"]
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
-def reduce(name: str, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DType) -> Array:
+def reduce(name: str, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DType, *,
+           positive_zero: builtins.bool = False) -> Array:
     """The reduction `name` of x over `axis` (None, int or tuple) into a new array of `dtype`."""
-    return reduce_axes(name, x, normalize_axes(axis, x.ndim, name), keepdims, dtype)
+    return reduce_axes(name, x, normalize_axes(axis, x.ndim, name), keepdims, dtype,
+                       positive_zero=positive_zero)
 
 
 def reduce_axes(name: str, x: Array, axes: tuple[int, ...], keepdims: builtins.bool,
-                dtype: dt.DType) -> Array:
+                dtype: dt.DType, *, positive_zero: builtins.bool = False) -> Array:
     """`backend.reduce` over the normalised `axes` into a fresh array of the result's shape."""
     if keepdims is not True and keepdims is not False:
         keepdims = as_bool(keepdims, name, "keepdims")
     backend = x._buffer.device.backend
     out = backend.empty(tuple(n for i, n in enumerate(x._shape) if i not in axes), dtype,
                         x._buffer.device)
-    backend.reduce(name, x, axes, out)
+    backend.reduce(name, x, axes, out, positive_zero=positive_zero)
     return _views.expand(out, axes) if keepdims else out
 
 
@@ -67,17 +68,10 @@ def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = 
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "sum")
     x = check_dtype(x, "numeric", "sum")
-    return _positive_zeros(reduce("sum", x, axis, keepdims, _sum_dtype(x, dtype, "sum")))
-
-
-def _positive_zeros(result: Array) -> Array:
-    """numpy mode's sums start from +0, as numpy's: where a floating-point sum (or mean) is -0
-    (its elements all -0: the standard's successive additions, kept in strict mode), +0."""
-    if result._dtype in dt.FLOATING and not is_strict():
-        zero = 0j if result._dtype in dt.COMPLEX_FLOATING else 0.0
-        result._buffer.device.backend.elementwise(_ADD, (result, zero), _ADD.signature(
-            result._dtype, result._dtype), result._shape, out=result)
-    return result
+    # numpy mode's sums start from +0, as numpy's; the standard's successive additions (strict
+    # mode) from -0, so that a sum of zeros that are all -0 is -0
+    return reduce("sum", x, axis, keepdims, _sum_dtype(x, dtype, "sum"),
+                  positive_zero=not is_strict())
 
 
 @adapted
@@ -123,7 +117,7 @@ def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     x = check_dtype(x, "floating-point", "mean")
     if keepdims is not True and keepdims is not False:
         keepdims = as_bool(keepdims, "mean", "keepdims")
-    return _positive_zeros(_mean(x, normalize_axes(axis, x.ndim, "mean"), keepdims))
+    return _mean(x, normalize_axes(axis, x.ndim, "mean"), keepdims)
 
 
 def _count(x: Array, axes: tuple[int, ...]) -> int:
@@ -131,12 +125,13 @@ def _count(x: Array, axes: tuple[int, ...]) -> int:
 
 
 def _mean(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Array:
-    """The sum divided by the count, complex parts divided separately (so that a NaN in one part
-    stays there); NaN over no elements (spec: mean, "Special cases")."""
+    """The sum (from +0 in numpy mode, as `sum`) divided by the count, complex parts divided
+    separately (so that a NaN in one part stays there); NaN over no elements (spec: mean,
+    "Special cases")."""
     count = _count(x, axes)
     if count == 0:
         return _undefined(x, axes, keepdims)
-    total = reduce_axes("sum", x, axes, keepdims, x._dtype)
+    total = reduce_axes("sum", x, axes, keepdims, x._dtype, positive_zero=not is_strict())
     _divide_in_place(total, count)
     return total
 
@@ -159,22 +154,22 @@ def _undefined(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Arra
 
 # The compiled fast path: one array below the threading threshold, `axis` and `keepdims` given or
 # not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take.
-# In numpy mode the fast path, too, makes -0 sums and means +0 (each float part of the result's
-# dtypes: its bytes).
+# In numpy mode the fast path's sums and means, too, start from +0 (`strict`: the mode's
+# variable, read per call).
 _accumulated = {d: dt.ACCUMULATOR.get(d, d) for d in dt.CATEGORIES["numeric"]}
-_zero_parts = {d: d.itemsize // (2 if d in dt.COMPLEX_FLOATING else 1) for d in dt.FLOATING}
-sum = fast("Reduction", sum, _accumulated, zero_parts=_zero_parts, strict=STRICT)
+sum = fast("Reduction", sum, _accumulated, strict=STRICT)
 prod = fast("Reduction", prod, _accumulated)
 mean = fast("Reduction", mean, {d: d for d in dt.CATEGORIES["floating-point"]},
-            zero_parts=_zero_parts, strict=STRICT)
+            strict=STRICT)
 max = fast("Reduction", max, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
 min = fast("Reduction", min, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
 
 
 def _spread(name: str, x: Array, axis: Any, correction: int | float,
             keepdims: builtins.bool) -> Array:
-    """The mean of the squared deviations from the mean, divided by M - correction; NaN where
-    M - correction <= 0 (spec: var, "Special cases"); std is its square root."""
+    """The sum of the squared deviations from the mean (the backend's `squared_deviations`: one
+    pass where it can), divided by M - correction; NaN where M - correction <= 0 (spec: var,
+    "Special cases"); std is its square root."""
     check_array(x, name)
     x = check_dtype(x, "real-valued floating-point", name)
     if keepdims is not True and keepdims is not False:
@@ -189,17 +184,14 @@ def _spread(name: str, x: Array, axis: Any, correction: int | float,
     if dof <= 0:
         return _undefined(x, axes, keepdims)
     backend = x._buffer.device.backend
-    mean = _mean(x, axes, True)
-    deviation = backend.elementwise(_SUBTRACT, (x, mean), _SUBTRACT.signature(x._dtype, x._dtype),
-                                    x._shape)
-    backend.elementwise(_MULTIPLY, (deviation, deviation),
-                        _MULTIPLY.signature(x._dtype, x._dtype), x._shape, out=deviation)
-    result = reduce_axes("sum", deviation, axes, keepdims, x._dtype)
+    result = backend.empty(tuple(n for i, n in enumerate(x._shape) if i not in axes), x._dtype,
+                           x._buffer.device)
+    backend.squared_deviations(x, axes, result)
     _divide_in_place(result, dof)
     if name == "std":
         backend.elementwise(_SQRT, (result,), _SQRT.signature(x._dtype), result._shape,
                             out=result)
-    return result
+    return _views.expand(result, axes) if keepdims else result
 
 
 @adapted

@@ -258,6 +258,30 @@ def test_sum_of_negative_zeros_is_positive_zero_in_numpy_mode(device, dtype, siz
                            getattr(np, name)(a, axis=axis, keepdims=keepdims))
 
 
+@pytest.mark.parametrize("shape, axes", [((5,), (0,)), ((3, 4), (0,)), ((300_001, 2), (0, 1))])
+def test_reduce_starts_sums_from_the_zero_on_the_call(device, shape, axes):
+    """The backend's reduce: a floating-point sum of zeros that are all -0 is +0 where the call
+    says `positive_zero`, else -0, whatever the mode; any other sum is the same bit for bit
+    either way."""
+    backend = xp.asarray(0, device=device).device.backend
+    kept = tuple(n for i, n in enumerate(shape) if i not in axes)
+    for dtype in FLOATING:
+        complex_ = dtype in COMPLEX_FLOATING
+        zero, positive = (complex(-0.0, -0.0), 0j) if complex_ else (-0.0, 0.0)
+        zeros = xp.asarray(np.full(shape, zero, np_dtype(dtype)), device=device)
+        values = xp.asarray(sample(shape, dtype), device=device)
+        for positive_zero in (False, True):
+            out = xp.empty(kept, dtype=dtype, device=device)
+            backend.reduce("sum", zeros, axes, out, positive_zero=positive_zero)
+            assert_matches(out, np.full(kept, positive if positive_zero else zero,
+                                        np_dtype(dtype)))
+        sums = []
+        for positive_zero in (False, True):
+            sums.append(xp.empty(kept, dtype=dtype, device=device))
+            backend.reduce("sum", values, axes, sums[-1], positive_zero=positive_zero)
+        assert_matches(sums[1], np.asarray(sums[0].to_device("cpu")))
+
+
 # -- max and min -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["max", "min"])
 @pytest.mark.parametrize("dtype", REAL, ids=ids(REAL))
@@ -356,6 +380,42 @@ def test_var_and_std_propagate_nan_and_need_degrees_of_freedom(name):
         assert xp.isnan(getattr(xp, name)(xp.zeros((0, 2)), axis=0)).shape == (2,)
         keep = getattr(xp, name)(xp.zeros((0, 2)), axis=0, keepdims=True)
         assert keep.shape == (1, 2) and keep.dtype is xp.float64
+
+
+@pytest.mark.parametrize("dtype, offset, noise", [(xp.float32, 1e4, 1), (xp.float32, 1e8, 100),
+                                                  (xp.float64, 1e8, 1), (xp.float64, 1e12, 1)])
+@pytest.mark.parametrize("shape, axis", [((1000,), None), ((300, 40), 0), ((40, 300), 1),
+                                         ((5, 7, 9), (0, 2)), ((3000, 5), 0),
+                                         ((200_000,), None)])
+def test_var_is_accurate_on_data_far_from_zero(dtype, offset, noise, shape, axis):
+    """var of `offset` plus normal `noise` (the shapes reach every launch form of a one-pass
+    device: a group or a thread per output, rows split in two passes), against the exact
+    variance of the same data (long double): at worst twice numpy's two-pass error, or a few
+    units in the last place."""
+    rng = np.random.default_rng(2)
+    data = (offset + noise * rng.standard_normal(shape)).astype(np_dtype(dtype))
+    exact = np.var(data.astype(np.longdouble), axis=axis)
+    got = np.asarray(xp.var(xp.asarray(data), axis=axis), dtype=np.longdouble)
+    error = float(np.max(np.abs(got - exact) / exact))
+    numpy_error = float(np.max(np.abs(np.var(data, axis=axis) - exact) / exact))
+    assert error <= max(2 * numpy_error, 16 * np.finfo(np_dtype(dtype)).eps), \
+        (error, numpy_error)
+
+
+@pytest.mark.parametrize("dtype", REAL_FLOATING, ids=ids(REAL_FLOATING))
+@pytest.mark.parametrize("shape", [(6,), (50_000,)])  # one pass, and rows split in two
+def test_var_and_std_of_infinities_are_nan(dtype, shape):
+    """An infinity anywhere makes the variance NaN, as numpy's inf - inf does; the rest of
+    the rows are finite."""
+    data = np.random.default_rng(3).standard_normal((4, *shape)).astype(np_dtype(dtype))
+    data[0, -1], data[1, 0], data[2, 2], data[2, 3] = np.inf, -np.inf, np.inf, -np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for name in ("var", "std"):
+            expected = getattr(np, name)(data, axis=1, ddof=1)
+            got = getattr(xp, name)(xp.asarray(data), axis=1, correction=1)
+            assert np.isnan(np.asarray(got)[:3]).all()
+            _close(got, expected)
 
 
 @pytest.mark.parametrize("name", ["var", "std"])

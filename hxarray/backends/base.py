@@ -75,7 +75,7 @@ def fresh_layout(shape: Shape, dtype: DType) -> tuple[int, Shape]:
 # (their first argument: an Op or a name) are reported as "elementwise:add", "reduce:sum", ...
 PRIMITIVES = ("assign", "elementwise", "reduce", "arg_reduce", "scan", "matmul", "sort",
               "argsort", "searchsorted", "nonzero", "gather", "scatter", "unique", "linalg",
-              "fft", "full", "copy", "arange", "concat", "compress", "isin")
+              "fft", "full", "copy", "arange", "concat", "compress", "isin", "squared_deviations")
 _NAMED = {"elementwise", "reduce", "arg_reduce", "scan", "linalg", "fft"}
 # The methods observed as the transfer points, by the direction they copy.
 TRANSFERS = {"from_host": "host to device", "to_host": "device to host",
@@ -284,14 +284,16 @@ class Backend(ABC):
         `chain`) from `op` and never looks an operation up by name or promotes dtypes again."""
 
     @abstractmethod
-    def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array) -> None:
+    def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array, *,
+               positive_zero: bool = False) -> None:
         """`name` in sum, prod, max, min, all, any over the (sorted, distinct) `axes` of `x`
         into `out`, whose shape is x's without those axes and whose dtype is the accumulator
         (sum/prod accumulate in it; max/min keep x's dtype; all/any are bool). Each result
         starts from the operation's identity, so over no elements: sum 0, prod 1, all True,
         any False (max/min never get an empty input), and over no axes each element is
-        combined with the identity alone. A sum of floating-point zeros that are all -0 is -0
-        (complex: part by part); NaN propagates through max and min."""
+        combined with the identity alone. A floating-point sum starts from -0, so a sum of
+        zeros that are all -0 is -0 (complex: part by part), or from +0 where `positive_zero`
+        (numpy's sums: such a sum is +0); NaN propagates through max and min."""
 
     @abstractmethod
     def arg_reduce(self, name: str, x: Array, axis: int | None, out: Array) -> None:
@@ -358,12 +360,13 @@ class Backend(ABC):
 
     def fused_reduce(self, name: str, expression: fusion.Expression,
                      operands: Sequence[Array | Scalar], shape: Shape, axes: tuple[int, ...],
-                     out: Array) -> None:
-        """out = the reduction `name` (as `reduce`) over `axes` of `expression` broadcast to
-        `shape`. Default: the expression into a temporary, then `reduce`."""
+                     out: Array, *, positive_zero: bool = False) -> None:
+        """out = the reduction `name` (as `reduce`, `positive_zero` too) over `axes` of
+        `expression` broadcast to `shape`. Default: the expression into a temporary, then
+        `reduce`."""
         value = self.empty(shape, expression.dtype, out._buffer.device)
         self.fused(expression, operands, value)
-        self.reduce(name, value, axes, out)
+        self.reduce(name, value, axes, out, positive_zero=positive_zero)
 
     # -- optional primitives: a host copy through the CPU backend by default -----------------------
     def linalg(self, name: str, *args: Array, **params: Any) -> Any:
@@ -441,6 +444,29 @@ class Backend(ABC):
         if count:
             self.gather(x, 0, indices, out)
         return out
+
+    def squared_deviations(self, x: Array, axes: tuple[int, ...], out: Array) -> None:
+        """out = the sum over the (sorted, distinct) `axes` of the squared deviations of the
+        real floating-point x from its mean over them: var's numerator, in x's dtype; out's
+        shape is x's without `axes`, none of which is empty; NaN where x holds a NaN or an
+        infinity. Default: two passes (the mean, then the sum of the squared deviations); a
+        backend may fold them into one (Welford's update) that is as accurate on data far from
+        zero (1e8 plus noise)."""
+        from .._ops import OPS
+
+        count = 1
+        for a in axes:
+            count *= x._shape[a]
+        divide, subtract, multiply = OPS["divide"], OPS["subtract"], OPS["multiply"]
+        mean = self.empty(out._shape, x._dtype, x._buffer.device)
+        self.reduce("sum", x, axes, mean)
+        self.elementwise(divide, (mean, count), divide.signature(x._dtype, x._dtype),
+                         mean._shape, out=mean)
+        deviation = self.elementwise(subtract, (x, _views.expand(mean, axes)),
+                                     subtract.signature(x._dtype, x._dtype), x._shape)
+        self.elementwise(multiply, (deviation, deviation), multiply.signature(x._dtype, x._dtype),
+                         x._shape, out=deviation)
+        self.reduce("sum", deviation, axes, out)
 
     def isin(self, x1: Array, x2: Array, invert: bool, out: Array) -> None:
         """out (bool, x1's shape) = whether each element of x1 (of x2's dtype) equals one of

@@ -229,3 +229,43 @@ def test_cupy_temporaries_come_from_hxarrays_pool() -> None:
     x @ x
     xp.Device("cuda:0").backend.synchronize(xp.Device("cuda:0"))
     assert pool.total_bytes() == before
+
+
+def test_host_copies_both_ways_go_through_page_locked_staging(counted: _Counted,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """to_device both ways, and the backend's own small reads (a mask's count), copy through
+    buffers from the driver's host_alloc (page-locked on a GPU: a DMA), never into or out of
+    the caller's arrays; the values arrive."""
+    import hxarray as xp
+
+    driver = counted.driver
+    staged: list[np.ndarray] = []
+    copied: list[tuple[str, object]] = []
+    host_alloc = driver.host_alloc
+    to_device, to_host = driver.copy_host_to_device, driver.copy_device_to_host
+
+    def staging(nbytes: int) -> np.ndarray:
+        staged.append(host_alloc(nbytes))
+        return staged[-1]
+
+    def copy_in(dst: int, src: np.ndarray, nbytes: int, stream: object) -> None:
+        copied.append(("in", src))
+        to_device(dst, src, nbytes, stream)
+
+    def copy_out(dst: np.ndarray, src: int, nbytes: int, stream: object) -> None:
+        copied.append(("out", dst))
+        to_host(dst, src, nbytes, stream)
+
+    monkeypatch.setattr(driver, "host_alloc", staging)
+    monkeypatch.setattr(driver, "copy_host_to_device", copy_in)
+    monkeypatch.setattr(driver, "copy_device_to_host", copy_out)
+    data = np.arange(24.0).reshape(4, 6)
+    x = xp.asarray(data, device="cuda:0")
+    back = np.asarray(x.to_device("cpu"))
+    picked = np.asarray(x[x > 10.5].to_device("cpu"))
+    np.testing.assert_array_equal(back, data)
+    np.testing.assert_array_equal(picked, data[data > 10.5])
+    assert {direction for direction, _ in copied} == {"in", "out"}
+    assert len(copied) >= 4  # in; out; the mask's count; the selection out
+    assert all(any(buffer is s for s in staged) for _, buffer in copied)

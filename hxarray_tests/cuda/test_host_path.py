@@ -50,7 +50,7 @@ def test_null_driver_kernels_do_nothing() -> None:
                   driver.default_stream(0))
     out = np.empty(16, np.uint8)
     driver.copy_device_to_host(out, address, 16, driver.default_stream(0))
-    assert (out == 7).all()  # the launch wrote nothing
+    assert (out == 7).all() and driver.launches == 1  # the launch wrote nothing, counted
     event = driver.create_event(0)
     driver.event_record(event, driver.create_stream(0))
     assert driver.event_query(event) and driver.stream_query(driver.create_stream(0))
@@ -66,8 +66,8 @@ def test_load_driver_names_null(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_operations_on_the_null_driver() -> None:
     """In a process of its own (the driver is chosen when the CUDA backend loads): operations
-    give arrays of the right shape and dtype, count their launches, and a warm call compiles
-    nothing and plans nothing new."""
+    give arrays of the right shape and dtype, launch as many kernels as the driver counts, and a
+    warm call compiles nothing and plans nothing new."""
     code = """
         import numpy as np
         import hxarray as xp
@@ -76,22 +76,31 @@ def test_operations_on_the_null_driver() -> None:
         state = backend._state(device)
         a = xp.asarray(np.ones((32, 32), np.float32), device=device)
         np.testing.assert_array_equal(np.asarray(a.to_device("cpu")), 1)  # copies copy
-        calls = [lambda: a + a, lambda: a * 2, lambda: xp.sum(a, axis=0),
-                 lambda: xp.where(a > 0, a, 0.0), lambda: xp.clip(a, 0.5, None)]
-        for call in calls:
+        # (call, launches): sums from +0 in numpy mode in the reduction itself; a sum over a
+        # short column is one pass; mean a sum and a division; var and std one pass over the
+        # data, then a division (and a square root); where a comparison and a selection
+        calls = [(lambda: a + a, 1), (lambda: a * 2, 1), (lambda: xp.sum(a), 1),
+                 (lambda: xp.sum(a, axis=0), 1), (lambda: xp.mean(a), 2),
+                 (lambda: xp.mean(a, axis=1), 2), (lambda: xp.var(a), 2),
+                 (lambda: xp.std(a, axis=0), 3), (lambda: xp.where(a > 0, a, 0.0), 2),
+                 (lambda: xp.clip(a, 0.5, None), 1)]
+        for call, _ in calls:
             call()
         stats = backend.stats(device)
         kernels, plans = len(state.kernels), len(state.plans)
-        results = [call() for call in calls]
+        results = []
+        for call, launches in calls:
+            before = backend.driver.launches
+            results.append(call())
+            assert backend.driver.launches - before == launches, (call, launches)
         after = backend.stats(device)
         assert after["compilations"] == stats["compilations"]
         assert (len(state.kernels), len(state.plans)) == (kernels, plans)
-        # 8: the sum over an axis is two reduction passes and, in numpy mode, an add of +0
-        # (numpy's sums of -0 are +0); where is a comparison and a selection
-        assert after["kernel_launches"] - stats["kernel_launches"] == 8
+        assert after["kernel_launches"] - stats["kernel_launches"] == sum(n for _, n in calls)
         assert [(r.shape, r.dtype) for r in results] == [
-            ((32, 32), xp.float32), ((32, 32), xp.float32), ((32,), xp.float32),
-            ((32, 32), xp.float32), ((32, 32), xp.float32)]
+            ((32, 32), xp.float32), ((32, 32), xp.float32), ((), xp.float32),
+            ((32,), xp.float32), ((), xp.float32), ((32,), xp.float32), ((), xp.float32),
+            ((32,), xp.float32), ((32, 32), xp.float32), ((32, 32), xp.float32)]
         print("ok")
     """
     env = {**os.environ, "HXARRAY_CUDA_DRIVER": "null"}

@@ -71,16 +71,17 @@ def test_reduction_plans(props):
 def test_scan_plans(props):
     """Short rows, or rows enough to fill the device: a thread per row; a long inner row: blocks
     over parts of whole tiles; long outer rows: threads over parts."""
-    assert sc.plan(1000, sc.SHORT_ROW, True, props).sequential
-    many = sc.plan(10**6, 100, True, props)
+    items = sc.items(xp.float32)
+    assert sc.plan(1000, sc.SHORT_ROW, True, props, items).sequential
+    many = sc.plan(10**6, 100, True, props, items)
     assert many.sequential and many.parts == 1 and many.block == sc.MAX_BLOCK
-    row = sc.plan(1, 10**6, True, props)
-    assert not row.sequential and row.parts > 1 and row.chunk % (row.block * sc.ITEMS) == 0
-    columns = sc.plan(1000, 1000, False, props)
+    row = sc.plan(1, 10**6, True, props, items)
+    assert not row.sequential and row.parts > 1 and row.chunk % (row.block * items) == 0
+    columns = sc.plan(1000, 1000, False, props, items)
     assert columns.sequential and columns.parts > 1
     for rows, length, inner in [(1, 10**6, True), (1000, 1000, True), (1000, 1000, False),
                                 (3, 100, True), (1, 65, True), (2, 10**7, False)]:
-        plan = sc.plan(rows, length, inner, props)
+        plan = sc.plan(rows, length, inner, props, items)
         assert plan.block % props.warp_size == 0 and plan.block <= sc.MAX_BLOCK
         assert plan.parts <= sc.MAX_PARTS and (plan.parts - 1) * plan.chunk < length
         assert plan.parts * plan.chunk >= length
@@ -292,6 +293,43 @@ def test_scans_against_numpy(shape, axis):
     assert np.array_equal(np.asarray(xp.cumulative_sum(flipped, axis=axis, dtype=xp.int8)),
                           np.cumsum(small[(slice(None, None, -1),) * small.ndim], axis=axis,
                                     dtype=np.int8))
+
+
+# A scan whose loads note the thread that reads each element (`scanned_by`, set by `note`).
+_RECORDED_SCAN = sc.SOURCE + """
+__device__ long long* scanned_by;
+struct Recorded : hx::red::Sum<hx::i64, hx::i64> {
+    __device__ static hx::i64 load(const char* p, hx::i64 r) {
+        scanned_by[r] = threadIdx.x;
+        return *reinterpret_cast<const hx::i64*>(p);
+    }
+};
+extern "C" __global__ void note(long long* by) { scanned_by = by; }
+"""
+
+
+@pytest.mark.parametrize(("length", "block"), [(5000, 256), (2048, 256), (77, 32), (1000, 64)])
+def test_scan_blocks_load_coalesced(sim, length, block):
+    """scan_parts reads a tile element k by thread k mod blockDim (a warp reads consecutive
+    elements), not each thread's own consecutive elements, and scans right across tiles."""
+    module = sim.compile(0, _RECORDED_SCAN, OPTIONS, ["hx::scan_parts<Recorded>"])
+    plan = sc.Launch(sequential=False, parts=1, chunk=length, block=block, grid=1)
+    data = np.random.default_rng(4).integers(-100, 100, length)
+    x, out, by = (sim.malloc(0, 8 * length) for _ in range(3))
+    stream = sim.default_stream(0)
+    sim.copy_host_to_device(x, data, data.nbytes, stream)
+    sim.launch(module.get_function("note"), (1, 1, 1), (1, 1, 1), [np.uintp(by)], 0, stream)
+    layout = sc.pack((), (), (), length, 8, 8, plan)
+    sim.launch(module.get_function("hx::scan_parts<Recorded>"), (1, 1, 1), (plan.block, 1, 1),
+               [np.uintp(x), np.uintp(out), layout], 0, stream)
+    scanned, readers = np.empty(length, np.int64), np.empty(length, np.int64)
+    sim.copy_device_to_host(scanned, out, scanned.nbytes, stream)
+    sim.copy_device_to_host(readers, by, readers.nbytes, stream)
+    sim.stream_synchronize(stream)
+    for address in (x, out, by):
+        sim.free(0, address)
+    np.testing.assert_array_equal(scanned, np.cumsum(data))
+    np.testing.assert_array_equal(readers, np.arange(length) % plan.block)
 
 
 # -- determinism -----------------------------------------------------------------------------------

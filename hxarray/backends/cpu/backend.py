@@ -308,45 +308,50 @@ class CpuBackend(Backend):
     def fused(self, expression, operands, out) -> None:
         fused.run(expression, operands, out)
 
-    def fused_reduce(self, name, expression, operands, shape, axes, out) -> None:
+    def fused_reduce(self, name, expression, operands, shape, axes, out, *,
+                     positive_zero=False) -> None:
         if len(axes) == len(shape) and name in kernels.REDUCING_UFUNCS:
             def reduce(chunk: np.ndarray, into: np.ndarray) -> None:
-                kernels.reduce_into(name, chunk, None, False, into)
+                kernels.reduce_into(name, chunk, None, False, into, positive_zero)
 
             with quiet():
                 if fused.run_reduce(expression, operands, shape, reduce, self.native(out)):
                     return
-        super().fused_reduce(name, expression, operands, shape, axes, out)
+        super().fused_reduce(name, expression, operands, shape, axes, out,
+                             positive_zero=positive_zero)
 
     @_retrying
-    def reduce(self, name, x, axes, out) -> None:
+    def reduce(self, name, x, axes, out, *, positive_zero=False) -> None:
         h = x._handle if x._handle is not None else self.native(x)
         axis = None if len(axes) == h.ndim else axes
         target = self.native(out)
         exact = h.dtype.kind in "biu" and target.dtype.kind in "biu"
         if name in kernels.SILENT_REDUCTIONS or exact:
-            self._reduce_into(name, h, axis, target)
+            self._reduce_into(name, h, axis, target, positive_zero)
         else:
             with quiet():  # floating-point overflow, invalid operations and casts
-                self._reduce_into(name, h, axis, target)
+                self._reduce_into(name, h, axis, target, positive_zero)
 
-    def _reduce_into(self, name, h, axis, out) -> None:
+    def _reduce_into(self, name, h, axis, out, positive_zero) -> None:
         """kernels.reduce_into, split on the thread pool when large: along a kept axis, or (over
         all axes) as the same reduction of partial results over chunks."""
         if h.size >= self.thresholds.reduction:
             if axis is not None:
                 if parallel.split_reduction(
-                        lambda part, into: kernels.reduce_into(name, part, axis, False, into),
+                        lambda part, into: kernels.reduce_into(name, part, axis, False, into,
+                                                               positive_zero),
                         h, axis, False, out):
                     return
             else:
                 partials = parallel.reduction_partials(
-                    lambda chunk, into: kernels.reduce_into(name, chunk, None, False, into),
+                    lambda chunk, into: kernels.reduce_into(name, chunk, None, False, into,
+                                                            positive_zero),
                     h, out.dtype)
                 if partials is not None:
-                    kernels.reduce_into(name, partials, None, False, out.reshape(()))
+                    kernels.reduce_into(name, partials, None, False, out.reshape(()),
+                                        positive_zero)
                     return
-        kernels.reduce_into(name, h, axis, False, out)
+        kernels.reduce_into(name, h, axis, False, out, positive_zero)
 
     @_retrying
     def arg_reduce(self, name, x, axis, out) -> None:

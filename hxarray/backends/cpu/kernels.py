@@ -124,19 +124,21 @@ REDUCING_UFUNCS: dict[str, np.ufunc] = {
 }
 _ACCUMULATING = frozenset({"sum", "mean", "prod"})  # accumulate in the result's dtype
 SILENT_REDUCTIONS = frozenset({"max", "min", "all", "any"})  # never a floating-point warning
-_NEGATIVE_ZERO = {"f": -0.0, "c": complex(-0.0, -0.0)}
+# The zero a floating-point sum starts from, by `positive_zero` and dtype kind.
+_ZEROS = {False: {"f": -0.0, "c": complex(-0.0, -0.0)}, True: {"f": 0.0, "c": 0j}}
 
 
 def reduce_into(name: str, x: np.ndarray, axis: tuple[int, ...] | None, keepdims: bool,
-                out: np.ndarray, count: int | None = None) -> None:
+                out: np.ndarray, positive_zero: bool = False, count: int | None = None) -> None:
     """The reduction `name` (a key of REDUCING_UFUNCS) of `x` over `axis` (None: all axes),
     written into `out`. A mean is the namespace's composition, fused: the sum, divided part by
     part by `count` (by default the number of elements reduced), NaN over no elements."""
     ufunc, dtype = REDUCING_UFUNCS[name], out.dtype
     if name == "sum" or name == "mean":
-        # From -0 rather than numpy's +0: a sum of negative zeros only is -0, as successive
-        # additions give (part by part for complex numbers); any other sum is the same bit for bit.
-        start = _NEGATIVE_ZERO.get(dtype.kind)
+        # From -0, so that a sum of negative zeros only is -0, as successive additions give
+        # (part by part for complex numbers), or from +0 where `positive_zero` (numpy's sums);
+        # any other sum is the same bit for bit.
+        start = _ZEROS[positive_zero].get(dtype.kind)
         if start is not None and x.size:
             ufunc.reduce(x, axis, dtype, out, keepdims, start)  # type: ignore[call-arg]
         else:

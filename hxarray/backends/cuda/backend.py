@@ -389,7 +389,8 @@ class CudaBackend(Backend):
         return self.copy(a)
 
     # -- reductions and scans (codegen/reduction.py, codegen/scan.py) ----------------------------
-    def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array) -> None:
+    def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array, *,
+               positive_zero: bool = False) -> None:
         if 0 in out._shape:
             return
         if any(x._shape[a] == 0 for a in axes):
@@ -397,7 +398,13 @@ class CudaBackend(Backend):
                 raise ValueError(f"{name}() of an empty selection has no value")
             self.assign(out, rd.IDENTITY[name])
             return
-        self._reduce(name, x, axes, out, out._dtype)
+        self._reduce(name, x, axes, out, out._dtype, positive_zero)
+
+    def squared_deviations(self, x: Array, axes: tuple[int, ...], out: Array) -> None:
+        """One pass (a launch, or two where rows are split): Welford's update in each thread,
+        the threads' moments combined in the reduction's tree."""
+        if 0 not in out._shape:
+            self._reduce("squared_deviations", x, axes, out, out._dtype)
 
     def arg_reduce(self, name: str, x: Array, axis: int | None, out: Array) -> None:
         axes = tuple(range(x.ndim)) if axis is None else (axis,)
@@ -408,13 +415,13 @@ class CudaBackend(Backend):
         self._reduce(name, x, axes, out, x._dtype)
 
     def _reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array,
-                acc: dt.DType) -> None:
-        """out = the reduction `name` of x over the non-empty `axes`, accumulated in `acc`: one
-        launch, or two where rows are split into parts (partial values in a temporary, then
-        reduced in part order)."""
+                acc: dt.DType, positive_zero: bool = False) -> None:
+        """out = the reduction `name` of x over the non-empty `axes`, accumulated in `acc` (a
+        sum from +0 where `positive_zero`): one launch, or two where rows are split into parts
+        (partial values in a temporary, then reduced in part order)."""
         device = x._buffer.device
         state = self._state(device)
-        key = (name, x._dtype, acc, x._shape, x._strides, axes, out._strides)
+        key = (name, x._dtype, acc, x._shape, x._strides, axes, out._strides, positive_zero)
         plan = state.plans.get(key)
         if plan is None:
             layout = rd.split(x._shape, x._strides, axes, out._strides,
@@ -425,12 +432,14 @@ class CudaBackend(Backend):
                     first = kept[0]
                     for i in range(x._shape[first]):
                         self._reduce(name, _index(x, first, i),
-                                     tuple(a - (a > first) for a in axes), _index(out, 0, i), acc)
+                                     tuple(a - (a > first) for a in axes), _index(out, 0, i), acc,
+                                     positive_zero)
                 else:  # a copy with the reduced axes last and merged
                     moved = self.copy(_views.permute(x, kept + axes))
-                    self._reduce(name, moved, tuple(range(len(kept), x.ndim)), out, acc)
+                    self._reduce(name, moved, tuple(range(len(kept), x.ndim)), out, acc,
+                                 positive_zero)
                 return
-            plan = self._plan_reduce(state, name, x._dtype, acc, layout)
+            plan = self._plan_reduce(state, name, x._dtype, acc, layout, positive_zero)
             if len(state.plans) >= _MAX_PLANS:
                 state.plans.clear()
             state.plans[key] = plan
@@ -446,7 +455,7 @@ class CudaBackend(Backend):
         self._submit(device, function, final_config, [between, target, final], [partials, out])
 
     def _plan_reduce(self, state: _DeviceState, name: str, x: dt.DType, acc: dt.DType,
-                     layout: rd.Split) -> tuple[Any, ...]:
+                     layout: rd.Split, positive_zero: bool) -> tuple[Any, ...]:
         """The kernel, x's base offset, and the launch configuration and layout of each pass
         (the second only where rows are split: with the temporary's size in bytes, else 0)."""
         kernel = rd.kernel_name(name, x, acc)
@@ -454,11 +463,12 @@ class CudaBackend(Backend):
         limit = function.attributes.max_threads_per_block
         launch = rd.plan(layout.outputs, layout.length, layout.row_inner, state.properties, limit)
         if launch.parts == 1:
-            return function, layout.base, _config(launch), rd.pack(layout, launch), 0, None, None
+            return (function, layout.base, _config(launch),
+                    rd.pack(layout, launch, positive_zero=positive_zero), 0, None, None)
         size = rd.value_size(name, acc)
         dense = rd.contiguous(layout.kept, size)
         first = rd.pack(layout, launch, out_kept=dense, part_stride=layout.outputs * size,
-                        to_partials=True)
+                        to_partials=True, positive_zero=positive_zero)
         second = rd.Split(0, layout.kept, dense, layout.out_kept, (launch.parts,),
                           (layout.outputs * size,))
         final = rd.plan(second.outputs, second.length, second.row_inner, state.properties, limit,
@@ -484,13 +494,13 @@ class CudaBackend(Backend):
         acc, count, length = out._dtype, math.prod(rows), x._shape[axis]
         state = self._state(device)
         inner = not x_rows or abs(x._strides[axis]) <= min(abs(s) for s in x_rows)
-        launch = sc.plan(count, length, inner, state.properties)
+        launch = sc.plan(count, length, inner, state.properties, sc.items(acc))
         sequential = launch.sequential  # (the kernel's thread limit never changes it)
         kernel = sc.kernel_name(name, x._dtype, acc, sequential)
         batch = lambda: sc.batch(name, x._dtype, acc, sequential)  # noqa: E731
         limit = self._function(state, sc.SOURCE, kernel, batch).attributes.max_threads_per_block
         if limit < launch.block:
-            launch = sc.plan(count, length, inner, state.properties, limit)
+            launch = sc.plan(count, length, inner, state.properties, sc.items(acc), limit)
         operands, totals = [x, out], 0
         if launch.parts > 1:  # the totals of every part but the last, in a first pass
             reduction = sc.REDUCTIONS[name]
@@ -701,12 +711,12 @@ class CudaBackend(Backend):
         return flag
 
     def _read(self, x: Array, stream: CudaStream | None = None) -> np.ndarray:
-        """A small array's values on the host, once `stream` (the current one) has run to
-        here."""
+        """A small contiguous array's values on the host, once `stream` (the current one) has
+        run to here (through the device memory's staged copy)."""
         host = np.empty(x._shape, x._dtype.numpy)
-        stream = stream or self.stream(x._buffer.device)
-        self.driver.copy_device_to_host(host, _address(x), host.nbytes, stream.handle)
-        self.driver.stream_synchronize(stream.handle)
+        device = x._buffer.device
+        self._state(device).memory.copy_to_host(x._buffer.block, x._offset, host,
+                                                stream or self.stream(device))
         return host
 
     def _raise_index_error(self, flag: Array, x: Array, axis: int, indices: Sequence[Array],

@@ -73,6 +73,7 @@ class NullDriver(Driver):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self.launches = 0  # kernels launched (that did nothing)
         self._memory: dict[int, np.ndarray] = {}  # address -> the host bytes behind it
         self._used = 0
         self._default = NullHandle(0)
@@ -198,4 +199,6 @@ class NullDriver(Driver):
                block: tuple[int, int, int], args: Sequence[np.generic], shared_mem: int,
                stream: Any) -> None:
         """Nothing runs (and nothing is checked: the configuration is the real drivers' to
-        judge)."""
+        judge); counted in `launches`."""
+        with self._lock:
+            self.launches += 1

@@ -18,9 +18,11 @@ if TYPE_CHECKING:
 
 
 class CudaMemory(Allocator):
-    """Raw device memory from the driver; the copies queue on the given stream. Data copied to
-    the device is staged in page-locked host memory (`driver.host_alloc`, so the copy is a DMA
-    that overlaps the caller's work), held until the stream has passed the copy."""
+    """Raw device memory from the driver; the copies queue on the given stream, staged in
+    page-locked host memory (`driver.host_alloc`), so that each is a DMA: data copied to the
+    device is staged at once and the staging buffer held until the stream has passed the copy
+    (which overlaps the caller's work); data copied to the host arrives in a staging buffer,
+    then in `out` once the stream has passed the copy (the copy waits for it)."""
 
     def __init__(self, driver: Driver, device: Device, default: CudaStream) -> None:
         self.driver = driver
@@ -39,9 +41,17 @@ class CudaMemory(Allocator):
                      stream: Stream | None = None) -> None:
         queue = stream or self._default
         assert isinstance(queue, CudaStream)
-        self.driver.copy_device_to_host(out, block.address + offset, out.nbytes, queue.handle)
-        if stream is None:
-            queue.synchronize()
+        staging = self.driver.host_alloc(out.nbytes)
+        try:
+            self.driver.copy_device_to_host(staging, block.address + offset, out.nbytes,
+                                            queue.handle)
+            if stream is None:
+                queue.synchronize()  # (raises the device's deferred errors)
+            else:
+                self.driver.stream_synchronize(queue.handle)
+            np.copyto(out, staging.view(out.dtype).reshape(out.shape), casting="no")
+        finally:
+            self.driver.host_free(staging)
 
     def copy_from_host(self, block: Block, offset: int, data: np.ndarray,
                        stream: Stream | None = None) -> None:

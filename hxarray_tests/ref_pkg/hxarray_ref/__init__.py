@@ -173,11 +173,12 @@ class RefBackend(Backend):
         self._run(lambda target, *values: kernel(*values, out=target), out, *args)
         return out
 
-    def reduce(self, name, x, axes, out) -> None:
+    def reduce(self, name, x, axes, out, *, positive_zero=False) -> None:
         def reduction(values, target):
             ufunc = _REDUCE[name]
-            start = {"f": -0.0, "c": complex(-0.0, -0.0)}.get(target.dtype.kind)
-            if name == "sum" and start is not None and values.size:  # an all -0 sum is -0
+            zero = 0.0 if positive_zero else -0.0  # -0: an all -0 sum is -0
+            start = {"f": zero, "c": complex(zero, zero)}.get(target.dtype.kind)
+            if name == "sum" and start is not None and values.size:
                 ufunc.reduce(values, axes, target.dtype, target, initial=start)
             else:
                 ufunc.reduce(values, axes, target.dtype if name in ("sum", "prod") else None,

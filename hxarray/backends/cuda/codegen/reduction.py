@@ -1,8 +1,9 @@
-"""Reduction kernels (`kernels/reduction.cuh`): sum, prod, max, min, all, any, argmax and argmin,
-instantiated by (operation, input dtype, accumulator dtype). The first call of an operation
-compiles its instantiations for every input dtype with the namespace's default accumulator at
-once; other accumulators (an explicit `dtype=`) compile one by one. The second pass of a split
-row runs the same instantiation on the partial values, so it costs no compilation.
+"""Reduction kernels (`kernels/reduction.cuh`): sum, prod, max, min, all, any, argmax, argmin and
+squared_deviations (var's numerator, in one pass), instantiated by (operation, input dtype,
+accumulator dtype). The first call of an operation compiles its instantiations for every input
+dtype with the namespace's default accumulator at once; other accumulators (an explicit `dtype=`)
+compile one by one. The second pass of a split row runs the same instantiation on the partial
+values, so it costs no compilation.
 
 On the host: `split` moves the reduced axes last and collapses the kept axes (with out's
 strides) and the reduced axes (a row) separately; `plan` picks the threads per output and
@@ -28,13 +29,14 @@ if TYPE_CHECKING:
 
 SOURCE = PREAMBLE + '#include "reduction.cuh"\n'
 FUNCTORS = {"sum": "Sum", "prod": "Prod", "max": "Max", "min": "Min", "all": "All", "any": "Any",
-            "argmax": "ArgMax", "argmin": "ArgMin"}
+            "argmax": "ArgMax", "argmin": "ArgMin", "squared_deviations": "Deviations"}
 ARG_REDUCTIONS = frozenset({"argmax", "argmin"})
 IDENTITY = {"sum": 0, "prod": 1, "all": True, "any": False}  # the result over no elements
 INDEXED_SIZE = 16  # sizeof(hx::Indexed<T>): an element of at most 8 bytes, then an int64 index
 
 BLOCK = 256  # threads per block at most (HX_REDUCE_BLOCK; fewer for tiny launches)
 PER_THREAD = 16  # row elements a thread reads before one more thread is worth its start-up
+SERIAL = 64  # row elements a thread folds before a second pass is worth its launch
 MAX_PARTS = 1024  # parts per row: bounds the temporary and the second pass
 MAX_CHUNK = 2**31 - 1  # row elements per task: the kernel counts them in 32 bits
 
@@ -69,6 +71,8 @@ def accumulators(name: str) -> list[tuple[dt.DType, dt.DType]]:
         return [(d, dt.ACCUMULATOR.get(d, d)) for d in inputs]
     if name in ("all", "any"):
         return [(d, dt.bool) for d in dt.ALL_DTYPES]
+    if name == "squared_deviations":
+        return [(d, d) for d in dt.REAL_FLOATING]
     return [(d, d) for d in dt.REAL_NUMERIC]  # max, min, argmax, argmin
 
 
@@ -91,6 +95,8 @@ def batch(name: str, x: dt.DType, acc: dt.DType) -> list[str]:
 
 def value_size(name: str, acc: dt.DType) -> int:
     """Bytes of the kernel's Op::Value: a partial result in the temporary of a split row."""
+    if name == "squared_deviations":
+        return -(-3 * acc.itemsize // 8) * 8 + 8  # sizeof(hx::Moments<T>): the count aligned
     return INDEXED_SIZE if name in ARG_REDUCTIONS else acc.itemsize
 
 
@@ -194,13 +200,14 @@ def plan(outputs: int, length: int, row_inner: bool, props: DeviceProperties,
     elements): a group of
     threads per output where rows lie inner (the group reads neighbouring elements), else one
     thread per output (neighbouring threads read neighbouring outputs); where that leaves the
-    device idle (few outputs, long rows) and `may_split`, rows split into parts for two passes."""
+    device idle (few outputs, long rows) and `may_split`, rows split into parts for two passes,
+    unless each thread folds at most SERIAL elements in one (a launch saved)."""
     wanted = max(1, min(WAVES * resident_threads(props),
                         -(-outputs * length // PER_THREAD)))
     per_output = -(-wanted // outputs)
     block = 1 << (min(max_block, BLOCK, props.max_threads_per_block).bit_length() - 1)
     group = min(block, 1 << (per_output - 1).bit_length()) if row_inner else 1
-    parts = -(-per_output // group) if may_split else 1
+    parts = -(-per_output // group) if may_split and length > group * SERIAL else 1
     parts = max(1, min(parts, MAX_PARTS, -(-length // (group * PER_THREAD))),
                 -(-length // MAX_CHUNK) if may_split else 1)
     chunk = -(-length // parts)
@@ -215,9 +222,10 @@ def plan(outputs: int, length: int, row_inner: bool, props: DeviceProperties,
 
 def pack(split: Split, launch: Launch, *, out_kept: tuple[int, ...] | None = None,
          part_stride: int = 0, from_partials: bool = False, to_partials: bool = False,
-         initial: bool = True) -> np.void:
+         initial: bool = True, positive_zero: bool = False) -> np.void:
     """The kernel's ReduceLayout (`out_kept` replaces split's, for a temporary); `initial`:
-    start from the identity (a reduction's first pass; not a scan's part totals)."""
+    start from the identity (a reduction's first pass; not a scan's part totals), a sum's from
+    +0 where `positive_zero`."""
     record = np.zeros((), LAYOUT)
     record["kept"] = pack_shape(split.kept, False)
     record["x_kept"][:len(split.x_kept)] = split.x_kept
@@ -231,5 +239,5 @@ def pack(split: Split, launch: Launch, *, out_kept: tuple[int, ...] | None = Non
     record["group"] = launch.group
     record["from_partials"] = int(from_partials)
     record["to_partials"] = int(to_partials)
-    record["initial"] = int(initial and not from_partials)
+    record["initial"] = (1 + positive_zero) if initial and not from_partials else 0
     return record[()]

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 SOURCE = PREAMBLE + '#include "scan.cuh"\n'
 REDUCTIONS = {"cumulative_sum": "sum", "cumulative_prod": "prod"}  # the op each scan folds with
-ITEMS = 16  # HX_SCAN_ITEMS: consecutive elements per thread of scan_parts
 MAX_BLOCK = 256  # HX_SCAN_BLOCK: the most threads per block of scan_parts
 SHORT_ROW = 64  # rows up to this long are scanned by one thread each
 MAX_PARTS = 256  # a part's carry combines the earlier parts' totals one by one
@@ -34,6 +33,12 @@ MAX_PARTS = 256  # a part's carry combines the earlier parts' totals one by one
 LAYOUT = rd.c_struct([("rows", SHAPE), ("x_rows", rd.STRIDES), ("out_rows", rd.STRIDES),
                       ("length", "<i8"), ("x_step", "<i8"), ("out_step", "<i8"),
                       ("chunk", "<i8"), ("parts", "<i8"), ("totals", "<u8")])
+
+
+def items(acc: dt.DType) -> int:
+    """Consecutive elements per thread of scan_parts accumulating in `acc` (scan.cuh's
+    scan_items): 16, fewer for wide values (a tile stages at most 16 KiB)."""
+    return 16 if acc.itemsize <= 4 else 64 // acc.itemsize
 
 
 def kernel_name(name: str, x: dt.DType, acc: dt.DType, sequential: bool) -> str:
@@ -74,12 +79,13 @@ class Launch:
     grid: int
 
 
-def plan(rows: int, length: int, row_inner: bool, props: DeviceProperties,
+def plan(rows: int, length: int, row_inner: bool, props: DeviceProperties, per_thread: int,
          max_block: int = MAX_BLOCK) -> Launch:
     """Enough threads to fill the device, as rd.plan runs: one thread per row for short rows or
     where rows alone fill the device; else, where a row's elements lie inner (`row_inner`), a
-    block per row, sized to the row, its tiles scanned in turn, and otherwise a thread per part
-    of a row; rows split into parts (their totals first) where too few would run."""
+    block per row, sized to the row, its tiles (`per_thread` elements a thread: `items`)
+    scanned in turn, and otherwise a thread per part of a row; rows split into parts (their
+    totals first) where too few would run."""
     wanted = max(1, min(rd.resident_threads(props), -(-rows * length // rd.PER_THREAD)))
     block = 1 << (min(max_block, MAX_BLOCK, props.max_threads_per_block).bit_length() - 1)
     sequential = length <= SHORT_ROW or rows >= wanted or not row_inner
@@ -87,9 +93,9 @@ def plan(rows: int, length: int, row_inner: bool, props: DeviceProperties,
         parts = 1 if length <= SHORT_ROW else -(-wanted // rows)
         per_part = rd.PER_THREAD
     else:
-        block = min(block, -(-length // (ITEMS * props.warp_size)) * props.warp_size)
+        block = min(block, -(-length // (per_thread * props.warp_size)) * props.warp_size)
         parts = -(-wanted // (rows * block))
-        per_part = block * ITEMS  # whole tiles, so that parts start on a tile
+        per_part = block * per_thread  # whole tiles, so that parts start on a tile
     parts = max(1, min(parts, MAX_PARTS, -(-length // per_part)))
     chunk = -(-length // parts // per_part) * per_part
     parts = -(-length // chunk)

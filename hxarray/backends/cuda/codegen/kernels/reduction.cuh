@@ -1,5 +1,6 @@
 // Reductions over any set of axes (codegen/reduction.py plans the launch): sum, prod, max, min,
-// all, any and argmax/argmin, each an Op below, run by one kernel template.
+// all, any, argmax/argmin and var's sum of squared deviations, each an Op below, run by one
+// kernel template.
 //
 // The host moves the reduced axes last and collapses the kept axes (the outputs) and the reduced
 // axes (a row) separately. A task is one output, or one part of its row where the row is split
@@ -10,6 +11,8 @@
 // between the warps of a group. As in numpy, a reduction starts from its operation's identity,
 // combined once, with the row's first element (it matters to complex products: 1 * (inf + 0j) is
 // inf + nan j); max and min, which have none, and a scan's part totals start from the element.
+// A floating-point sum starts from -0 (the identity: a sum of zeros that are all -0 is -0), or
+// from +0 (numpy's sums) where the layout says so.
 // Every order is fixed by the launch configuration, which depends on the shapes and the device
 // only: the same input gives the same bits on every run and stream. No atomics.
 #pragma once
@@ -33,7 +36,8 @@ struct ReduceLayout {
     int group;          // threads per task: a power of two dividing blockDim.x
     int from_partials;  // x holds Op::Value partial results, not input elements
     int to_partials;    // write Op::Value partial results, not Op::Out
-    int initial;        // combine the identity with row element 0 (Op::start)
+    int initial;        // row element 0: 0 as it is, 1 combined with the identity (Op::start),
+                        // 2 with the identity, a sum's from +0
 };
 
 // An element with its index along the row (argmax, argmin).
@@ -46,47 +50,66 @@ __device__ __forceinline__ Indexed<T> shfl_down(Indexed<T> v, unsigned delta, in
     return Indexed<T>{shfl_down(v.value, delta, width), shfl_down(v.index, delta, width)};
 }
 
+// The count, mean and sum of squared deviations from the mean of some elements (var); the mean
+// is kept as `shift` (one of the elements) plus `mean`, so that it rounds as the deviations do,
+// not as the elements' magnitude.
+template <typename T> struct Moments {
+    T shift;
+    T mean;
+    T m2;
+    i64 count;
+};
+template <typename T>
+__device__ __forceinline__ Moments<T> shfl_down(Moments<T> v, unsigned delta, int width = 32) {
+    return Moments<T>{shfl_down(v.shift, delta, width), shfl_down(v.mean, delta, width),
+                      shfl_down(v.m2, delta, width), shfl_down(v.count, delta, width)};
+}
+
 namespace red {
 
 // A reduction: Value is what threads combine, load() reads a row element (cast to the
-// accumulator), start() combines the identity with the first element, combine() is associative
-// up to rounding, result() is what out receives.
+// accumulator), start() combines the identity (a sum's from +0 where `positive_zero`) with the
+// first element, combine() is associative up to rounding, result() is what out receives.
 template <typename In, typename Acc, typename Combine> struct Fold {
     typedef Acc Value;
     typedef Acc Out;
     __device__ static Value load(const char* p, i64) {
         return cast<Acc>(*reinterpret_cast<const In*>(p));
     }
-    __device__ static Value start(Value first) { return Combine::start(first); }
+    __device__ static Value start(Value first, bool positive_zero) {
+        return Combine::start(first, positive_zero);
+    }
     __device__ static Value combine(Value a, Value b) { return Combine::apply(a, b); }
     __device__ static Out result(Value v) { return v; }
 };
 // start(): where the identity changes nothing (-0 + x is x: a sum of -0 alone is -0, part by
-// part for complex numbers; true && x, false || x), the element itself.
+// part for complex numbers; true && x, false || x), the element itself; +0 + x makes a -0 +0.
 struct Add {
-    template <typename T> __device__ static T start(T first) { return first; }
+    template <typename T> __device__ static T start(T first, bool positive_zero) {
+        return positive_zero ? ops::add(T(0), first) : first;
+    }
     template <typename T> __device__ static T apply(T a, T b) { return ops::add(a, b); }
 };
 struct Multiply {
-    template <typename T> __device__ static T start(T first) {
+    template <typename T> __device__ static T start(T first, bool) {
         return ops::multiply(T(1), first);
     }
     template <typename T> __device__ static T apply(T a, T b) { return ops::multiply(a, b); }
 };
 struct Maximum {  // NaN propagates; no identity
-    template <typename T> __device__ static T start(T first) { return first; }
+    template <typename T> __device__ static T start(T first, bool) { return first; }
     template <typename T> __device__ static T apply(T a, T b) { return ops::maximum(a, b); }
 };
 struct Minimum {
-    template <typename T> __device__ static T start(T first) { return first; }
+    template <typename T> __device__ static T start(T first, bool) { return first; }
     template <typename T> __device__ static T apply(T a, T b) { return ops::minimum(a, b); }
 };
 struct And {
-    __device__ static bool start(bool first) { return first; }
+    __device__ static bool start(bool first, bool) { return first; }
     __device__ static bool apply(bool a, bool b) { return a && b; }
 };
 struct Or {
-    __device__ static bool start(bool first) { return first; }
+    __device__ static bool start(bool first, bool) { return first; }
     __device__ static bool apply(bool a, bool b) { return a || b; }
 };
 template <typename In, typename Acc> struct Sum : Fold<In, Acc, Add> {};
@@ -104,7 +127,7 @@ template <typename In, bool Greatest> struct Arg {
     __device__ static Value load(const char* p, i64 r) {
         return Value{*reinterpret_cast<const In*>(p), r};
     }
-    __device__ static Value start(Value first) { return first; }
+    __device__ static Value start(Value first, bool) { return first; }
     __device__ static Value combine(Value a, Value b) {
         const bool a_nan = ops::isnan(a.value), b_nan = ops::isnan(b.value);
         if (a_nan || b_nan) {
@@ -119,6 +142,30 @@ template <typename In, bool Greatest> struct Arg {
 };
 template <typename In> struct ArgMax : Arg<In, true> {};
 template <typename In> struct ArgMin : Arg<In, false> {};
+
+// The sum of squared deviations from the mean in one pass: each element is the Moments of one
+// (its own shift), combined as Chan, Golub and LeVeque combine partial results (with one element
+// on the right, Welford's update) around the left one's shift: as accurate as two passes on data
+// far from zero (1e8 plus noise) unless the shift is far from the mean in units of the spread. An
+// infinity makes it NaN, as the two passes' inf - inf does.
+template <typename In, typename Acc> struct Deviations {
+    typedef Moments<Acc> Value;
+    typedef Acc Out;
+    __device__ static Value load(const char* p, i64) {
+        return Value{cast<Acc>(*reinterpret_cast<const In*>(p)), Acc(0), Acc(0), 1};
+    }
+    __device__ static Value start(Value first, bool) { return first; }
+    __device__ static Value combine(Value a, Value b) {
+        const i64 count = a.count + b.count;
+        const Acc delta = (b.shift - a.shift) + (b.mean - a.mean);
+        const Acc share = Acc(b.count) / Acc(count);
+        return Value{a.shift, a.mean + delta * share,
+                     a.m2 + b.m2 + delta * delta * Acc(a.count) * share, count};
+    }
+    __device__ static Out result(Value v) {
+        return ops::isfinite(v.shift + v.mean) ? v.m2 : quiet_nan<Acc>();
+    }
+};
 
 }  // namespace red
 
@@ -157,12 +204,13 @@ __device__ typename Op::Value group_reduce(typename Op::Value v, int valid, int 
     return v;
 }
 
-// Folds the row elements first, first + group, ... (`count` of them) into v in that order. A
+// Folds the row elements first, first + group, ... (`count` of them) into v in that order (the
+// first combined with the identity as `initial`, ReduceLayout's, says). A
 // row along one axis keeps HX_REDUCE_UNROLL loads in flight with a 32-bit counter (the host keeps
 // a part below 2^31 elements); a row over several axes unravels each element's offset.
 template <typename Op, bool FromPartials>
 __device__ __forceinline__ typename Op::Value fold_row(const char* row, const ReduceLayout& layout,
-                                                       i64 first, int count, bool initial) {
+                                                       i64 first, int count, int initial) {
     typedef typename Op::Value Value;
     auto load = [](const char* p, i64 r) -> Value {
         if constexpr (FromPartials) {
@@ -174,7 +222,7 @@ __device__ __forceinline__ typename Op::Value fold_row(const char* row, const Re
     const int group = layout.group;
     if (layout.row.ndim > 1) {
         Value v = load(row + offset_of(first, layout.row, layout.x_row), first);
-        if (initial) v = Op::start(v);
+        if (initial) v = Op::start(v, initial == 2);
         for (int k = 1; k < count; ++k) {
             const i64 r = first + i64(k) * group;
             v = Op::combine(v, load(row + offset_of(r, layout.row, layout.x_row), r));
@@ -185,7 +233,7 @@ __device__ __forceinline__ typename Op::Value fold_row(const char* row, const Re
     const char* p = row + first * step;
     const i64 stride = i64(group) * step;
     Value v = load(p, first);
-    if (initial) v = Op::start(v);
+    if (initial) v = Op::start(v, initial == 2);
     int k = 1;
     for (; k + HX_REDUCE_UNROLL <= count; k += HX_REDUCE_UNROLL) {
         Value e[HX_REDUCE_UNROLL];
@@ -228,9 +276,9 @@ reduce(const char* __restrict__ x, char* __restrict__ out,
             if (member < length) {
                 const char* row = x + offset_of(output, layout.kept, layout.x_kept);
                 const int count = (length - member + group - 1) / group;
-                const bool initial = begin + member == 0 && layout.initial;
+                const int initial = begin + member == 0 ? layout.initial : 0;
                 v = layout.from_partials
-                        ? fold_row<Op, true>(row, layout, begin + member, count, false)
+                        ? fold_row<Op, true>(row, layout, begin + member, count, 0)
                         : fold_row<Op, false>(row, layout, begin + member, count, initial);
             }
         }

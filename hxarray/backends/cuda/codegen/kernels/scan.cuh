@@ -6,21 +6,33 @@
 // exactly for whole rows (short rows, or enough rows to fill the device); rows split into parts
 // where neighbouring rows lie closer in memory than a row's elements (neighbouring threads then
 // read neighbouring addresses).
-// scan_parts: one block per part of a row, tile by tile: thread t holds HX_SCAN_ITEMS
-// consecutive elements in registers and combines them; the first warp scans the threads'
-// totals (each lane rakes blockDim.x / 32 consecutive totals in shared memory, the lanes scan
-// with shuffles); each thread rescans its elements from its prefix: the carry of the earlier
-// tiles (the last output of the previous tile) and parts, then the earlier lanes' threads, then
-// the lane's earlier threads. Two barriers per tile. A row split into parts takes the parts' totals from a first pass (the
-// reduce kernel, in part order); a part's carry combines the earlier parts' totals in order.
+// scan_parts: one block per part of a row, tile by tile. The block loads the tile coalesced
+// (element k by thread k mod blockDim.x: a warp reads consecutive elements) into shared memory;
+// thread t combines scan_items<Value>() consecutive elements there; the first warp scans the
+// threads' totals (each lane rakes blockDim.x / 32 consecutive totals in shared memory, the
+// lanes scan with shuffles); each thread rescans its elements from its prefix (the carry of the
+// earlier tiles, the last output of the previous tile, and parts, then the earlier lanes'
+// threads, then the lane's earlier threads), each output in place of its element in shared
+// memory, which the block stores coalesced. Five barriers per tile. A row split into parts
+// takes the parts' totals from a first pass (the reduce kernel, in part order); a part's carry
+// combines the earlier parts' totals in order.
 // Every order is fixed by the launch configuration: the same bits on every run and stream.
 #pragma once
 #include "reduction.cuh"
 
-#define HX_SCAN_ITEMS 16  // consecutive elements per thread of scan_parts
 #define HX_SCAN_BLOCK 256  // the most threads per block of scan_parts
+#define HX_SCAN_MIN_BLOCKS 4  // blocks of scan_parts resident per SM at least (registers capped)
 
 namespace hx {
+
+// Consecutive elements per thread of scan_parts (codegen/scan.py's `items`): 16, fewer for wide
+// values, so that a tile stages at most 16 KiB.
+template <typename Value> __device__ constexpr int scan_items() {
+    return sizeof(Value) <= 4 ? 16 : int(64 / sizeof(Value));
+}
+// A tile element's place in shared memory: one word of padding per 32, so that the threads
+// taking consecutive elements meet no bank conflicts.
+__device__ __forceinline__ int staged_at(int k) { return k + (k >> 5); }
 
 struct ScanLayout {
     Shape rows;          // the other axes, collapsed; `contiguous` unused
@@ -90,32 +102,45 @@ __device__ __forceinline__ typename Op::Value warp_scan(typename Op::Value v, in
 }
 
 template <typename Op>
-__global__ void __launch_bounds__(HX_SCAN_BLOCK)
+__global__ void __launch_bounds__(HX_SCAN_BLOCK, HX_SCAN_MIN_BLOCKS)
 scan_parts(const char* __restrict__ x, char* __restrict__ out, ScanLayout layout) {
     typedef typename Op::Value Value;
     typedef typename Op::Out Out;
+    constexpr int ITEMS = scan_items<Value>();
+    constexpr int TILE = HX_SCAN_BLOCK * ITEMS;
     __shared__ __align__(16) unsigned char shared[(HX_SCAN_BLOCK + 1) * sizeof(Value)];
+    __shared__ __align__(16) unsigned char staging[(TILE + TILE / 32) * sizeof(Value)];
     Value* prefixes = reinterpret_cast<Value*>(shared);  // a thread's total, then its prefix
     Value* carry = prefixes + HX_SCAN_BLOCK;
+    Value* staged = reinterpret_cast<Value*>(staging);  // the tile's elements, then outputs
     const int lane = int(threadIdx.x) & 31;
-    const int per_lane = int(blockDim.x) >> 5;  // threads each lane of warp 0 rakes
+    const int threads = int(blockDim.x);
+    const int per_lane = threads >> 5;  // threads each lane of warp 0 rakes
     const i64 rows = layout.rows.size;
     for (i64 task = blockIdx.x; task < rows * layout.parts; task += gridDim.x) {
         const ScanTask t = scan_task(x, out, layout, task);
         __syncthreads();  // the previous task is done with carry and prefixes
         if (threadIdx.x == 0 && t.part > 0) *carry = carry_into<Op>(layout, t.row, t.part);
         bool has_carry = t.part > 0;
-        for (i64 tile = t.begin; tile < t.end; tile += i64(blockDim.x) * HX_SCAN_ITEMS) {
-            const i64 first = tile + i64(threadIdx.x) * HX_SCAN_ITEMS;
-            const i64 left = t.end - first;
-            const int n = left <= 0 ? 0 : (left < HX_SCAN_ITEMS ? int(left) : HX_SCAN_ITEMS);
-            Value items[HX_SCAN_ITEMS];
+        for (i64 tile = t.begin; tile < t.end; tile += i64(threads) * ITEMS) {
+            const int size = t.end - tile < i64(threads) * ITEMS ? int(t.end - tile)
+                                                                 : threads * ITEMS;
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) {  // coalesced: element k by thread k % threads
+                const int k = j * threads + int(threadIdx.x);
+                if (k < size) {
+                    staged[staged_at(k)] = Op::load(t.in + (tile + k) * layout.x_step, tile + k);
+                }
+            }
+            __syncthreads();
+            const int first = int(threadIdx.x) * ITEMS;
+            const int n = size - first <= 0 ? 0 : (size - first < ITEMS ? size - first : ITEMS);
             Value total{};  // threads past the end come last and feed no prefix
 #pragma unroll
-            for (int j = 0; j < HX_SCAN_ITEMS; ++j) {
+            for (int j = 0; j < ITEMS; ++j) {
                 if (j < n) {
-                    items[j] = Op::load(t.in + (first + j) * layout.x_step, first + j);
-                    total = j == 0 ? items[0] : Op::combine(total, items[j]);
+                    const Value item = staged[staged_at(first + j)];
+                    total = j == 0 ? item : Op::combine(total, item);
                 }
             }
             prefixes[threadIdx.x] = total;
@@ -143,18 +168,27 @@ scan_parts(const char* __restrict__ x, char* __restrict__ out, ScanLayout layout
             const bool has_prefix = has_carry || threadIdx.x > 0;
             Value acc = prefixes[threadIdx.x];
 #pragma unroll
-            for (int j = 0; j < HX_SCAN_ITEMS; ++j) {
+            for (int j = 0; j < ITEMS; ++j) {  // each output in place of its element
                 if (j < n) {
-                    acc = (j == 0 && !has_prefix) ? items[0] : Op::combine(acc, items[j]);
-                    *reinterpret_cast<Out*>(t.out + (first + j) * layout.out_step) =
-                        Op::result(acc);
+                    const Value item = staged[staged_at(first + j)];
+                    acc = (j == 0 && !has_prefix) ? item : Op::combine(acc, item);
+                    staged[staged_at(first + j)] = acc;
                 }
             }
             // The last output of the tile carries into the next one; warp 0 reads it after
-            // the next tile's first barrier.
-            const i64 tile_end = tile + i64(blockDim.x) * HX_SCAN_ITEMS;
-            if (n > 0 && first + n == (tile_end < t.end ? tile_end : t.end)) *carry = acc;
+            // the next tile's barriers.
+            if (n > 0 && first + n == size) *carry = acc;
             has_carry = true;
+            __syncthreads();
+#pragma unroll
+            for (int j = 0; j < ITEMS; ++j) {  // coalesced, as loaded
+                const int k = j * threads + int(threadIdx.x);
+                if (k < size) {
+                    *reinterpret_cast<Out*>(t.out + (tile + k) * layout.out_step) =
+                        Op::result(staged[staged_at(k)]);
+                }
+            }
+            __syncthreads();  // staged is free for the next tile
         }
     }
 }
