@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import operator
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -27,7 +28,7 @@ from .hal.allocator import Allocator, Block
 from .hal.backend import Backend
 from .hal.buffer import MemoryBuffer
 from .hal.device import Device
-from .hal.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
+from .hal.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step, scalar_key
 
 __all__ = ["fuse"]
 
@@ -74,6 +75,7 @@ class _Tracer(Backend):
         self._allocator = _Nothing(self.device)
         self.steps: list[Step] = []
         self.sources: dict[int, tuple[str, Any]] = {}  # operand step -> where its value is from
+        self.operands: dict[Any, int] = {}  # (step, source, value's identity) -> operand step
         self.values: dict[int, tuple[int, tuple[int, ...]]] = {}  # id(buffer) -> (step, shape)
         self.buffers: list[MemoryBuffer] = []  # kept alive: their ids stay unique
         self.arguments: set[int] = set()
@@ -94,12 +96,15 @@ class _Tracer(Backend):
         return placeholder
 
     def _operand(self, step: Step, source: tuple[str, Any]) -> int:
-        for index, known in self.sources.items():
-            if known == source and self.steps[index] == step:
-                return index
-        self.steps.append(step)
-        self.sources[len(self.steps) - 1] = source
-        return len(self.steps) - 1
+        """The step of an operand, recorded once (scalars told apart by `scalar_key`)."""
+        kind, value = source
+        identity = (step, kind, scalar_key(value) if kind == "scalar" else value)
+        index = self.operands.get(identity)
+        if index is None:
+            self.steps.append(step)
+            index = self.operands[identity] = len(self.steps) - 1
+            self.sources[index] = source
+        return index
 
     def value_of(self, x: Any, what: str, dtype: dt.DType | None = None) -> int:
         """The step holding `x`: a placeholder's, a scalar operand stored in `dtype`, or the
@@ -285,6 +290,9 @@ def _trace(function: Callable[..., Any], args: Sequence[Any], device: Device) ->
 
 
 # -- running ---------------------------------------------------------------------------------------
+Runner = Callable[[Sequence[Any]], Any]  # a signature's compiled call: the arguments -> the result
+
+
 def _values(sources: Sequence[tuple[str, Any]], args: Sequence[Any], reduced: Array | None
             ) -> list[Any]:
     values = []
@@ -299,6 +307,34 @@ def _values(sources: Sequence[tuple[str, Any]], args: Sequence[Any], reduced: Ar
                           view(reduced, value, contiguous_strides(value, reduced._dtype.itemsize),
                                reduced._offset))
     return values
+
+
+def _picker(sources: Sequence[tuple[str, Any]], arity: int
+            ) -> Callable[[Sequence[Any]], Sequence[Any]]:
+    """`_values` without a reduction, as one call: the operands from a call's `arity` arguments
+    (by position) and the trace's constants."""
+    constants = tuple(value for kind, value in sources if kind == "scalar")
+    positions, constant = [], arity
+    for kind, value in sources:
+        positions.append(value if kind == "arg" else constant)
+        constant += kind != "arg"
+    if len(positions) == 1:
+        position = positions[0]
+        return lambda args: ((*args, *constants)[position],)
+    get = operator.itemgetter(*positions)
+    return lambda args: get((*args, *constants))
+
+
+def _shape(operands: Sequence[Any], arrays: Sequence[int]) -> tuple[int, ...]:
+    """The broadcast shape of the operands at positions `arrays` (a cheap comparison where
+    they have one shape)."""
+    if not arrays:
+        return ()
+    shape = operands[arrays[0]]._shape
+    for i in arrays[1:]:
+        if operands[i]._shape != shape:
+            return broadcast_shapes(*(operands[i]._shape for i in arrays))
+    return shape
 
 
 def _evaluate(backend: Backend, expression: Expression | None, operands: list[Any],
@@ -330,6 +366,27 @@ def _run(plan: _Plan, args: Sequence[Any], device: Device) -> Array:
     return _evaluate(backend, plan.after, values, device)
 
 
+def _runner(plan: _Plan, arity: int, device: Device) -> Runner:
+    """The call of a traced signature. An element-wise expression (the common case, where the
+    call's own cost matters) runs from what the trace fixed: where each operand comes from, the
+    result's dtype, the backend."""
+    expression = plan.before
+    if plan.reduction is not None or expression is None:
+        return lambda args: _run(plan, args, device)
+    backend = device._backend or device.backend
+    empty, fused, dtype = backend.empty, backend.fused, expression.dtype
+    pick = _picker(plan.before_sources, arity)
+    arrays = [i for i, (kind, _) in enumerate(plan.before_sources) if kind == "arg"]
+
+    def run(args: Sequence[Any]) -> Array:
+        operands = pick(args)
+        out = empty(_shape(operands, arrays), dtype, device)
+        fused(expression, operands, out)
+        return out
+
+    return run
+
+
 class Fused:
     """A fused function: call it as the function. `fallback` runs signatures that cannot be
     fused unfused instead of raising."""
@@ -339,7 +396,7 @@ class Fused:
             raise TypeError(f"fuse() takes a function, got {type(function).__name__}")
         self.function = function
         self.fallback = fallback
-        self._plans: dict[Any, _Plan | None] = {}
+        self._plans: dict[Any, Runner] = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, function)
 
@@ -350,37 +407,74 @@ class Fused:
         if kwargs:
             raise TypeError(f"a fused function takes positional arguments only, got "
                             f"{', '.join(kwargs)}")
-        key, device, empty = self._signature(args)
-        plan: Any = self._plans.get(key, _MISSING)
-        if plan.__class__ is _Plan and plan.shapes is not None:
-            shapes = tuple(a._shape for a in args if a.__class__ is Array)
-            if plan.shapes != shapes:  # counts follow the shapes: one plan per shapes
-                key = (key, shapes)
-                plan = self._plans.get(key, _MISSING)
-        if plan is _MISSING:
-            if empty or device is None:  # nothing to compute, or no array: as unfused
-                return self.function(*args)
-            try:
-                plan = _trace(self.function, args, device)
-            except _Unfusable as exc:
-                self._refuse(str(exc))
-                plan = None
-            except Exception as exc:
-                result = self.function(*args)  # its own errors are raised as they are
-                self._refuse(f"an array the function uses without taking it as an argument "
-                             f"(tracing raised: {exc})")
-                self._keep(key, None)
-                return result
-            self._keep(key, plan)
-        if plan is None:
-            return self.function(*args)
-        return _run(plan, args, device)  # type: ignore[arg-type]
+        key: Any = [is_strict()]  # the plan's key (`_first` tells what it holds), built inline
+        try:
+            for a in args:
+                if a.__class__ is Array:
+                    shape = a._shape
+                    key += a._dtype, len(shape) if 0 not in shape else -1, a._buffer.device
+                else:
+                    key.append(scalar_key(a))
+            key = tuple(key)
+            run = self._plans.get(key)
+        except TypeError:  # an unhashable argument: _first names it
+            key = run = None
+        if run is None:
+            return self._first(key, args)
+        return run(args)
 
-    def _keep(self, key: Any, plan: _Plan | None) -> None:
+    def _unfused(self, args: Sequence[Any]) -> Any:
+        return self.function(*args)
+
+    def _first(self, key: Any, args: Sequence[Any]) -> Any:
+        """The first call of a signature: its arguments checked, the function traced."""
+        device, empty = self._check(args)
+        if empty or device is None:  # nothing to compute, or no array: as unfused
+            self._keep(self._plans, key, self._unfused)
+            return self.function(*args)
+        run, result = self._compile(args, device)
+        self._keep(self._plans, key, run)
+        return run(args) if result is _MISSING else result
+
+    def _compile(self, args: Sequence[Any], device: Device) -> tuple[Runner, Any]:
+        """The runner of the arguments' signature (the function unfused where it cannot be
+        fused), and the result where finding that out computed it."""
+        try:
+            plan = _trace(self.function, args, device)
+        except _Unfusable as exc:
+            self._refuse(str(exc))
+            return self._unfused, _MISSING
+        except Exception as exc:
+            result = self.function(*args)  # its own errors are raised as they are
+            self._refuse(f"an array the function uses without taking it as an argument "
+                         f"(tracing raised: {exc})")
+            return self._unfused, result
+        if plan.shapes is None:
+            return _runner(plan, len(args), device), _MISSING
+        return self._per_shape(plan, args, device), _MISSING
+
+    def _per_shape(self, plan: _Plan, args: Sequence[Any], device: Device) -> Runner:
+        """A signature whose plan depends on the arguments' shapes (a reduction's counts): one
+        plan per shapes."""
+        runs: dict[Any, Runner] = {plan.shapes: _runner(plan, len(args), device)}
+
+        def run(args: Sequence[Any]) -> Any:
+            shapes = tuple(a._shape for a in args if a.__class__ is Array)
+            found = runs.get(shapes)
+            if found is None:
+                found, result = self._compile(args, device)
+                self._keep(runs, shapes, found)
+                if result is not _MISSING:
+                    return result
+            return found(args)
+
+        return run
+
+    def _keep(self, plans: dict[Any, Runner], key: Any, run: Runner) -> None:
         with self._lock:
-            if len(self._plans) >= _MAX_PLANS:
-                self._plans.clear()
-            self._plans[key] = plan
+            if len(plans) >= _MAX_PLANS:
+                plans.clear()
+            plans[key] = run
 
     def _refuse(self, what: str) -> None:
         """None (run unfused) with `fallback`, else the TypeError naming `what`."""
@@ -393,8 +487,9 @@ class Fused:
                         "unfused")
 
     @staticmethod
-    def _signature(args: Sequence[Any]) -> tuple[Any, Device | None, builtins.bool]:
-        parts: list[Any] = [is_strict()]
+    def _check(args: Sequence[Any]) -> tuple[Device | None, builtins.bool]:
+        """The arguments' device (None without arrays) and whether one has no elements;
+        TypeError or ValueError for arguments a fused function does not take."""
         device = None
         empty = False
         for a in args:
@@ -405,15 +500,11 @@ class Fused:
                 elif d is not device:
                     raise ValueError(f"fused function: arguments on different devices "
                                      f"({device} and {d}); move one with to_device()")
-                parts.append((a._dtype, len(a._shape)))
                 empty = empty or 0 in a._shape
-            elif isinstance(a, (builtins.bool, int, float, complex)):
-                parts.append((a.__class__, a))
-            else:
+            elif not isinstance(a, (builtins.bool, int, float, complex)):
                 raise TypeError(f"a fused function takes hxarray arrays and Python scalars, got "
                                 f"{type(a).__name__}")
-        parts.append(device)
-        return tuple(parts), device, empty
+        return device, empty
 
 
 _MISSING: Any = object()

@@ -103,6 +103,18 @@ def test_a_signature_is_traced_once_and_kept():
     assert len(calls) == 5
 
 
+def test_scalars_equal_in_value_but_not_in_bits_are_other_signatures():
+    """0.0 and -0.0 (and complex numbers with -0.0 parts), as arguments or as two constants of
+    one function, each give their own result; NaN arguments reuse their plan."""
+    a = xp.asarray([1.0, -2.0, 0.0])
+    scale = xp.fuse(lambda x, s: x * s)
+    for s in (0.0, -0.0, 0.0, complex(0.0, -0.0), complex(-0.0, 0.0), math.nan, math.nan):
+        same(scale(a, s), a * s)
+    both(lambda x: x * 0.0 + -0.0, a)
+    both(lambda x: (x + -0.0) * 0.0, a)
+    both(lambda x: xp.where(x > 0, 0.0, -0.0), a)
+
+
 @pytest.mark.parametrize("dtype", [*FLOATS, *INTEGERS, "bool", "complex64", "complex128"])
 def test_every_dtype(dtype):
     rng = np.random.default_rng(3)
@@ -286,8 +298,8 @@ def test_blocked_numpy_evaluation_without_a_compiler(monkeypatch):
     if xp.asarray(0).device != xp.Device("cpu"):
         pytest.skip("the CPU's evaluation")
     monkeypatch.setattr(cpu_fused, "_loops", {})
+    monkeypatch.setattr(cpu_fused, "_by_identity", {})
     monkeypatch.setattr(cpu_fused, "compiled", lambda expression: None)
-    monkeypatch.setattr(cpu_fused, "_UNSET", object())
     n = 3 * cpu_fused.CHUNK + 5
     a = xp.asarray(np.random.default_rng(7).standard_normal((n, 3)))
     b = xp.asarray(np.random.default_rng(8).standard_normal(3))

@@ -10,6 +10,7 @@ defaults run the steps one by one through `elementwise` and `copy`.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from .._array import Array
     from .backend import Backend
 
-__all__ = ["ASTYPE", "ARRAY", "SCALAR", "Expression", "Step", "run_unfused"]
+__all__ = ["ASTYPE", "ARRAY", "SCALAR", "Expression", "Step", "run_unfused", "scalar_key"]
 
 ARRAY = "array"  # an operand: the array passed at this position
 SCALAR = "scalar"  # an operand: the Python scalar passed at this position
@@ -52,6 +53,17 @@ class Expression(NamedTuple):
         return self.steps[-1].dtype
 
 
+def scalar_key(value: bool | int | float | complex) -> tuple[type, Any]:
+    """A key that tells apart every scalar operand value: its type, and a float's or complex
+    number's bytes (0.0 apart from -0.0, each NaN payload apart)."""
+    if isinstance(value, (float, complex)):
+        return value.__class__, _DOUBLES.pack(value.real, value.imag)
+    return value.__class__, value
+
+
+_DOUBLES = struct.Struct("<dd")
+
+
 def run_unfused(backend: Backend, expression: Expression, operands: Sequence[Array | Any],
                 out: Array) -> None:
     """out = the expression, one primitive call per step (any backend)."""
@@ -59,7 +71,9 @@ def run_unfused(backend: Backend, expression: Expression, operands: Sequence[Arr
     for step in expression.steps[expression.operands:]:
         args = [values[i] for i in step.args]
         if not isinstance(step.op, Op):  # ASTYPE: the one other kind of step after the operands
-            values.append(backend.copy(args[0], step.dtype))
+            source = args[0]
+            values.append(backend.copy(source, step.dtype) if hasattr(source, "_shape") else
+                          backend.full((), source, step.dtype, out._buffer.device))
             continue
         shape = broadcast_shapes(*(a._shape for a in args if hasattr(a, "_shape")))
         signature = Signature(tuple(expression.steps[i].dtype for i in step.args), step.compute,
