@@ -248,6 +248,7 @@ class _Plan(NamedTuple):
     after: Expression | None = None  # None: the result is the reduction's (`after_sources[0]`)
     after_sources: tuple[tuple[str, Any], ...] = ()
     shapes: tuple[tuple[int, ...], ...] | None = None  # the argument shapes it holds for
+    epilogue: bool = False  # `after` is of the reduction's result (in one shape) and scalars
 
 
 def _expression(tracer: _Tracer, output: int
@@ -285,8 +286,12 @@ def _trace(function: Callable[..., Any], args: Sequence[Any], device: Device) ->
     name, axes, reduced, dtype = tracer.reduction
     before, before_sources = _expression(tracer, reduced)
     after, after_sources = _expression(tracer, output)
+    kinds = {kind for kind, _ in after_sources}
+    seen = {value for kind, value in after_sources if kind == "reduction"}
     return _Plan(before, before_sources, (name, axes, dtype), after, after_sources,
-                 tuple(a._shape for a in args if a.__class__ is Array))  # counts follow shapes
+                 tuple(a._shape for a in args if a.__class__ is Array),  # counts follow shapes
+                 before is not None and after is not None and kinds <= {"reduction", "scalar"}
+                 and len(seen) == 1)
 
 
 # -- running ---------------------------------------------------------------------------------------
@@ -354,8 +359,17 @@ def _run(plan: _Plan, args: Sequence[Any], device: Device) -> Array:
         return _evaluate(backend, plan.before, operands, device)
     name, axes, dtype = plan.reduction
     shape = broadcast_shapes(*(a._shape for a in operands if a.__class__ is Array))
-    reduced = backend.empty(tuple(n for i, n in enumerate(shape) if i not in axes), dtype,
-                            device)
+    kept = tuple(n for i, n in enumerate(shape) if i not in axes)
+    if plan.epilogue:  # the expression after the reduction goes into its kernel
+        assert plan.after is not None and plan.before is not None
+        out = backend.empty(kept, plan.after.dtype, device)
+        backend.fused_reduce(name, plan.before, operands, shape, axes, out, plan.after,
+                             [value if kind == "scalar" else None
+                              for kind, value in plan.after_sources])
+        seen = next(value for kind, value in plan.after_sources if kind == "reduction")
+        return out if seen == kept else view(out, seen, contiguous_strides(
+            seen, out._dtype.itemsize), 0)
+    reduced = backend.empty(kept, dtype, device)
     if plan.before is None:  # a reduction of an argument itself
         backend.reduce(name, operands[0], axes, reduced)
     else:

@@ -359,10 +359,20 @@ class Backend(ABC):
 
     def fused_reduce(self, name: str, expression: fusion.Expression,
                      operands: Sequence[Array | Scalar], shape: Shape, axes: tuple[int, ...],
-                     out: Array) -> None:
+                     out: Array, after: fusion.Expression | None = None,
+                     after_operands: Sequence[Scalar | None] = ()) -> None:
         """out = the reduction `name` (as `reduce`) over `axes` of `expression` broadcast to
-        `shape`. Default: the expression into a temporary, then `reduce`."""
-        value = self.empty(shape, expression.dtype, out._buffer.device)
+        `shape`; with `after`, each result goes through that element-wise expression on its
+        way to out (its array operand: the result, in `fusion.reduced_dtype(after)`; the others:
+        the scalars of `after_operands`, None at the array's position). Default: the expression
+        into a temporary and `reduce` (into another, then `fused` with `after`)."""
+        device = out._buffer.device
+        if after is not None:
+            reduced = self.empty(out._shape, fusion.reduced_dtype(after), device)
+            self.fused_reduce(name, expression, operands, shape, axes, reduced)
+            self.fused(after, [reduced if v is None else v for v in after_operands], out)
+            return
+        value = self.empty(shape, expression.dtype, device)
         self.fused(expression, operands, value)
         self.reduce(name, value, axes, out)
 

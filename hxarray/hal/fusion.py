@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from .._array import Array
     from .backend import Backend
 
-__all__ = ["ASTYPE", "ARRAY", "SCALAR", "Expression", "Step", "run_unfused", "scalar_key"]
+__all__ = ["ASTYPE", "ARRAY", "SCALAR", "Expression", "Step", "reduced_dtype", "run_unfused",
+           "scalar_key"]
 
 ARRAY = "array"  # an operand: the array passed at this position
 SCALAR = "scalar"  # an operand: the Python scalar passed at this position
@@ -51,6 +52,11 @@ class Expression(NamedTuple):
     @property
     def dtype(self) -> dt.DType:
         return self.steps[-1].dtype
+
+
+def reduced_dtype(after: Expression) -> dt.DType:
+    """The dtype of a reduction's results, the array operand of the expression `after` them."""
+    return next(s.dtype for s in after.steps[:after.operands] if s.op == ARRAY)
 
 
 def scalar_key(value: bool | int | float | complex) -> tuple[type, Any]:

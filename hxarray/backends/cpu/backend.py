@@ -308,15 +308,16 @@ class CpuBackend(Backend):
     def fused(self, expression, operands, out) -> None:
         fused.run(expression, operands, out)
 
-    def fused_reduce(self, name, expression, operands, shape, axes, out) -> None:
-        if len(axes) == len(shape) and name in kernels.REDUCING_UFUNCS:
+    def fused_reduce(self, name, expression, operands, shape, axes, out, after=None,
+                     after_operands=()) -> None:
+        if after is None and len(axes) == len(shape) and name in kernels.REDUCING_UFUNCS:
             def reduce(chunk: np.ndarray, into: np.ndarray) -> None:
                 kernels.reduce_into(name, chunk, None, False, into)
 
             with quiet():
                 if fused.run_reduce(expression, operands, shape, reduce, self.native(out)):
                     return
-        super().fused_reduce(name, expression, operands, shape, axes, out)
+        super().fused_reduce(name, expression, operands, shape, axes, out, after, after_operands)
 
     @_retrying
     def reduce(self, name, x, axes, out) -> None:
