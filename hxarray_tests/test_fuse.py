@@ -5,6 +5,10 @@ refusals."""
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -17,7 +21,7 @@ from hxarray._modes import is_strict
 from hxarray.backends.cpu import fused as cpu_fused
 from hxarray.backends.cpu import parallel
 
-from .oracle import ON_EACH_DEVICE
+from .oracle import CPU_ONLY, ON_EACH_DEVICE
 
 pytestmark = ON_EACH_DEVICE
 
@@ -319,6 +323,86 @@ def test_on_cuda_a_fused_chain_is_one_launch():
     result = fused(a, a)
     assert state.launches == before + 1
     same(result, chain(a, a))
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["numpy_mode", "strict"])
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "max", "min", "any", "all"])
+def test_a_fused_reduction_gives_each_mode_its_unfused_answer(name, strict):
+    """Negative zeros: numpy mode's sums and means of them are +0 (numpy's), strict mode's -0
+    (the standard's additions); the fused reduction (on CUDA one kernel, numpy mode's +0 in it)
+    gives each mode's unfused answer, bit for bit, over every axis, with keepdims, float32
+    and float64, and on values that are not zeros."""
+    function = getattr(xp, name)
+    rng = np.random.default_rng(12)
+    with xp.set_strict(strict):
+        for dtype in ("float32", "float64"):
+            negative = xp.asarray(np.full((4, 3), -0.0, dtype))
+            for axis in (None, 0, 1, (0, 1)):
+                both(lambda x: function(x * 1.0, axis=axis), negative)
+                both(lambda x: function(-x, axis=axis, keepdims=True), xp.zeros_like(negative))
+            values = xp.asarray(rng.standard_normal((7, 5)).astype(dtype))
+            for axis in (None, 0, 1):
+                both(lambda x, y: function(x * y + 0.5, axis=axis), values, values[0],
+                     exact=name in ("max", "min", "any", "all"))
+
+
+def test_on_cuda_a_fused_reduction_is_one_kernel():
+    """On the simulated device: one launch where the reduction's rows are not split (numpy
+    mode's +0 and mean's division included), the reduction's own two passes where they are;
+    the values the unfused function's."""
+    a = xp.asarray(np.random.default_rng(13).standard_normal((64, 32)))
+    if a.device.type.name != "cuda":
+        pytest.skip("CUDA only")
+    state = a._buffer.device.backend._state(a._buffer.device)
+    for function, launches in ((lambda x: xp.sum(x * x), 1), (lambda x: xp.mean(x + 1), 1),
+                               (lambda x: xp.max(xp.abs(x), axis=1), 1),
+                               (lambda x: xp.sum(x * 2, axis=0) * 0.5, 2)):
+        fused = xp.fuse(function)
+        fused(a)
+        before = state.launches
+        result = fused(a)
+        assert state.launches - before == launches
+        same(result, function(a), exact=False)
+
+
+@CPU_ONLY
+def test_fused_launches_on_the_null_driver(device):
+    """In a process of its own on the null driver (which counts launches): a warm fused chain
+    and fused reductions are one launch each, compiling nothing more, where the unfused
+    numpy-mode sum of a product is three (the product, the reduction, numpy mode's +0)."""
+    code = """
+        import numpy as np
+        import hxarray as xp
+        device = xp.Device("cuda:0")
+        backend = device.backend
+        a = xp.asarray(np.ones((32, 32), np.float32), device=device)
+        calls = [xp.fuse(lambda x, y: xp.sqrt(x * x + y * y) * 0.5 + 1),
+                 xp.fuse(lambda x, y: xp.sum(x * y)), xp.fuse(lambda x, y: xp.mean(x - y)),
+                 xp.fuse(lambda x, y: xp.max(x + y, axis=1)),
+                 xp.fuse(lambda x, y: xp.all(x < y))]
+        for call in calls:
+            call(a, a)
+        for call in calls:
+            stats = backend.stats(device)
+            call(a, a)
+            after = backend.stats(device)
+            assert after["compilations"] == stats["compilations"]
+            assert after["kernel_launches"] - stats["kernel_launches"] == 1, call
+        with xp.set_strict(True):
+            calls[1](a, a)
+            stats = backend.stats(device)
+            calls[1](a, a)
+            assert backend.stats(device)["kernel_launches"] - stats["kernel_launches"] == 1
+        stats = backend.stats(device)
+        xp.sum(a * a)
+        assert backend.stats(device)["kernel_launches"] - stats["kernel_launches"] == 3
+        print("ok")
+    """
+    env = {**os.environ, "HXARRAY_CUDA_DRIVER": "null"}
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
 
 
 def test_a_fused_function_keeps_its_name():
