@@ -338,11 +338,12 @@ def test_a_fused_reduction_gives_each_mode_its_unfused_answer(name, strict):
         for dtype in ("float32", "float64"):
             negative = xp.asarray(np.full((4, 3), -0.0, dtype))
             for axis in (None, 0, 1, (0, 1)):
-                both(lambda x: function(x * 1.0, axis=axis), negative)
-                both(lambda x: function(-x, axis=axis, keepdims=True), xp.zeros_like(negative))
+                both(lambda x, axis=axis: function(x * 1.0, axis=axis), negative)
+                both(lambda x, axis=axis: function(-x, axis=axis, keepdims=True),
+                     xp.zeros_like(negative))
             values = xp.asarray(rng.standard_normal((7, 5)).astype(dtype))
             for axis in (None, 0, 1):
-                both(lambda x, y: function(x * y + 0.5, axis=axis), values, values[0],
+                both(lambda x, y, axis=axis: function(x * y + 0.5, axis=axis), values, values[0],
                      exact=name in ("max", "min", "any", "all"))
 
 

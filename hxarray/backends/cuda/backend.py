@@ -22,10 +22,10 @@ from ... import _dtypes as dt
 from ... import _views
 from ..._array import Array
 from ..._ops import OPS, Op, Signature
+from ...hal import fusion
 from ...hal.allocator import StreamOrderedAllocator
 from ...hal.backend import Backend
 from ...hal.device import Device, DeviceType
-from ...hal import fusion
 from ...hal.fusion import Expression
 from ...hal.hooks import observe, observers
 from ...hal.scope import scoped_pools

@@ -15,8 +15,8 @@ from ...._ops import OPS, Op
 from ....hal.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
 from . import C_TYPES, OPTIONS, PREAMBLE
 from .elementwise import INDEX_TYPES, functor
-from .reduction import functor as functor_name
 from .elementwise import source as operation_source
+from .reduction import functor as functor_name
 
 __all__ = ["all_sources", "cuda_source", "host_source", "kernel_name", "reduce_kernel_name",
            "reduce_source"]
@@ -168,7 +168,8 @@ def reduce_source(name: str, acc: dt.DType, expression: Expression,
         expression, lambda k, step: f"load_one<{types[k]}>(x{k}, at{k})"))
     last = len(expression.steps) - 1
     accumulator = C_TYPES[acc]
-    out_type, epilogue, after_fields, after_params, after_names = accumulator, "return v;", "", "", ""
+    out_type, epilogue = accumulator, "return v;"
+    after_fields = after_params = after_names = ""
     if after is not None:
         m = after.operands
         after_fields = "".join(f"    const Operand& y{k};\n" for k in range(m))
@@ -224,7 +225,8 @@ def reduce_source(name: str, acc: dt.DType, expression: Expression,
             f"fused_reduce_{tag}("
             + "".join(f"const __grid_constant__ Operand x{k}, " for k in range(n)) +
             f"{after_params}const char* __restrict__ x, char* __restrict__ out, "
-            f"const __grid_constant__ ReduceLayout layout, const __grid_constant__ Shape shape) {{\n"
+            f"const __grid_constant__ ReduceLayout layout, "
+            f"const __grid_constant__ Shape shape) {{\n"
             f"    const FusedRow_{tag}<Index> op{{{{}}, x, shape"
             + "".join(f", x{k}" for k in range(n)) + f"{after_names}}};\n"
             f"    reduce_rows(op, x, out, layout);\n"
