@@ -314,31 +314,12 @@ def _values(sources: Sequence[tuple[str, Any]], args: Sequence[Any], reduced: Ar
     return values
 
 
-def _picker(sources: Sequence[tuple[str, Any]], arity: int
-            ) -> Callable[[Sequence[Any]], Sequence[Any]]:
-    """`_values` without a reduction, as one call: the operands from a call's `arity` arguments
-    (by position) and the trace's constants."""
-    constants = tuple(value for kind, value in sources if kind == "scalar")
-    positions, constant = [], arity
-    for kind, value in sources:
-        positions.append(value if kind == "arg" else constant)
-        constant += kind != "arg"
-    if len(positions) == 1:
-        position = positions[0]
-        return lambda args: ((*args, *constants)[position],)
-    get = operator.itemgetter(*positions)
-    return lambda args: get((*args, *constants))
-
-
-def _shape(operands: Sequence[Any], arrays: Sequence[int]) -> tuple[int, ...]:
-    """The broadcast shape of the operands at positions `arrays` (a cheap comparison where
-    they have one shape)."""
-    if not arrays:
-        return ()
-    shape = operands[arrays[0]]._shape
-    for i in arrays[1:]:
-        if operands[i]._shape != shape:
-            return broadcast_shapes(*(operands[i]._shape for i in arrays))
+def _shape(arrays: Sequence[Array]) -> tuple[int, ...]:
+    """The broadcast shape of `arrays` (a cheap comparison where they have one shape)."""
+    shape = arrays[0]._shape
+    for a in arrays:
+        if a._shape != shape:
+            return broadcast_shapes(*(a._shape for a in arrays))
     return shape
 
 
@@ -382,23 +363,35 @@ def _run(plan: _Plan, args: Sequence[Any], device: Device) -> Array:
 
 def _runner(plan: _Plan, arity: int, device: Device) -> Runner:
     """The call of a traced signature. An element-wise expression (the common case, where the
-    call's own cost matters) runs from what the trace fixed: where each operand comes from, the
-    result's dtype, the backend."""
+    call's own cost matters) runs from what the trace fixed: the arguments it reads, its
+    scalars (`Backend.fused_call`), the result's dtype, the backend."""
     expression = plan.before
-    if plan.reduction is not None or expression is None:
+    positions = [value for kind, value in plan.before_sources if kind == "arg"]
+    if plan.reduction is not None or expression is None or not positions:
         return lambda args: _run(plan, args, device)
     backend = device._backend or device.backend
-    empty, fused, dtype = backend.empty, backend.fused, expression.dtype
-    pick = _picker(plan.before_sources, arity)
-    arrays = [i for i, (kind, _) in enumerate(plan.before_sources) if kind == "arg"]
+    empty, dtype = backend.empty, expression.dtype
+    call = backend.fused_call(expression, [value if kind == "scalar" else None
+                                           for kind, value in plan.before_sources])
+    if len(positions) == 1:  # (itemgetter of one position gives the item, not a tuple)
+        position = positions[0]
 
-    def run(args: Sequence[Any]) -> Array:
-        operands = pick(args)
-        out = empty(_shape(operands, arrays), dtype, device)
-        fused(expression, operands, out)
+        def run(args: Sequence[Any]) -> Array:
+            array = args[position]
+            out = empty(array._shape, dtype, device)
+            call((array,), out)
+            return out
+
+        return run
+    take = operator.itemgetter(*positions)
+
+    def run_many(args: Sequence[Any]) -> Array:
+        arrays = take(args)
+        out = empty(_shape(arrays), dtype, device)
+        call(arrays, out)
         return out
 
-    return run
+    return run_many
 
 
 class Fused:

@@ -302,7 +302,6 @@ def test_blocked_numpy_evaluation_without_a_compiler(monkeypatch):
     if xp.asarray(0).device != xp.Device("cpu"):
         pytest.skip("the CPU's evaluation")
     monkeypatch.setattr(cpu_fused, "_loops", {})
-    monkeypatch.setattr(cpu_fused, "_by_identity", {})
     monkeypatch.setattr(cpu_fused, "compiled", lambda expression: None)
     n = 3 * cpu_fused.CHUNK + 5
     a = xp.asarray(np.random.default_rng(7).standard_normal((n, 3)))

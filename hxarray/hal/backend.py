@@ -357,6 +357,17 @@ class Backend(ABC):
         expression into one kernel overrides it."""
         fusion.run_unfused(self, expression, operands, out)
 
+    def fused_call(self, expression: fusion.Expression, scalars: Sequence[Scalar | None]
+                   ) -> Callable[[Sequence[Array], Array], None]:
+        """`fused` of `expression` prepared for calls whose scalar operands are `scalars` (None
+        at the arrays' places): a function of the array operands, in order, and out (a fused
+        function's warm call). Default: `fused` with the operands put together."""
+        def call(arrays: Sequence[Array], out: Array) -> None:
+            given = iter(arrays)
+            self.fused(expression, [next(given) if v is None else v for v in scalars], out)
+
+        return call
+
     def fused_reduce(self, name: str, expression: fusion.Expression,
                      operands: Sequence[Array | Scalar], shape: Shape, axes: tuple[int, ...],
                      out: Array, after: fusion.Expression | None = None,

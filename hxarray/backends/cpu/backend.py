@@ -308,6 +308,9 @@ class CpuBackend(Backend):
     def fused(self, expression, operands, out) -> None:
         fused.run(expression, operands, out)
 
+    def fused_call(self, expression, scalars):
+        return fused.Prepared(expression, scalars)
+
     def fused_reduce(self, name, expression, operands, shape, axes, out, after=None,
                      after_operands=()) -> None:
         if after is None and len(axes) == len(shape) and name in kernels.REDUCING_UFUNCS:

@@ -28,7 +28,7 @@ from ...hal.fusion import SCALAR, Expression, scalar_key
 from ...hal.kernel_cache import KernelCache, default_cache_dir
 from . import kernels, parallel
 
-__all__ = ["CHUNK", "arange_loop", "compiled", "host_function", "run", "run_reduce"]
+__all__ = ["CHUNK", "Prepared", "arange_loop", "compiled", "host_function", "run", "run_reduce"]
 
 CHUNK = 8192  # elements per chunk of blocked evaluation: a few temporaries stay in L2
 THREADED_FROM = 1 << 18  # elements from which a fused loop is split over the pool
@@ -84,37 +84,19 @@ def compiled(expression: Expression) -> Callable[[bytes], None] | None:
 class _Loop:
     """An expression's compiled loop (`function`, None without a compiler) and what every call
     of it reuses: the packing of its arguments (`host_source`'s int64s: `head`, the part that
-    changes from call to call, and `tail`), the tail of a dense call (every operand contiguous
-    in the output's shape), and the last scalar operands' table."""
+    changes from call to call, and `tail`) and the tail of a dense call (every operand
+    contiguous in the output's shape)."""
 
-    __slots__ = ("expression", "function", "head", "tail", "scalars", "dense", "dense_tail",
-                 "_last")
+    __slots__ = ("function", "head", "tail", "dense", "dense_tail")
 
     def __init__(self, expression: Expression, function: Callable[[bytes], None] | None) -> None:
         operands = expression.steps[:expression.operands]
-        self.expression = expression
         self.function = function
         self.head = struct.Struct(f"<{len(operands) + 3}q").pack
         self.tail = struct.Struct(f"<{4 + 2 * len(operands)}q").pack
-        self.scalars = tuple(k for k, s in enumerate(operands) if s.op == SCALAR)
         self.dense = tuple(x for s in operands
                            for x in (0, 0 if s.op == SCALAR else s.dtype.itemsize))
         self.dense_tail = self.tail(0, 1, 0, expression.dtype.itemsize, *self.dense)
-        self._last: tuple[tuple[Any, ...], tuple[np.ndarray, int]] = ((), (_NO_TABLE, 0))
-
-    def constants(self, operands: Sequence[Any]) -> tuple[np.ndarray, int]:
-        """The scalar operands' table and its address (the last one again where the scalars are
-        the same objects: a traced signature passes its constants on every call)."""
-        objects, found = self._last
-        if len(objects) == len(self.scalars):
-            for k, o in zip(self.scalars, objects):
-                if operands[k] is not o:
-                    break
-            else:
-                return found
-        found = _scalars(self.expression, operands)
-        self._last = (tuple(operands[k] for k in self.scalars), found)
-        return found
 
     def __call__(self, n0: int, n1: int, target: int, out_strides: Sequence[int],
                  pointers: Sequence[int], strides: Sequence[int], split: bool = True) -> None:
@@ -132,26 +114,66 @@ class _Loop:
 
 
 def _loop(expression: Expression) -> _Loop:
-    """The expression's `_Loop` (compiled on first use); found by identity first, since a fused
-    function hands the same expression object on every call."""
-    found = _by_identity.get(id(expression))
-    if found is not None and found.expression is expression:
-        return found
-    with _lock:
-        found = _loops.get(expression)
+    """The expression's `_Loop` (compiled on first use)."""
+    found = _loops.get(expression)
     if found is None:
         found = _Loop(expression, compiled(expression))
         with _lock:
             found = _loops.setdefault(expression, found)
-    with _lock:
-        if len(_by_identity) > 4096:
-            _by_identity.clear()
-        _by_identity[id(expression)] = found  # (found holds the expression: the id stays its)
     return found
 
 
 _loops: dict[Expression, _Loop] = {}
-_by_identity: dict[int, _Loop] = {}
+
+
+class Prepared:
+    """An expression prepared for calls with the same scalar operands (`CpuBackend.fused_call`):
+    the loop, the scalars' table, and where each array operand's pointer goes."""
+
+    __slots__ = ("expression", "loop", "scalars", "constants", "pointers", "slots")
+
+    def __init__(self, expression: Expression, scalars: Sequence[Any]) -> None:
+        self.expression = expression
+        self.loop = _loop(expression)
+        self.scalars = scalars
+        self.constants = _scalars(expression, scalars)
+        address = iter(range(self.constants[1], self.constants[1] + 16 * len(scalars), 16))
+        self.pointers = [0 if v is None else next(address) for v in scalars]
+        self.slots = [k for k, v in enumerate(scalars) if v is None]
+
+    def __call__(self, arrays: Sequence[Array], out: Array) -> None:
+        """out = the expression of the array operands (in order) and the scalars."""
+        shape = out._shape
+        size = math.prod(shape)
+        loop = self.loop
+        if size == 0:
+            return
+        if loop.function is None:
+            _blocked(self.expression, [native(a) if a.__class__ is Array else a
+                                       for a in self.operands(arrays)], native(out))
+            return
+        pointers = self.pointers[:]
+        dense = True
+        strides = out._strides
+        itemsize = out._dtype.itemsize
+        for k, a in zip(self.slots, arrays):
+            pointers[k] = a._buffer.block.address + a._offset
+            if dense and (a._shape != shape or a._strides != strides and (
+                    a._dtype.itemsize == itemsize or
+                    a._strides != contiguous_strides(shape, a._dtype.itemsize))):
+                dense = False
+        target = out._buffer.block.address + out._offset
+        if not dense:
+            _strided(loop, self.operands(arrays), out, self.constants[1])
+        elif size < THREADED_FROM:
+            loop.function(loop.head(*pointers, target, size, size) + loop.dense_tail)
+        else:
+            loop(1, size, target, (0, itemsize), pointers, loop.dense)
+
+    def operands(self, arrays: Sequence[Array]) -> list[Any]:
+        """Every operand: the arrays in their places among the scalars."""
+        given = iter(arrays)
+        return [next(given) if v is None else v for v in self.scalars]
 
 
 _ARANGE = """
@@ -202,44 +224,13 @@ def _addressed(array: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 _constants: dict[Any, tuple[np.ndarray, int]] = {}
-_NO_TABLE = np.zeros((1, 16), np.uint8)
 
 
 def run(expression: Expression, operands: Sequence[Any], out: Array) -> None:
     """out = the expression of the operands (arrays of the CPU, broadcast to out, or Python
     scalars); `out` is fresh and C-contiguous."""
-    shape = out._shape
-    size = math.prod(shape)
-    if size == 0:
-        return
-    loop = _loop(expression)
-    if loop.function is None:
-        _blocked(expression, [native(a) if a.__class__ is Array else a for a in operands],
-                 native(out))
-        return
-    constants = loop.constants(operands)
-    base = constants[1]
-    pointers = []
-    dense = True
-    strides = out._strides
-    itemsize = out._dtype.itemsize
-    for a in operands:
-        if a.__class__ is not Array:
-            pointers.append(base)
-            base += 16
-            continue
-        if dense and (a._shape != shape or a._strides != strides and (
-                a._dtype.itemsize == itemsize or
-                a._strides != contiguous_strides(shape, a._dtype.itemsize))):
-            dense = False
-        pointers.append(a._buffer.block.address + a._offset)
-    target = out._buffer.block.address + out._offset
-    if not dense:
-        _strided(loop, operands, out, constants[1])
-    elif size < THREADED_FROM:
-        loop.function(loop.head(*pointers, target, size, size) + loop.dense_tail)
-    else:
-        loop(1, size, target, (0, itemsize), pointers, loop.dense)
+    Prepared(expression, [None if a.__class__ is Array else a for a in operands])(
+        [a for a in operands if a.__class__ is Array], out)
 
 
 def _strided(loop: _Loop, operands: Sequence[Any], out: Array, constants: int) -> None:
@@ -292,7 +283,7 @@ def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int
             for a in operands):
         return False
     loop = _loop(expression)
-    constants = loop.constants(operands)
+    constants = _scalars(expression, operands)
     flat = [native(a).reshape(-1) if a.__class__ is Array else a for a in operands]
     chunk = CHUNK * 8
     chunks = -(-size // chunk)
