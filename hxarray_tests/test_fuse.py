@@ -5,10 +5,6 @@ refusals."""
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
-import textwrap
 import warnings
 
 import numpy as np
@@ -21,7 +17,7 @@ from hxarray._modes import is_strict
 from hxarray.backends.cpu import fused as cpu_fused
 from hxarray.backends.cpu import parallel
 
-from .oracle import CPU_ONLY, ON_EACH_DEVICE
+from .oracle import CPU_ONLY, ON_EACH_DEVICE, on_the_null_driver
 
 pytestmark = ON_EACH_DEVICE
 
@@ -398,11 +394,7 @@ def test_fused_launches_on_the_null_driver(device):
         assert backend.stats(device)["kernel_launches"] - stats["kernel_launches"] == 3
         print("ok")
     """
-    env = {**os.environ, "HXARRAY_CUDA_DRIVER": "null"}
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "ok"
+    on_the_null_driver(code)
 
 
 def test_a_fused_function_keeps_its_name():

@@ -74,39 +74,14 @@ def kernel_name(expression: Expression, index: str) -> str:
     return f"hx::fused_{key(expression)}<{index}>"
 
 
-def cuda_source(expression: Expression) -> str:
-    """The kernel `hx::fused_<key><Index>`(operands..., Output, Shape): the element-wise kernels'
-    parameters and layouts (elementwise.cuh), one Operand per operand of the expression (a
-    scalar is an Operand without data); a grid-stride loop that never steps past the end, each
-    element found by its number (contiguous layouts) or its coordinates (strided ones)."""
-    n = expression.operands
-    types = [C_TYPES[step.dtype] for step in expression.steps[:n]]
-    params = "".join(f"const __grid_constant__ Operand x{k}, " for k in range(n))
-
-    def load(k: int, step: Step) -> str:
-        return f"load_one<{types[k]}>(x{k}, at{k})"
-
-    body = "\n        ".join(statements(expression, load))
-    last = len(expression.steps) - 1
-    out = C_TYPES[expression.dtype]
-    offsets = ", ".join(f"at{k} = 0" for k in range(n))
-    contiguous = "\n            ".join(
-        [f"at = i64(i) * i64(sizeof({out}));",
-         *(f"at{k} = i64(i) * i64(sizeof({types[k]}));" for k in range(n))])
-    strided = "\n                    ".join(
-        ["at += coordinate * out.strides.step[d];",
-         *(f"at{k} += coordinate * x{k}.strides.step[d];" for k in range(n))])
-    return (f"{PREAMBLE}#include \"elementwise.cuh\"\n{_functors(expression)}"
-            f"namespace hx {{\n"
-            f"template <typename Index>\n"
-            f"__global__ void fused_{key(expression)}({params}"
-            f"const __grid_constant__ Output out, const __grid_constant__ Shape shape) {{\n"
-            f"    const Index size = Index(shape.size);\n"
-            f"    const Index stride = Index(gridDim.x) * Index(blockDim.x);\n"
-            f"    for (Index i = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);\n"
-            f"         i < size; i = next_index(i, stride, size)) {{\n"
-            f"        i64 at = 0, {offsets};\n"
-            f"        if (shape.contiguous != HX_STRIDED) {{\n"
+def _locate(places: Sequence[tuple[str, str, str]]) -> str:
+    """C statements adding to each offset `at` (declared 0) the byte offset of element `i` of its
+    array: `places` are (offset, the Operand or Output with its strides, its C type); `i` and
+    `shape` in scope. By number where the launch is contiguous, else by coordinates."""
+    contiguous = "\n            ".join(f"{at} = i64(i) * i64(sizeof({t}));" for at, _, t in places)
+    strided = "\n                    ".join(f"{at} += coordinate * {x}.strides.step[d];"
+                                          for at, x, _ in places)
+    return (f"        if (shape.contiguous != HX_STRIDED) {{\n"
             f"            {contiguous}\n"
             f"        }} else {{\n"
             f"            Index rest = i;\n"
@@ -125,7 +100,37 @@ def cuda_source(expression: Expression) -> str:
             f"                    {strided}\n"
             f"                }}\n"
             f"            }}\n"
-            f"        }}\n"
+            f"        }}\n")
+
+
+def cuda_source(expression: Expression) -> str:
+    """The kernel `hx::fused_<key><Index>`(operands..., Output, Shape): the element-wise kernels'
+    parameters and layouts (elementwise.cuh), one Operand per operand of the expression (a
+    scalar is an Operand without data); a grid-stride loop that never steps past the end, each
+    element found by its number (contiguous layouts) or its coordinates (strided ones)."""
+    n = expression.operands
+    types = [C_TYPES[step.dtype] for step in expression.steps[:n]]
+    params = "".join(f"const __grid_constant__ Operand x{k}, " for k in range(n))
+
+    def load(k: int, step: Step) -> str:
+        return f"load_one<{types[k]}>(x{k}, at{k})"
+
+    body = "\n        ".join(statements(expression, load))
+    last = len(expression.steps) - 1
+    out = C_TYPES[expression.dtype]
+    offsets = ", ".join(f"at{k} = 0" for k in range(n))
+    locate = _locate([("at", "out", out), *((f"at{k}", f"x{k}", types[k]) for k in range(n))])
+    return (f"{PREAMBLE}#include \"elementwise.cuh\"\n{_functors(expression)}"
+            f"namespace hx {{\n"
+            f"template <typename Index>\n"
+            f"__global__ void fused_{key(expression)}({params}"
+            f"const __grid_constant__ Output out, const __grid_constant__ Shape shape) {{\n"
+            f"    const Index size = Index(shape.size);\n"
+            f"    const Index stride = Index(gridDim.x) * Index(blockDim.x);\n"
+            f"    for (Index i = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);\n"
+            f"         i < size; i = next_index(i, stride, size)) {{\n"
+            f"        i64 at = 0, {offsets};\n"
+            f"{locate}"
             f"        {body}\n"
             f"        *reinterpret_cast<{out}*>(out.data + at) = v{last};\n"
             f"    }}\n"
@@ -160,10 +165,6 @@ def reduce_source(name: str, acc: dt.DType, expression: Expression,
     types = [C_TYPES[step.dtype] for step in expression.steps[:n]]
     fields = "".join(f"    const Operand& x{k};\n" for k in range(n))
     offsets = ", ".join(f"at{k} = 0" for k in range(n))
-    contiguous = "\n            ".join(f"at{k} = i64(i) * i64(sizeof({types[k]}));"
-                                      for k in range(n))
-    strided = "\n                    ".join(f"at{k} += coordinate * x{k}.strides.step[d];"
-                                          for k in range(n))
     body = "\n        ".join(statements(
         expression, lambda k, step: f"load_one<{types[k]}>(x{k}, at{k})"))
     last = len(expression.steps) - 1
@@ -193,26 +194,7 @@ def reduce_source(name: str, acc: dt.DType, expression: Expression,
             f"    __device__ __forceinline__ {accumulator} load(const char* p, i64) const {{\n"
             f"        const Index i = Index(p - base);\n"
             f"        i64 {offsets};\n"
-            f"        if (shape.contiguous != HX_STRIDED) {{\n"
-            f"            {contiguous}\n"
-            f"        }} else {{\n"
-            f"            Index rest = i;\n"
-            f"#pragma unroll\n"
-            f"            for (int d = HX_MAX_DIMS - 1; d >= 0; --d) {{\n"
-            f"                if (d < shape.ndim) {{\n"
-            f"                    i64 coordinate;\n"
-            f"                    if (d == 0) {{\n"
-            f"                        coordinate = i64(rest);\n"
-            f"                    }} else {{\n"
-            f"                        const Index e = Index(shape.extent[d]);\n"
-            f"                        const Index q = rest / e;\n"
-            f"                        coordinate = i64(rest - q * e);\n"
-            f"                        rest = q;\n"
-            f"                    }}\n"
-            f"                    {strided}\n"
-            f"                }}\n"
-            f"            }}\n"
-            f"        }}\n"
+            f"{_locate([(f'at{k}', f'x{k}', types[k]) for k in range(n)])}"
             f"        {body}\n"
             f"        return hx::cast<{accumulator}>(v{last});\n"
             f"    }}\n"
