@@ -350,15 +350,21 @@ def test_on_cuda_a_fused_reduction_is_one_kernel():
     if a.device.type.name != "cuda":
         pytest.skip("CUDA only")
     state = a._buffer.device.backend._state(a._buffer.device)
-    for function, launches in ((lambda x: xp.sum(x * x), 1), (lambda x: xp.mean(x + 1), 1),
-                               (lambda x: xp.max(xp.abs(x), axis=1), 1),
-                               (lambda x: xp.sum(x * 2, axis=0) * 0.5, 2)):
+    ints = xp.asarray(np.random.default_rng(14).integers(-100, 100, (64, 32), dtype=np.int32))
+    for function, x, launches in (
+            (lambda x: xp.sum(x * x), a, 1), (lambda x: xp.mean(x + 1), a, 1),
+            (lambda x: xp.max(xp.abs(x), axis=1), a, 1),
+            (lambda x: xp.sum(x * 2, axis=0) * 0.5, a, 2),  # split rows: the second pass
+            (lambda x: xp.sum(x - 1, axis=1), a.mT, 1),  # strided: elements by coordinates
+            (lambda x: xp.sum(x * 3), ints, 1),  # int32 accumulated in int64
+            (lambda x: xp.prod((x % 3 + 1).astype(xp.uint8), axis=1), ints, 1),
+            (lambda x: xp.any(x > 99, axis=1), ints, 1)):
         fused = xp.fuse(function)
-        fused(a)
+        fused(x)
         before = state.launches
-        result = fused(a)
+        result = fused(x)
         assert state.launches - before == launches
-        same(result, function(a), exact=False)
+        same(result, function(x), exact=x.dtype == xp.int32)
 
 
 @CPU_ONLY
