@@ -314,15 +314,6 @@ def _values(sources: Sequence[tuple[str, Any]], args: Sequence[Any], reduced: Ar
     return values
 
 
-def _shape(arrays: Sequence[Array]) -> tuple[int, ...]:
-    """The broadcast shape of `arrays` (a cheap comparison where they have one shape)."""
-    shape = arrays[0]._shape
-    for a in arrays:
-        if a._shape != shape:
-            return broadcast_shapes(*(a._shape for a in arrays))
-    return shape
-
-
 def _evaluate(backend: Backend, expression: Expression | None, operands: list[Any],
               device: Device) -> Array:
     if expression is None:  # the result is an operand: a new array all the same
@@ -387,7 +378,12 @@ def _runner(plan: _Plan, arity: int, device: Device) -> Runner:
 
     def run_many(args: Sequence[Any]) -> Array:
         arrays = take(args)
-        out = empty(_shape(arrays), dtype, device)
+        shape = arrays[0]._shape
+        for a in arrays:
+            if a._shape != shape:
+                shape = broadcast_shapes(*(a._shape for a in arrays))
+                break
+        out = empty(shape, dtype, device)
         call(arrays, out)
         return out
 
@@ -414,15 +410,16 @@ class Fused:
         if kwargs:
             raise TypeError(f"a fused function takes positional arguments only, got "
                             f"{', '.join(kwargs)}")
-        key: Any = [is_strict()]  # the plan's key (`_first` tells what it holds), built inline
+        # The plan's key, built inline: the mode, and per argument its dtype, number of
+        # dimensions (-1 where it has no elements) and device, or a scalar's `scalar_key`.
+        key: Any = (is_strict(),)
         try:
             for a in args:
                 if a.__class__ is Array:
                     shape = a._shape
                     key += a._dtype, len(shape) if 0 not in shape else -1, a._buffer.device
                 else:
-                    key.append(scalar_key(a))
-            key = tuple(key)
+                    key += (scalar_key(a),)
             run = self._plans.get(key)
         except TypeError:  # an unhashable argument: _first names it
             key = run = None

@@ -146,29 +146,29 @@ class Prepared:
         shape = out._shape
         size = math.prod(shape)
         loop = self.loop
+        function = loop.function
         if size == 0:
             return
-        if loop.function is None:
+        if function is None:
             _blocked(self.expression, [native(a) if a.__class__ is Array else a
                                        for a in self.operands(arrays)], native(out))
             return
         pointers = self.pointers[:]
         dense = True
         strides = out._strides
-        itemsize = out._dtype.itemsize
         for k, a in zip(self.slots, arrays):
             pointers[k] = a._buffer.block.address + a._offset
-            if dense and (a._shape != shape or a._strides != strides and (
-                    a._dtype.itemsize == itemsize or
-                    a._strides != contiguous_strides(shape, a._dtype.itemsize))):
+            if dense and (a._shape != shape or a._strides != strides) and (
+                    a._shape != shape or a._dtype.itemsize == out._dtype.itemsize or
+                    a._strides != contiguous_strides(shape, a._dtype.itemsize)):
                 dense = False
         target = out._buffer.block.address + out._offset
         if not dense:
             _strided(loop, self.operands(arrays), out, self.constants[1])
         elif size < THREADED_FROM:
-            loop.function(loop.head(*pointers, target, size, size) + loop.dense_tail)
+            function(loop.head(*pointers, target, size, size) + loop.dense_tail)
         else:
-            loop(1, size, target, (0, itemsize), pointers, loop.dense)
+            loop(1, size, target, (0, out._dtype.itemsize), pointers, loop.dense)
 
     def operands(self, arrays: Sequence[Array]) -> list[Any]:
         """Every operand: the arrays in their places among the scalars."""
