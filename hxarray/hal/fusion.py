@@ -4,8 +4,9 @@ An `Expression` is a straight-line program of element-wise steps over its operan
 Python scalars already checked against the dtypes), in the order the unfused function ran them.
 Each step is one primitive call the namespace made, with the result dtype it chose and the dtype
 the backend computes in, so a backend that fuses computes exactly what the unfused calls would.
-A backend runs one with `Backend.fused` (`fused_reduce` when a reduction consumes it); the
-defaults run the steps one by one through `elementwise` and `copy`.
+A backend runs one with `Backend.fused` (`fused_call` for a fused function's repeated calls,
+`fused_reduce` when a reduction consumes it); the defaults run the steps one by one through
+`elementwise` and `copy`.
 """
 
 from __future__ import annotations
