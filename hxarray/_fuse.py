@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import operator
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -24,7 +25,7 @@ from ._modes import is_strict
 from ._ops import Op, Signature
 from ._views import broadcast_shapes, contiguous_strides, view
 from .backends.base import Backend
-from .backends.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
+from .backends.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step, scalar_key
 from .hal.allocator import Allocator, Block
 from .hal.buffer import MemoryBuffer
 from .hal.device import Device
@@ -74,6 +75,7 @@ class _Tracer(Backend):
         self._allocator = _Nothing(self.device)
         self.steps: list[Step] = []
         self.sources: dict[int, tuple[str, Any]] = {}  # operand step -> where its value is from
+        self.operands: dict[Any, int] = {}  # (step, source, value's identity) -> operand step
         self.values: dict[int, tuple[int, tuple[int, ...]]] = {}  # id(buffer) -> (step, shape)
         self.buffers: list[MemoryBuffer] = []  # kept alive: their ids stay unique
         self.arguments: set[int] = set()
@@ -94,12 +96,15 @@ class _Tracer(Backend):
         return placeholder
 
     def _operand(self, step: Step, source: tuple[str, Any]) -> int:
-        for index, known in self.sources.items():
-            if known == source and self.steps[index] == step:
-                return index
-        self.steps.append(step)
-        self.sources[len(self.steps) - 1] = source
-        return len(self.steps) - 1
+        """The step of an operand, recorded once (scalars told apart by `scalar_key`)."""
+        kind, value = source
+        identity = (step, kind, scalar_key(value) if kind == "scalar" else value)
+        index = self.operands.get(identity)
+        if index is None:
+            self.steps.append(step)
+            index = self.operands[identity] = len(self.steps) - 1
+            self.sources[index] = source
+        return index
 
     def value_of(self, x: Any, what: str, dtype: dt.DType | None = None) -> int:
         """The step holding `x`: a placeholder's, a scalar operand stored in `dtype`, or the
@@ -245,6 +250,7 @@ class _Plan(NamedTuple):
     after: Expression | None = None  # None: the result is the reduction's (`after_sources[0]`)
     after_sources: tuple[tuple[str, Any], ...] = ()
     shapes: tuple[tuple[int, ...], ...] | None = None  # the argument shapes it holds for
+    epilogue: bool = False  # `after` is of the reduction's result (in one shape) and scalars
 
 
 def _expression(tracer: _Tracer, output: int
@@ -282,11 +288,18 @@ def _trace(function: Callable[..., Any], args: Sequence[Any], device: Device) ->
     name, axes, reduced, dtype, positive_zero = tracer.reduction
     before, before_sources = _expression(tracer, reduced)
     after, after_sources = _expression(tracer, output)
+    kinds = {kind for kind, _ in after_sources}
+    seen = {value for kind, value in after_sources if kind == "reduction"}
     return _Plan(before, before_sources, (name, axes, dtype, positive_zero), after, after_sources,
-                 tuple(a._shape for a in args if a.__class__ is Array))  # counts follow shapes
+                 tuple(a._shape for a in args if a.__class__ is Array),  # counts follow shapes
+                 before is not None and after is not None and kinds <= {"reduction", "scalar"}
+                 and len(seen) == 1)
 
 
 # -- running ---------------------------------------------------------------------------------------
+Runner = Callable[[Sequence[Any]], Any]  # a signature's compiled call: the arguments -> the result
+
+
 def _values(sources: Sequence[tuple[str, Any]], args: Sequence[Any], reduced: Array | None
             ) -> list[Any]:
     values = []
@@ -320,8 +333,18 @@ def _run(plan: _Plan, args: Sequence[Any], device: Device) -> Array:
         return _evaluate(backend, plan.before, operands, device)
     name, axes, dtype, positive_zero = plan.reduction
     shape = broadcast_shapes(*(a._shape for a in operands if a.__class__ is Array))
-    reduced = backend.empty(tuple(n for i, n in enumerate(shape) if i not in axes), dtype,
-                            device)
+    kept = tuple(n for i, n in enumerate(shape) if i not in axes)
+    if plan.epilogue:  # the expression after the reduction goes into its kernel
+        assert plan.after is not None and plan.before is not None
+        out = backend.empty(kept, plan.after.dtype, device)
+        backend.fused_reduce(name, plan.before, operands, shape, axes, out, plan.after,
+                             [value if kind == "scalar" else None
+                              for kind, value in plan.after_sources],
+                             positive_zero=positive_zero)
+        seen = next(value for kind, value in plan.after_sources if kind == "reduction")
+        return out if seen == kept else view(out, seen, contiguous_strides(
+            seen, out._dtype.itemsize), 0)
+    reduced = backend.empty(kept, dtype, device)
     if plan.before is None:  # a reduction of an argument itself
         backend.reduce(name, operands[0], axes, reduced, positive_zero=positive_zero)
     else:
@@ -333,6 +356,44 @@ def _run(plan: _Plan, args: Sequence[Any], device: Device) -> Array:
     return _evaluate(backend, plan.after, values, device)
 
 
+def _runner(plan: _Plan, arity: int, device: Device) -> Runner:
+    """The call of a traced signature. An element-wise expression (the common case, where the
+    call's own cost matters) runs from what the trace fixed: the arguments it reads, its
+    scalars (`Backend.fused_call`), the result's dtype, the backend."""
+    expression = plan.before
+    positions = [value for kind, value in plan.before_sources if kind == "arg"]
+    if plan.reduction is not None or expression is None or not positions:
+        return lambda args: _run(plan, args, device)
+    backend = device._backend or device.backend
+    empty, dtype = backend.empty, expression.dtype
+    call = backend.fused_call(expression, [value if kind == "scalar" else None
+                                           for kind, value in plan.before_sources])
+    if len(positions) == 1:  # (itemgetter of one position gives the item, not a tuple)
+        position = positions[0]
+
+        def run(args: Sequence[Any]) -> Array:
+            array = args[position]
+            out = empty(array._shape, dtype, device)
+            call((array,), out)
+            return out
+
+        return run
+    take = operator.itemgetter(*positions)
+
+    def run_many(args: Sequence[Any]) -> Array:
+        arrays = take(args)
+        shape = arrays[0]._shape
+        for a in arrays:
+            if a._shape != shape:
+                shape = broadcast_shapes(*(a._shape for a in arrays))
+                break
+        out = empty(shape, dtype, device)
+        call(arrays, out)
+        return out
+
+    return run_many
+
+
 class Fused:
     """A fused function: call it as the function. `fallback` runs signatures that cannot be
     fused unfused instead of raising."""
@@ -342,7 +403,7 @@ class Fused:
             raise TypeError(f"fuse() takes a function, got {type(function).__name__}")
         self.function = function
         self.fallback = fallback
-        self._plans: dict[Any, _Plan | None] = {}
+        self._plans: dict[Any, Runner] = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, function)
 
@@ -353,37 +414,75 @@ class Fused:
         if kwargs:
             raise TypeError(f"a fused function takes positional arguments only, got "
                             f"{', '.join(kwargs)}")
-        key, device, empty = self._signature(args)
-        plan: Any = self._plans.get(key, _MISSING)
-        if plan.__class__ is _Plan and plan.shapes is not None:
-            shapes = tuple(a._shape for a in args if a.__class__ is Array)
-            if plan.shapes != shapes:  # counts follow the shapes: one plan per shapes
-                key = (key, shapes)
-                plan = self._plans.get(key, _MISSING)
-        if plan is _MISSING:
-            if empty or device is None:  # nothing to compute, or no array: as unfused
-                return self.function(*args)
-            try:
-                plan = _trace(self.function, args, device)
-            except _Unfusable as exc:
-                self._refuse(str(exc))
-                plan = None
-            except Exception as exc:
-                result = self.function(*args)  # its own errors are raised as they are
-                self._refuse(f"an array the function uses without taking it as an argument "
-                             f"(tracing raised: {exc})")
-                self._keep(key, None)
-                return result
-            self._keep(key, plan)
-        if plan is None:
-            return self.function(*args)
-        return _run(plan, args, device)  # type: ignore[arg-type]
+        # The plan's key, built inline: the mode, and per argument its dtype, number of
+        # dimensions (-1 where it has no elements) and device, or a scalar's `scalar_key`.
+        key: Any = (is_strict(),)
+        try:
+            for a in args:
+                if a.__class__ is Array:
+                    shape = a._shape
+                    key += a._dtype, len(shape) if 0 not in shape else -1, a._buffer.device
+                else:
+                    key += (scalar_key(a),)
+            run = self._plans.get(key)
+        except TypeError:  # an unhashable argument: _first names it
+            key = run = None
+        if run is None:
+            return self._first(key, args)
+        return run(args)
 
-    def _keep(self, key: Any, plan: _Plan | None) -> None:
+    def _unfused(self, args: Sequence[Any]) -> Any:
+        return self.function(*args)
+
+    def _first(self, key: Any, args: Sequence[Any]) -> Any:
+        """The first call of a signature: its arguments checked, the function traced."""
+        device, empty = self._check(args)
+        if empty or device is None:  # nothing to compute, or no array: as unfused
+            self._keep(self._plans, key, self._unfused)
+            return self.function(*args)
+        run, result = self._compile(args, device)
+        self._keep(self._plans, key, run)
+        return run(args) if result is _MISSING else result
+
+    def _compile(self, args: Sequence[Any], device: Device) -> tuple[Runner, Any]:
+        """The runner of the arguments' signature (the function unfused where it cannot be
+        fused), and the result where finding that out computed it."""
+        try:
+            plan = _trace(self.function, args, device)
+        except _Unfusable as exc:
+            self._refuse(str(exc))
+            return self._unfused, _MISSING
+        except Exception as exc:
+            result = self.function(*args)  # its own errors are raised as they are
+            self._refuse(f"an array the function uses without taking it as an argument "
+                         f"(tracing raised: {exc})")
+            return self._unfused, result
+        if plan.shapes is None:
+            return _runner(plan, len(args), device), _MISSING
+        return self._per_shape(plan, args, device), _MISSING
+
+    def _per_shape(self, plan: _Plan, args: Sequence[Any], device: Device) -> Runner:
+        """A signature whose plan depends on the arguments' shapes (a reduction's counts): one
+        plan per shapes."""
+        runs: dict[Any, Runner] = {plan.shapes: _runner(plan, len(args), device)}
+
+        def run(args: Sequence[Any]) -> Any:
+            shapes = tuple(a._shape for a in args if a.__class__ is Array)
+            found = runs.get(shapes)
+            if found is None:
+                found, result = self._compile(args, device)
+                self._keep(runs, shapes, found)
+                if result is not _MISSING:
+                    return result
+            return found(args)
+
+        return run
+
+    def _keep(self, plans: dict[Any, Runner], key: Any, run: Runner) -> None:
         with self._lock:
-            if len(self._plans) >= _MAX_PLANS:
-                self._plans.clear()
-            self._plans[key] = plan
+            if len(plans) >= _MAX_PLANS:
+                plans.clear()
+            plans[key] = run
 
     def _refuse(self, what: str) -> None:
         """None (run unfused) with `fallback`, else the TypeError naming `what`."""
@@ -396,8 +495,9 @@ class Fused:
                         "unfused")
 
     @staticmethod
-    def _signature(args: Sequence[Any]) -> tuple[Any, Device | None, builtins.bool]:
-        parts: list[Any] = [is_strict()]
+    def _check(args: Sequence[Any]) -> tuple[Device | None, builtins.bool]:
+        """The arguments' device (None without arrays) and whether one has no elements;
+        TypeError or ValueError for arguments a fused function does not take."""
         device = None
         empty = False
         for a in args:
@@ -408,15 +508,11 @@ class Fused:
                 elif d is not device:
                     raise ValueError(f"fused function: arguments on different devices "
                                      f"({device} and {d}); move one with to_device()")
-                parts.append((a._dtype, len(a._shape)))
                 empty = empty or 0 in a._shape
-            elif isinstance(a, (builtins.bool, int, float, complex)):
-                parts.append((a.__class__, a))
-            else:
+            elif not isinstance(a, (builtins.bool, int, float, complex)):
                 raise TypeError(f"a fused function takes hxarray arrays and Python scalars, got "
                                 f"{type(a).__name__}")
-        parts.append(device)
-        return tuple(parts), device, empty
+        return device, empty
 
 
 _MISSING: Any = object()

@@ -4,6 +4,10 @@ reaches every awkward value, views that are not C-contiguous, and an exact compa
 from __future__ import annotations
 
 import contextlib
+import os
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -224,3 +228,14 @@ def thread_thresholds(count: int) -> Iterator[None]:
         yield
     finally:
         backend.set_thresholds(saved)
+
+
+def on_the_null_driver(code: str) -> None:
+    """Runs `code` (indented as in a test) in a Python process of its own with
+    HXARRAY_CUDA_DRIVER=null (the driver is chosen when the CUDA backend loads); it must print
+    "ok"."""
+    env = {**os.environ, "HXARRAY_CUDA_DRIVER": "null"}
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

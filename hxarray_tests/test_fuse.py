@@ -17,7 +17,7 @@ from hxarray._modes import is_strict
 from hxarray.backends.cpu import fused as cpu_fused
 from hxarray.backends.cpu import parallel
 
-from .oracle import ON_EACH_DEVICE
+from .oracle import CPU_ONLY, ON_EACH_DEVICE, on_the_null_driver
 
 pytestmark = ON_EACH_DEVICE
 
@@ -101,6 +101,18 @@ def test_a_signature_is_traced_once_and_kept():
     assert len(calls) == 1 + 3  # one trace, and the three unfused calls above
     fused(xp.asarray([1, 2]), xp.asarray([3, 4]))  # another dtype: traced anew
     assert len(calls) == 5
+
+
+def test_scalars_equal_in_value_but_not_in_bits_are_other_signatures():
+    """0.0 and -0.0 (and complex numbers with -0.0 parts), as arguments or as two constants of
+    one function, each give their own result; NaN arguments reuse their plan."""
+    a = xp.asarray([1.0, -2.0, 0.0])
+    scale = xp.fuse(lambda x, s: x * s)
+    for s in (0.0, -0.0, 0.0, complex(0.0, -0.0), complex(-0.0, 0.0), math.nan, math.nan):
+        same(scale(a, s), a * s)
+    both(lambda x: x * 0.0 + -0.0, a)
+    both(lambda x: (x + -0.0) * 0.0, a)
+    both(lambda x: xp.where(x > 0, 0.0, -0.0), a)
 
 
 @pytest.mark.parametrize("dtype", [*FLOATS, *INTEGERS, "bool", "complex64", "complex128"])
@@ -287,7 +299,6 @@ def test_blocked_numpy_evaluation_without_a_compiler(monkeypatch):
         pytest.skip("the CPU's evaluation")
     monkeypatch.setattr(cpu_fused, "_loops", {})
     monkeypatch.setattr(cpu_fused, "compiled", lambda expression: None)
-    monkeypatch.setattr(cpu_fused, "_UNSET", object())
     n = 3 * cpu_fused.CHUNK + 5
     a = xp.asarray(np.random.default_rng(7).standard_normal((n, 3)))
     b = xp.asarray(np.random.default_rng(8).standard_normal(3))
@@ -307,6 +318,89 @@ def test_on_cuda_a_fused_chain_is_one_launch():
     result = fused(a, a)
     assert state.launches == before + 1
     same(result, chain(a, a))
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["numpy_mode", "strict"])
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "max", "min", "any", "all"])
+def test_a_fused_reduction_gives_each_mode_its_unfused_answer(name, strict):
+    """Negative zeros: numpy mode's sums and means of them are +0 (numpy's), strict mode's -0
+    (the standard's additions); the fused reduction (on CUDA one kernel, numpy mode's +0 in it)
+    gives each mode's unfused answer, bit for bit, over every axis, with keepdims, float32
+    and float64, and on values that are not zeros."""
+    function = getattr(xp, name)
+    rng = np.random.default_rng(12)
+    with xp.set_strict(strict):
+        for dtype in ("float32", "float64"):
+            negative = xp.asarray(np.full((4, 3), -0.0, dtype))
+            for axis in (None, 0, 1, (0, 1)):
+                both(lambda x, axis=axis: function(x * 1.0, axis=axis), negative)
+                both(lambda x, axis=axis: function(-x, axis=axis, keepdims=True),
+                     xp.zeros_like(negative))
+            values = xp.asarray(rng.standard_normal((7, 5)).astype(dtype))
+            for axis in (None, 0, 1):
+                both(lambda x, y, axis=axis: function(x * y + 0.5, axis=axis), values, values[0],
+                     exact=name in ("max", "min", "any", "all"))
+
+
+def test_on_cuda_a_fused_reduction_is_one_kernel():
+    """On the simulated device: one launch where the reduction's rows are not split (numpy
+    mode's +0 and mean's division included), the reduction's own two passes where they are;
+    the values the unfused function's."""
+    a = xp.asarray(np.random.default_rng(13).standard_normal((64, 32)))
+    if a.device.type.name != "cuda":
+        pytest.skip("CUDA only")
+    state = a._buffer.device.backend._state(a._buffer.device)
+    ints = xp.asarray(np.random.default_rng(14).integers(-100, 100, (64, 32), dtype=np.int32))
+    for function, x, launches in (
+            (lambda x: xp.sum(x * x), a, 1), (lambda x: xp.mean(x + 1), a, 1),
+            (lambda x: xp.max(xp.abs(x), axis=1), a, 1),
+            (lambda x: xp.sum(x * 2, axis=0) * 0.5, a, 2),  # split rows: the second pass
+            (lambda x: xp.sum(x - 1, axis=1), a.mT, 1),  # strided: elements by coordinates
+            (lambda x: xp.sum(x * 3), ints, 1),  # int32 accumulated in int64
+            (lambda x: xp.prod((x % 3 + 1).astype(xp.uint8), axis=1), ints, 1),
+            (lambda x: xp.any(x > 99, axis=1), ints, 1)):
+        fused = xp.fuse(function)
+        fused(x)
+        before = state.launches
+        result = fused(x)
+        assert state.launches - before == launches
+        same(result, function(x), exact=x.dtype == xp.int32)
+
+
+@CPU_ONLY
+def test_fused_launches_on_the_null_driver(device):
+    """In a process of its own on the null driver (which counts launches): a warm fused chain
+    and fused reductions are one launch each, compiling nothing more, where the unfused
+    numpy-mode sum of a product is three (the product, the reduction, numpy mode's +0)."""
+    code = """
+        import numpy as np
+        import hxarray as xp
+        device = xp.Device("cuda:0")
+        backend = device.backend
+        a = xp.asarray(np.ones((32, 32), np.float32), device=device)
+        calls = [xp.fuse(lambda x, y: xp.sqrt(x * x + y * y) * 0.5 + 1),
+                 xp.fuse(lambda x, y: xp.sum(x * y)), xp.fuse(lambda x, y: xp.mean(x - y)),
+                 xp.fuse(lambda x, y: xp.max(x + y, axis=1)),
+                 xp.fuse(lambda x, y: xp.all(x < y))]
+        for call in calls:
+            call(a, a)
+        for call in calls:
+            stats = backend.stats(device)
+            call(a, a)
+            after = backend.stats(device)
+            assert after["compilations"] == stats["compilations"]
+            assert after["kernel_launches"] - stats["kernel_launches"] == 1, call
+        with xp.set_strict(True):
+            calls[1](a, a)
+            stats = backend.stats(device)
+            calls[1](a, a)
+            assert backend.stats(device)["kernel_launches"] - stats["kernel_launches"] == 1
+        stats = backend.stats(device)
+        xp.sum(a * a)
+        assert backend.stats(device)["kernel_launches"] - stats["kernel_launches"] == 3
+        print("ok")
+    """
+    on_the_null_driver(code)
 
 
 def test_a_fused_function_keeps_its_name():

@@ -358,13 +358,36 @@ class Backend(ABC):
         expression into one kernel overrides it."""
         fusion.run_unfused(self, expression, operands, out)
 
+    def fused_call(self, expression: fusion.Expression, scalars: Sequence[Scalar | None]
+                   ) -> Callable[[Sequence[Array], Array], None]:
+        """`fused` of `expression` prepared for calls whose scalar operands are `scalars` (None
+        at the arrays' places): a function of the array operands, in order, and out (a fused
+        function's warm call). Default: `fused` with the operands put together."""
+        def call(arrays: Sequence[Array], out: Array) -> None:
+            given = iter(arrays)
+            self.fused(expression, [next(given) if v is None else v for v in scalars], out)
+
+        return call
+
     def fused_reduce(self, name: str, expression: fusion.Expression,
                      operands: Sequence[Array | Scalar], shape: Shape, axes: tuple[int, ...],
-                     out: Array, *, positive_zero: bool = False) -> None:
+                     out: Array, after: fusion.Expression | None = None,
+                     after_operands: Sequence[Scalar | None] = (), *,
+                     positive_zero: bool = False) -> None:
         """out = the reduction `name` (as `reduce`, `positive_zero` too) over `axes` of
-        `expression` broadcast to `shape`. Default: the expression into a temporary, then
-        `reduce`."""
-        value = self.empty(shape, expression.dtype, out._buffer.device)
+        `expression` broadcast to `shape`; with `after`, each result goes through that
+        element-wise expression on its way to out (its array operand: the result, in
+        `fusion.reduced_dtype(after)`; the others: the scalars of `after_operands`, None at the
+        array's position). Default: the expression into a temporary and `reduce` (into another,
+        then `fused` with `after`)."""
+        device = out._buffer.device
+        if after is not None:
+            reduced = self.empty(out._shape, fusion.reduced_dtype(after), device)
+            self.fused_reduce(name, expression, operands, shape, axes, reduced,
+                              positive_zero=positive_zero)
+            self.fused(after, [reduced if v is None else v for v in after_operands], out)
+            return
+        value = self.empty(shape, expression.dtype, device)
         self.fused(expression, operands, value)
         self.reduce(name, value, axes, out, positive_zero=positive_zero)
 

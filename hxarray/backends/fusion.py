@@ -4,12 +4,14 @@ An `Expression` is a straight-line program of element-wise steps over its operan
 Python scalars already checked against the dtypes), in the order the unfused function ran them.
 Each step is one primitive call the namespace made, with the result dtype it chose and the dtype
 the backend computes in, so a backend that fuses computes exactly what the unfused calls would.
-A backend runs one with `Backend.fused` (`fused_reduce` when a reduction consumes it); the
-defaults run the steps one by one through `elementwise` and `copy`.
+A backend runs one with `Backend.fused` (`fused_call` for a fused function's repeated calls,
+`fused_reduce` when a reduction consumes it); the defaults run the steps one by one through
+`elementwise` and `copy`.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -21,7 +23,8 @@ if TYPE_CHECKING:
     from .._array import Array
     from .base import Backend
 
-__all__ = ["ASTYPE", "ARRAY", "SCALAR", "Expression", "Step", "run_unfused"]
+__all__ = ["ASTYPE", "ARRAY", "SCALAR", "Expression", "Step", "reduced_dtype", "run_unfused",
+           "scalar_key"]
 
 ARRAY = "array"  # an operand: the array passed at this position
 SCALAR = "scalar"  # an operand: the Python scalar passed at this position
@@ -52,6 +55,22 @@ class Expression(NamedTuple):
         return self.steps[-1].dtype
 
 
+def reduced_dtype(after: Expression) -> dt.DType:
+    """The dtype of a reduction's results, the array operand of the expression `after` them."""
+    return next(s.dtype for s in after.steps[:after.operands] if s.op == ARRAY)
+
+
+def scalar_key(value: bool | int | float | complex) -> tuple[type, Any]:
+    """A key that tells apart every scalar operand value: its type, and a float's or complex
+    number's bytes (0.0 apart from -0.0, each NaN payload apart)."""
+    if isinstance(value, (float, complex)):
+        return value.__class__, _DOUBLES.pack(value.real, value.imag)
+    return value.__class__, value
+
+
+_DOUBLES = struct.Struct("<dd")
+
+
 def run_unfused(backend: Backend, expression: Expression, operands: Sequence[Array | Any],
                 out: Array) -> None:
     """out = the expression, one primitive call per step (any backend)."""
@@ -59,7 +78,9 @@ def run_unfused(backend: Backend, expression: Expression, operands: Sequence[Arr
     for step in expression.steps[expression.operands:]:
         args = [values[i] for i in step.args]
         if not isinstance(step.op, Op):  # ASTYPE: the one other kind of step after the operands
-            values.append(backend.copy(args[0], step.dtype))
+            source = args[0]
+            values.append(backend.copy(source, step.dtype) if hasattr(source, "_shape") else
+                          backend.full((), source, step.dtype, out._buffer.device))
             continue
         shape = broadcast_shapes(*(a._shape for a in args if hasattr(a, "_shape")))
         signature = Signature(tuple(expression.steps[i].dtype for i in step.args), step.compute,

@@ -308,16 +308,19 @@ class CpuBackend(Backend):
     def fused(self, expression, operands, out) -> None:
         fused.run(expression, operands, out)
 
-    def fused_reduce(self, name, expression, operands, shape, axes, out, *,
-                     positive_zero=False) -> None:
-        if len(axes) == len(shape) and name in kernels.REDUCING_UFUNCS:
+    def fused_call(self, expression, scalars):
+        return fused.Prepared(expression, scalars)
+
+    def fused_reduce(self, name, expression, operands, shape, axes, out, after=None,
+                     after_operands=(), *, positive_zero=False) -> None:
+        if after is None and len(axes) == len(shape) and name in kernels.REDUCING_UFUNCS:
             def reduce(chunk: np.ndarray, into: np.ndarray) -> None:
                 kernels.reduce_into(name, chunk, None, False, into, positive_zero)
 
             with quiet():
                 if fused.run_reduce(expression, operands, shape, reduce, self.native(out)):
                     return
-        super().fused_reduce(name, expression, operands, shape, axes, out,
+        super().fused_reduce(name, expression, operands, shape, axes, out, after, after_operands,
                              positive_zero=positive_zero)
 
     @_retrying

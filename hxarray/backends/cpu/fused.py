@@ -25,19 +25,16 @@ from ..._array import Array
 from ..._ops import Op
 from ..._views import contiguous_strides
 from ...hal.kernel_cache import KernelCache, default_cache_dir
-from ..fusion import SCALAR, Expression
+from ..fusion import SCALAR, Expression, scalar_key
 from . import kernels, parallel
 
-__all__ = ["CHUNK", "arange_loop", "compiled", "host_function", "run", "run_reduce"]
+__all__ = ["CHUNK", "Prepared", "arange_loop", "compiled", "host_function", "run", "run_reduce"]
 
 CHUNK = 8192  # elements per chunk of blocked evaluation: a few temporaries stay in L2
 THREADED_FROM = 1 << 18  # elements from which a fused loop is split over the pool
 ONE_PASS_FROM = 1 << 21  # elements from which a fused reduction runs chunk by chunk
 
-_ARGTYPES = [ctypes.c_longlong] * 4 + [ctypes.c_void_p] * 4
 _lock = threading.Lock()
-_loops: dict[Expression, Callable[..., None] | None] = {}
-_UNSET: Any = object()
 _noted = False
 
 
@@ -77,15 +74,106 @@ _compilers: list[Any] = []
 _functions: dict[tuple[str, str], Any] = {}
 
 
-def compiled(expression: Expression) -> Callable[..., None] | None:
-    """The expression's compiled loop (built on first use), or None."""
-    loop = _loops.get(expression, _UNSET)
-    if loop is _UNSET:
-        from ..cuda.codegen.fused import host_source
+def compiled(expression: Expression) -> Callable[[bytes], None] | None:
+    """The expression's compiled loop, `hx_fused(args)` (`host_source`), or None."""
+    from ..cuda.codegen.fused import host_source
 
-        loop = _loops[expression] = host_function(host_source(expression), "hx_fused",
-                                                  _ARGTYPES)
-    return loop
+    return host_function(host_source(expression), "hx_fused", [ctypes.c_char_p])
+
+
+class _Loop:
+    """An expression's compiled loop (`function`, None without a compiler) and what every call
+    of it reuses: the packing of its arguments (`host_source`'s int64s: `head`, the part that
+    changes from call to call, and `tail`) and the tail of a dense call (every operand
+    contiguous in the output's shape)."""
+
+    __slots__ = ("function", "head", "tail", "dense", "dense_tail")
+
+    def __init__(self, expression: Expression, function: Callable[[bytes], None] | None) -> None:
+        operands = expression.steps[:expression.operands]
+        self.function = function
+        self.head = struct.Struct(f"<{len(operands) + 3}q").pack
+        self.tail = struct.Struct(f"<{4 + 2 * len(operands)}q").pack
+        self.dense = tuple(x for s in operands
+                           for x in (0, 0 if s.op == SCALAR else s.dtype.itemsize))
+        self.dense_tail = self.tail(0, 1, 0, expression.dtype.itemsize, *self.dense)
+
+    def __call__(self, n0: int, n1: int, target: int, out_strides: Sequence[int],
+                 pointers: Sequence[int], strides: Sequence[int], split: bool = True) -> None:
+        """The loop over n0 x n1 elements, split over the pool when large (and `split`)."""
+        total = n0 * n1
+        function, head, tail = self.function, self.head, self.tail
+        assert function is not None
+        if not split or total < THREADED_FROM or parallel.machine_busy() or \
+                (count := parallel.get_num_threads()) < 2:
+            function(head(*pointers, target, n1, total) + tail(0, n0, *out_strides, *strides))
+            return
+        parallel.run_chunks(lambda start, stop: function(
+            head(*pointers, target, n1, stop) + tail(start, n0, *out_strides, *strides)),
+            total, count)
+
+
+def _loop(expression: Expression) -> _Loop:
+    """The expression's `_Loop` (compiled on first use)."""
+    found = _loops.get(expression)
+    if found is None:
+        found = _Loop(expression, compiled(expression))
+        with _lock:
+            found = _loops.setdefault(expression, found)
+    return found
+
+
+_loops: dict[Expression, _Loop] = {}
+
+
+class Prepared:
+    """An expression prepared for calls with the same scalar operands (`CpuBackend.fused_call`):
+    the loop, the scalars' table, and where each array operand's pointer goes."""
+
+    __slots__ = ("expression", "loop", "scalars", "constants", "pointers", "slots")
+
+    def __init__(self, expression: Expression, scalars: Sequence[Any]) -> None:
+        self.expression = expression
+        self.loop = _loop(expression)
+        self.scalars = scalars
+        self.constants = _scalars(expression, scalars)
+        address = iter(range(self.constants[1], self.constants[1] + 16 * len(scalars), 16))
+        self.pointers = [0 if v is None else next(address) for v in scalars]
+        self.slots = [k for k, v in enumerate(scalars) if v is None]
+
+    def __call__(self, arrays: Sequence[Array], out: Array) -> None:
+        """out = the expression of the array operands (in order) and the scalars."""
+        shape = out._shape
+        size = math.prod(shape)
+        loop = self.loop
+        function = loop.function
+        if size == 0:
+            return
+        if function is None:
+            _blocked(self.expression, [native(a) if a.__class__ is Array else a
+                                       for a in self.operands(arrays)], native(out))
+            return
+        pointers = self.pointers[:]
+        dense = True
+        strides = out._strides
+        for k, a in zip(self.slots, arrays):
+            pointers[k] = a._buffer.block.address + a._offset
+            if dense and (a._shape != shape or a._strides != strides) and (
+                    a._shape != shape or a._dtype.itemsize == out._dtype.itemsize or
+                    a._strides != contiguous_strides(shape, a._dtype.itemsize)):
+                dense = False
+        target = out._buffer.block.address + out._offset
+        if not dense:
+            _strided(loop, self.operands(arrays), out, self.constants[1])
+        elif size < THREADED_FROM:
+            function(loop.head(*pointers, target, size, size) + loop.dense_tail)
+        else:
+            loop(1, size, target, (0, out._dtype.itemsize), pointers, loop.dense)
+
+    def operands(self, arrays: Sequence[Array]) -> list[Any]:
+        """Every operand: the arrays in their places among the scalars."""
+        given = iter(arrays)
+        return [next(given) if v is None else v for v in self.scalars]
 
 
 _ARANGE = """
@@ -115,7 +203,7 @@ def arange_loop(dtype: np.dtype) -> Callable[..., None] | None:
 def _scalars(expression: Expression, operands: Sequence[Any]) -> tuple[np.ndarray, int]:
     """The scalar operands stored in their dtypes, 16 bytes apart, and their address (kept per
     expression and values: they are the constants of a traced signature)."""
-    key = (expression, tuple(_exact(v) for v, s in zip(operands, expression.steps)
+    key = (expression, tuple(scalar_key(v) for v, s in zip(operands, expression.steps)
                              if s.op == SCALAR))
     found = _constants.get(key)
     if found is None:
@@ -135,115 +223,45 @@ def _addressed(array: np.ndarray) -> tuple[np.ndarray, int]:
     return array, array.ctypes.data
 
 
-def _exact(value: Any) -> Any:
-    """A key that tells apart every scalar value (0.0 from -0.0, each NaN payload)."""
-    if value.__class__ is float:
-        return _DOUBLE.pack(value)
-    if value.__class__ is complex:
-        return _DOUBLE.pack(value.real) + _DOUBLE.pack(value.imag)
-    return (value.__class__, value)
-
-
-_DOUBLE = struct.Struct("<d")
 _constants: dict[Any, tuple[np.ndarray, int]] = {}
-_DENSE_OUT = {size: _addressed(np.array((0, size), np.int64)) for size in (1, 2, 4, 8, 16)}
-_dense_strides: dict[Expression, tuple[np.ndarray, int]] = {}
-
-
-def _dense(expression: Expression) -> tuple[np.ndarray, int]:
-    """Operand strides for operands that are C-contiguous in the output's shape (scalars 0),
-    and their address."""
-    found = _dense_strides.get(expression)
-    if found is None:
-        found = _dense_strides[expression] = _addressed(np.array(
-            [x for s in expression.steps[:expression.operands]
-             for x in (0, 0 if s.op == SCALAR else s.dtype.itemsize)], np.int64))
-    return found
 
 
 def run(expression: Expression, operands: Sequence[Any], out: Array) -> None:
     """out = the expression of the operands (arrays of the CPU, broadcast to out, or Python
     scalars); `out` is fresh and C-contiguous."""
-    shape = out._shape
-    size = math.prod(shape)
-    if size == 0:
-        return
-    loop = _loops.get(expression, _UNSET)
-    if loop is _UNSET:
-        loop = compiled(expression)
-    if loop is None:
-        _blocked(expression, [native(a) if a.__class__ is Array else a for a in operands],
-                 native(out))
-        return
-    constants, base = _scalars(expression, operands)
-    pointers = []
-    dense = True
-    row = 0
-    for a, step in zip(operands, expression.steps):
-        if step.op == SCALAR:
-            pointers.append(base + 16 * row)
-            row += 1
-            continue
-        if a._shape != shape or a._strides != out._strides and \
-                a._strides != contiguous_strides(shape, a._dtype.itemsize):
-            dense = False
-        pointers.append(a._buffer.block.address + a._offset)
-    target = out._buffer.block.address + out._offset
-    if dense:
-        _call(loop, 1, size, target, _DENSE_OUT[out._dtype.itemsize], pointers,
-              _dense(expression), (constants,))
-        return
-    _strided(loop, expression, operands, out, (constants, base))
+    Prepared(expression, [None if a.__class__ is Array else a for a in operands])(
+        [a for a in operands if a.__class__ is Array], out)
 
 
-def _call(loop: Callable[..., None], n0: int, n1: int, target: int,
-          out_strides: tuple[np.ndarray, int], pointers: list[int],
-          strides: tuple[np.ndarray, int], keep: Any, split: bool = True) -> None:
-    """The loop over n0 x n1 elements, split over the pool when large (and `split`); strides
-    come with their addresses."""
-    addresses = (ctypes.c_void_p * len(pointers))(*pointers)
-    total = n0 * n1
-    count = parallel.get_num_threads() if split and total >= THREADED_FROM and \
-        not parallel.machine_busy() else 1
-    args = (target, out_strides[1], addresses, strides[1])
-    if count < 2:
-        loop(n0, n1, 0, total, *args)
-    else:
-        parallel.run_chunks(lambda start, stop: loop(n0, n1, start, stop, *args), total, count)
-    del keep
-
-
-def _strided(loop: Callable[..., None], expression: Expression, operands: Sequence[Any],
-             out: Array, constants: tuple[np.ndarray, int]) -> None:
+def _strided(loop: _Loop, operands: Sequence[Any], out: Array, constants: int) -> None:
     """Any layout: the broadcast strides merged (`collapse`) to at most two axes per call, a
     call per index of the axes before them."""
     from ..cuda.codegen.elementwise import broadcast_strides, collapse
 
     shape = out._shape
-    arrays = [a for a, s in zip(operands, expression.steps) if s.op != SCALAR]
+    arrays = [a for a in operands if a.__class__ is Array]
     dims, steps = collapse(shape, [out._strides, *(broadcast_strides(shape, a._shape, a._strides)
                                                    for a in arrays)])
     while len(dims) < 2:
         dims, steps = (1, *dims), [(0, *st) for st in steps]
     n0, n1 = dims[-2:]
-    strides = _addressed(np.zeros(2 * expression.operands, np.int64))
+    strides: list[int] = []
     bases: list[tuple[int, tuple[int, ...]]] = []
     array_steps = iter(zip(arrays, steps[1:]))
-    row = 0
-    for k, step in enumerate(expression.steps[:expression.operands]):
-        if step.op == SCALAR:
-            bases.append((constants[1] + 16 * row, ()))
-            row += 1
+    for a in operands:
+        if a.__class__ is not Array:
+            bases.append((constants, ()))
+            constants += 16
+            strides += (0, 0)
         else:
             array, layout = next(array_steps)
             bases.append((array._buffer.block.address + array._offset, layout[:-2]))
-            strides[0][2 * k:2 * k + 2] = layout[-2:]
-    out_strides = _addressed(np.array(steps[0][-2:], np.int64))
+            strides += layout[-2:]
     start = out._buffer.block.address + out._offset
     for index in np.ndindex(*dims[:-2]):
         pointers = [b + sum(i * s for i, s in zip(index, lead)) for b, lead in bases]
         target = start + sum(i * s for i, s in zip(index, steps[0][:-2]))
-        _call(loop, n0, n1, target, out_strides, pointers, strides, constants)
+        loop(n0, n1, target, steps[0][-2:], pointers, strides)
 
 
 def native(x: Array) -> np.ndarray:
@@ -264,33 +282,29 @@ def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int
                                       a._strides != contiguous_strides(shape, a._dtype.itemsize))
             for a in operands):
         return False
-    loop = _loops.get(expression, _UNSET)
-    if loop is _UNSET:
-        loop = compiled(expression)
-    constants, base = _scalars(expression, operands)
+    loop = _loop(expression)
+    constants = _scalars(expression, operands)
     flat = [native(a).reshape(-1) if a.__class__ is Array else a for a in operands]
     chunk = CHUNK * 8
     chunks = -(-size // chunk)
     partials = np.empty(chunks, out.dtype)
     dtype = expression.dtype.numpy
-    strides = _dense(expression)
-    out_strides = _DENSE_OUT[dtype.itemsize]
+    out_strides = (0, dtype.itemsize)
 
     def part(first: int, last: int) -> None:
         buffer = np.empty(chunk, dtype)
         for c in range(first, last):
             start, stop = c * chunk, min(size, (c + 1) * chunk)
             value = buffer[:stop - start]
-            if loop is None:
+            if loop.function is None:
                 _evaluate(expression, [v[start:stop] if v.__class__ is np.ndarray else v
                                        for v in flat], value)
             else:
-                row = iter(range(expression.operands))
-                pointers = [base + 16 * next(row) if s.op == SCALAR else
-                            v.ctypes.data + start * v.itemsize
-                            for v, s in zip(flat, expression.steps)]
-                _call(loop, 1, stop - start, value.ctypes.data, out_strides, pointers, strides,
-                      constants, split=False)
+                scalar = iter(range(constants[1], constants[1] + 16 * len(flat), 16))
+                pointers = [v.ctypes.data + start * v.itemsize if v.__class__ is np.ndarray
+                            else next(scalar) for v in flat]
+                loop(1, stop - start, value.ctypes.data, out_strides, pointers, loop.dense,
+                     split=False)
             reduce(value, partials[c, ...])
 
     count = 1 if parallel.machine_busy() else parallel.get_num_threads()

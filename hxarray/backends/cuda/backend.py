@@ -26,6 +26,7 @@ from ...hal.allocator import StreamOrderedAllocator
 from ...hal.device import Device, DeviceType
 from ...hal.hooks import observe, observers
 from ...hal.scope import scoped_pools
+from .. import fusion
 from ..base import Backend
 from ..fusion import Expression
 from . import launch, peaks
@@ -379,6 +380,46 @@ class CudaBackend(Backend):
                       ew.pack_shape(dims, _contiguous(dims, steps, [out, *arrays]))],
                      [out, *arrays])
 
+    def fused_reduce(self, name: str, expression: Expression,
+                     operands: Sequence[Array | Scalar], shape: tuple[int, ...],
+                     axes: tuple[int, ...], out: Array, after: Expression | None = None,
+                     after_operands: Sequence[Scalar | None] = (), *,
+                     positive_zero: bool = False) -> None:
+        """One generated kernel (codegen/fused.reduce_source) computing the expression where
+        the reduction reads it, and `after` where it stores each result; taken twice where rows
+        are split, as any reduction's kernel."""
+        acc = out._dtype if after is None else fusion.reduced_dtype(after)
+        layout = rd.split(shape, _views.contiguous_strides(shape, 1), axes, out._strides, False)
+        if 0 in shape or len(shape) > ew.MAX_DIMS or not layout.fits:
+            super().fused_reduce(name, expression, operands, shape, axes, out, after,
+                                 after_operands, positive_zero=positive_zero)
+            return
+        device = out._buffer.device
+        state = self._state(device)
+        index = ew.INDEX_TYPES[math.prod(shape) >= 2**31]
+        kernel = fused_codegen.reduce_kernel_name(name, acc, expression, after, index)
+        key = (name, acc, expression, after)
+        source = self._fused_sources.get(key)
+        if source is None:
+            source = self._fused_sources[key] = fused_codegen.reduce_source(name, acc,
+                                                                              expression, after)
+        function = self._function(state, source, kernel, lambda: [kernel])
+        arrays = [a for a in operands if a.__class__ is Array]
+        with np.errstate(all="ignore"):
+            records = [ew.pack_operand(a._buffer.address + a._offset,
+                                       ew.broadcast_strides(shape, a._shape, a._strides))
+                       if a.__class__ is Array else ew.pack_operand(None, (), a, step.dtype)
+                       for a, step in zip(operands, expression.steps)]
+            if after is not None:
+                records += [ew.pack_operand(None, (), 0 if v is None else v, step.dtype)
+                            for v, step in zip(after_operands, after.steps)]
+        dense = all(a._shape == shape and a._strides == _views.contiguous_strides(
+            shape, a._dtype.itemsize) for a in arrays)
+        passes = self._passes(state, function, name, acc, layout, positive_zero)
+        self._reduce_passes(device, function, passes, out._buffer.address + out._offset, out,
+                            arrays, records,
+                            [ew.pack_shape(shape, ew.CONTIGUOUS if dense else ew.STRIDED)])
+
     def _unaliased(self, a: Array | Scalar, out: Array) -> Array | Scalar:
         """`a`, or a copy of it where it shares memory with `out` other than element for element
         (x[1:] += x[:-1]): the kernel would read values it has already written."""
@@ -443,28 +484,48 @@ class CudaBackend(Backend):
             if len(state.plans) >= _MAX_PLANS:
                 state.plans.clear()
             state.plans[key] = plan
-        function, base, config, first, partial_bytes, final_config, final = plan
-        source = np.uintp(x._buffer.address + x._offset + base)
+        function, base, *passes = plan
+        self._reduce_passes(device, function, passes, x._buffer.address + x._offset + base, out,
+                            [x])
+
+    def _reduce_passes(self, device: Device, function: Any, passes: Sequence[Any], source: int,
+                       out: Array, operands: Sequence[Array], before: Sequence[Any] = (),
+                       after: Sequence[Any] = ()) -> None:
+        """The launches of a reduction kernel planned by `_passes`, its arguments `before`,
+        then (x, out, layout), then `after`: one, or two where rows are split (the partial
+        values in a temporary)."""
+        config, first, partial_bytes, final_config, final = passes
         target = np.uintp(out._buffer.address + out._offset)
         if not partial_bytes:
-            self._submit(device, function, config, [source, target, first], [x, out])
+            self._submit(device, function, config, [*before, np.uintp(source), target, first,
+                                                    *after], [*operands, out])
             return
         partials = self.empty((partial_bytes,), dt.uint8, device)
         between = np.uintp(partials._buffer.address)
-        self._submit(device, function, config, [source, between, first], [x, partials])
-        self._submit(device, function, final_config, [between, target, final], [partials, out])
+        self._submit(device, function, config, [*before, np.uintp(source), between, first,
+                                                *after], [*operands, partials])
+        self._submit(device, function, final_config, [*before, between, target, final, *after],
+                     [*operands, partials, out])
 
     def _plan_reduce(self, state: _DeviceState, name: str, x: dt.DType, acc: dt.DType,
                      layout: rd.Split, positive_zero: bool) -> tuple[Any, ...]:
-        """The kernel, x's base offset, and the launch configuration and layout of each pass
-        (the second only where rows are split: with the temporary's size in bytes, else 0)."""
+        """The kernel, x's base offset, and `_passes`."""
         kernel = rd.kernel_name(name, x, acc)
         function = self._function(state, rd.SOURCE, kernel, lambda: rd.batch(name, x, acc))
+        return (function, layout.base,
+                *self._passes(state, function, name, acc, layout, positive_zero))
+
+    @staticmethod
+    def _passes(state: _DeviceState, function: Any, name: str, acc: dt.DType,
+                layout: rd.Split, positive_zero: bool) -> tuple[Any, ...]:
+        """The launch configuration and layout of each pass of a reduction kernel (the second
+        only where rows are split: with the temporary's size in bytes, else 0), a sum starting
+        from +0 where `positive_zero`."""
         limit = function.attributes.max_threads_per_block
         launch = rd.plan(layout.outputs, layout.length, layout.row_inner, state.properties, limit)
         if launch.parts == 1:
-            return (function, layout.base, _config(launch),
-                    rd.pack(layout, launch, positive_zero=positive_zero), 0, None, None)
+            return (_config(launch), rd.pack(layout, launch, positive_zero=positive_zero), 0,
+                    None, None)
         size = rd.value_size(name, acc)
         dense = rd.contiguous(layout.kept, size)
         first = rd.pack(layout, launch, out_kept=dense, part_stride=layout.outputs * size,
@@ -473,8 +534,7 @@ class CudaBackend(Backend):
                           (layout.outputs * size,))
         final = rd.plan(second.outputs, second.length, second.row_inner, state.properties, limit,
                         may_split=False)
-        return (function, layout.base, _config(launch), first,
-                layout.outputs * launch.parts * size, _config(final),
+        return (_config(launch), first, layout.outputs * launch.parts * size, _config(final),
                 rd.pack(second, final, from_partials=True))
 
     def scan(self, name: str, x: Array, axis: int, out: Array) -> None:

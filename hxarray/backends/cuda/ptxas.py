@@ -175,7 +175,7 @@ def report(ptx: str, names: Mapping[str, str] | None = None, arch: str = ARCH,
 
 # The families of generated sources (by the name `codegen.all_sources` gives them) held to the
 # rules, and the rules.
-_NO_LOCAL_MEMORY = ("elementwise/", "reduction/", "scan/", "indexing/")
+_NO_LOCAL_MEMORY = ("elementwise/", "reduction/", "scan/", "indexing/", "fused/")
 
 
 def problems(source: str, reports: Sequence[KernelReport]) -> list[str]:

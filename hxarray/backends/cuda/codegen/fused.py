@@ -16,24 +16,27 @@ from ...fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
 from . import C_TYPES, OPTIONS, PREAMBLE
 from .elementwise import INDEX_TYPES, functor
 from .elementwise import source as operation_source
+from .reduction import functor as functor_name
 
-__all__ = ["all_sources", "cuda_source", "host_source", "kernel_name"]
+__all__ = ["all_sources", "cuda_source", "host_source", "kernel_name", "reduce_kernel_name",
+           "reduce_source"]
 
 
-def _operations(expression: Expression) -> list[Op]:
-    """The operations the expression applies (a selection aside: it is inline), each once, in
+def _operations(*expressions: Expression) -> list[Op]:
+    """The operations the expressions apply (a selection aside: it is inline), each once, in
     order."""
     ops: list[Op] = []
-    for step in expression.steps[expression.operands:]:
-        if step.op.__class__ is Op and not step.op.selects and step.op not in ops:
-            ops.append(step.op)
+    for expression in expressions:
+        for step in expression.steps[expression.operands:]:
+            if step.op.__class__ is Op and not step.op.selects and step.op not in ops:
+                ops.append(step.op)
     return ops
 
 
-def _functors(expression: Expression) -> str:
+def _functors(*expressions: Expression) -> str:
     """The functor of every operation used (elementwise.source's, one source of each)."""
     parts = []
-    for op in _operations(expression):
+    for op in _operations(*expressions):
         text = operation_source(op)
         parts.append(text[text.index("namespace hx"):])
     return "".join(parts)
@@ -71,39 +74,14 @@ def kernel_name(expression: Expression, index: str) -> str:
     return f"hx::fused_{key(expression)}<{index}>"
 
 
-def cuda_source(expression: Expression) -> str:
-    """The kernel `hx::fused_<key><Index>`(operands..., Output, Shape): the element-wise kernels'
-    parameters and layouts (elementwise.cuh), one Operand per operand of the expression (a
-    scalar is an Operand without data); a grid-stride loop that never steps past the end, each
-    element found by its number (contiguous layouts) or its coordinates (strided ones)."""
-    n = expression.operands
-    types = [C_TYPES[step.dtype] for step in expression.steps[:n]]
-    params = "".join(f"const __grid_constant__ Operand x{k}, " for k in range(n))
-
-    def load(k: int, step: Step) -> str:
-        return f"load_one<{types[k]}>(x{k}, at{k})"
-
-    body = "\n        ".join(statements(expression, load))
-    last = len(expression.steps) - 1
-    out = C_TYPES[expression.dtype]
-    offsets = ", ".join(f"at{k} = 0" for k in range(n))
-    contiguous = "\n            ".join(
-        [f"at = i64(i) * i64(sizeof({out}));",
-         *(f"at{k} = i64(i) * i64(sizeof({types[k]}));" for k in range(n))])
-    strided = "\n                    ".join(
-        ["at += coordinate * out.strides.step[d];",
-         *(f"at{k} += coordinate * x{k}.strides.step[d];" for k in range(n))])
-    return (f"{PREAMBLE}#include \"elementwise.cuh\"\n{_functors(expression)}"
-            f"namespace hx {{\n"
-            f"template <typename Index>\n"
-            f"__global__ void fused_{key(expression)}({params}"
-            f"const __grid_constant__ Output out, const __grid_constant__ Shape shape) {{\n"
-            f"    const Index size = Index(shape.size);\n"
-            f"    const Index stride = Index(gridDim.x) * Index(blockDim.x);\n"
-            f"    for (Index i = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);\n"
-            f"         i < size; i = next_index(i, stride, size)) {{\n"
-            f"        i64 at = 0, {offsets};\n"
-            f"        if (shape.contiguous != HX_STRIDED) {{\n"
+def _locate(places: Sequence[tuple[str, str, str]]) -> str:
+    """C statements adding to each offset `at` (declared 0) the byte offset of element `i` of its
+    array: `places` are (offset, the Operand or Output with its strides, its C type); `i` and
+    `shape` in scope. By number where the launch is contiguous, else by coordinates."""
+    contiguous = "\n            ".join(f"{at} = i64(i) * i64(sizeof({t}));" for at, _, t in places)
+    strided = "\n                    ".join(f"{at} += coordinate * {x}.strides.step[d];"
+                                          for at, x, _ in places)
+    return (f"        if (shape.contiguous != HX_STRIDED) {{\n"
             f"            {contiguous}\n"
             f"        }} else {{\n"
             f"            Index rest = i;\n"
@@ -122,19 +100,128 @@ def cuda_source(expression: Expression) -> str:
             f"                    {strided}\n"
             f"                }}\n"
             f"            }}\n"
-            f"        }}\n"
+            f"        }}\n")
+
+
+def cuda_source(expression: Expression) -> str:
+    """The kernel `hx::fused_<key><Index>`(operands..., Output, Shape): the element-wise kernels'
+    parameters and layouts (elementwise.cuh), one Operand per operand of the expression (a
+    scalar is an Operand without data); a grid-stride loop that never steps past the end, each
+    element found by its number (contiguous layouts) or its coordinates (strided ones)."""
+    n = expression.operands
+    types = [C_TYPES[step.dtype] for step in expression.steps[:n]]
+    params = "".join(f"const __grid_constant__ Operand x{k}, " for k in range(n))
+
+    def load(k: int, step: Step) -> str:
+        return f"load_one<{types[k]}>(x{k}, at{k})"
+
+    body = "\n        ".join(statements(expression, load))
+    last = len(expression.steps) - 1
+    out = C_TYPES[expression.dtype]
+    offsets = ", ".join(f"at{k} = 0" for k in range(n))
+    locate = _locate([("at", "out", out), *((f"at{k}", f"x{k}", types[k]) for k in range(n))])
+    return (f"{PREAMBLE}#include \"elementwise.cuh\"\n{_functors(expression)}"
+            f"namespace hx {{\n"
+            f"template <typename Index>\n"
+            f"__global__ void fused_{key(expression)}({params}"
+            f"const __grid_constant__ Output out, const __grid_constant__ Shape shape) {{\n"
+            f"    const Index size = Index(shape.size);\n"
+            f"    const Index stride = Index(gridDim.x) * Index(blockDim.x);\n"
+            f"    for (Index i = Index(blockIdx.x) * Index(blockDim.x) + Index(threadIdx.x);\n"
+            f"         i < size; i = next_index(i, stride, size)) {{\n"
+            f"        i64 at = 0, {offsets};\n"
+            f"{locate}"
             f"        {body}\n"
             f"        *reinterpret_cast<{out}*>(out.data + at) = v{last};\n"
             f"    }}\n"
             f"}}\n}}  // namespace hx\n")
 
 
+def reduce_key(name: str, acc: dt.DType, expression: Expression,
+               after: Expression | None) -> str:
+    """A short name for a fused reduction's kernel."""
+    text = f"{name}/{acc.name}/{key(expression)}/{after and key(after)}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def reduce_kernel_name(name: str, acc: dt.DType, expression: Expression,
+                       after: Expression | None, index: str) -> str:
+    return f"hx::fused_reduce_{reduce_key(name, acc, expression, after)}<{index}>"
+
+
+def reduce_source(name: str, acc: dt.DType, expression: Expression,
+                  after: Expression | None) -> str:
+    """The kernel `hx::fused_reduce_<key><Index>`(operands..., after's operands..., x, out,
+    layout, shape): the reduction `name` accumulated in `acc` (reduction.cuh's kernel body, its
+    functor's start and combine) over the expression's values, each computed where the
+    reduction reads it. The first pass reads a virtual array at x (any address): the layout's
+    strides are those of a C-contiguous array of 1-byte elements of the expression's shape, so
+    that an element's offset from x is its C-order number, from which each operand's element is
+    found as in `cuda_source` (by number where every operand is contiguous, else by
+    coordinates); a second pass (split rows) reads the partial values at x. With
+    `after` (an element-wise expression whose array operand is the reduction's result and whose
+    others are scalars), each result goes through it before it is stored."""
+    n = expression.operands
+    types = [C_TYPES[step.dtype] for step in expression.steps[:n]]
+    fields = "".join(f"    const Operand& x{k};\n" for k in range(n))
+    offsets = ", ".join(f"at{k} = 0" for k in range(n))
+    body = "\n        ".join(statements(
+        expression, lambda k, step: f"load_one<{types[k]}>(x{k}, at{k})"))
+    last = len(expression.steps) - 1
+    accumulator = C_TYPES[acc]
+    out_type, epilogue = accumulator, "return v;"
+    after_fields = after_params = after_names = ""
+    if after is not None:
+        m = after.operands
+        after_fields = "".join(f"    const Operand& y{k};\n" for k in range(m))
+        after_params = "".join(f"const __grid_constant__ Operand y{k}, " for k in range(m))
+        after_names = "".join(f", y{k}" for k in range(m))
+        out_type = C_TYPES[after.dtype]
+        lines = statements(after, lambda k, step: f"hx::cast<{C_TYPES[step.dtype]}>(v)"
+                           if step.op == ARRAY else f"load_one<{C_TYPES[step.dtype]}>(y{k}, 0)")
+        epilogue = "\n        ".join([*lines, f"return v{len(after.steps) - 1};"])
+    reducer = functor_name(name, acc, acc)
+    tag = reduce_key(name, acc, expression, after)
+    functors = _functors(expression, *(() if after is None else (after,)))
+    return (f"{PREAMBLE}#include \"elementwise.cuh\"\n#include \"reduction.cuh\"\n{functors}"
+            f"namespace hx {{\n"
+            f"template <typename Index>\n"
+            f"struct FusedRow_{tag} : {reducer} {{\n"
+            f"    typedef {out_type} Out;\n"
+            f"    const char* base;\n"
+            f"    const Shape& shape;\n"
+            f"{fields}{after_fields}"
+            f"    __device__ __forceinline__ {accumulator} load(const char* p, i64) const {{\n"
+            f"        const Index i = Index(p - base);\n"
+            f"        i64 {offsets};\n"
+            f"{_locate([(f'at{k}', f'x{k}', types[k]) for k in range(n)])}"
+            f"        {body}\n"
+            f"        return hx::cast<{accumulator}>(v{last});\n"
+            f"    }}\n"
+            f"    __device__ __forceinline__ Out result({accumulator} v) const {{\n"
+            f"        {epilogue}\n"
+            f"    }}\n"
+            f"}};\n"
+            f"template <typename Index>\n"
+            f"__global__ void __launch_bounds__(HX_REDUCE_BLOCK, HX_REDUCE_MIN_BLOCKS)\n"
+            f"fused_reduce_{tag}("
+            + "".join(f"const __grid_constant__ Operand x{k}, " for k in range(n)) +
+            f"{after_params}const char* __restrict__ x, char* __restrict__ out, "
+            f"const __grid_constant__ ReduceLayout layout, "
+            f"const __grid_constant__ Shape shape) {{\n"
+            f"    const FusedRow_{tag}<Index> op{{{{}}, x, shape"
+            + "".join(f", x{k}" for k in range(n)) + f"{after_names}}};\n"
+            f"    reduce_rows(op, x, out, layout);\n"
+            f"}}\n}}  // namespace hx\n")
+
+
 def host_source(expression: Expression) -> str:
-    """C++ for the CPU: `hx_fused(n0, n1, start, stop, out, out_strides, operands, strides)`
-    computes the elements [start, stop) (C order) of a 2-D layout n0 x n1; byte strides, two
-    per operand (a scalar has 0, 0). Where every array operand and the output step by one
-    element along the inner axis, the inner loop is a plain indexed loop the compiler
-    vectorises."""
+    """C++ for the CPU: `hx_fused(args)` computes the elements [start, stop) (C order) of a
+    2-D layout n0 x n1; args are int64s: a pointer per operand, out, n1, stop, start, n0, out's
+    two byte strides, two byte strides per operand (a scalar has 0, 0). (One argument: a call
+    from Python costs a fraction of eight; what changes between calls comes first.) Where every
+    array operand and the output step by one element along the inner axis, the inner loop is a
+    plain indexed loop the compiler vectorises."""
     steps = expression.steps
     n = expression.operands
     out = C_TYPES[expression.dtype]
@@ -164,11 +251,15 @@ def host_source(expression: Expression) -> str:
     dense_body = "\n                ".join(statements(expression, dense))
     strided_body = "\n                ".join(statements(expression, strided))
     return (f"{PREAMBLE}#include \"elementwise.cuh\"\n{_functors(expression)}"
-            'extern "C" void hx_fused(long long n0, long long n1, long long start, '
-            "long long stop, char* out, const long long* ost, const char* const* in, "
-            "const long long* st) {\n"
+            'extern "C" void hx_fused(const long long* args) {\n'
+            f"    const char* in[{max(n, 1)}];\n"
+            f"    for (int k = 0; k < {n}; k++) in[k] = reinterpret_cast<const char*>(args[k]);\n"
+            f"    char* const out = reinterpret_cast<char*>(args[{n}]);\n"
+            f"    const long long n1 = args[{n + 1}], stop = args[{n + 2}], "
+            f"start = args[{n + 3}];\n"
+            f"    const long long* const ost = args + {n + 5};\n"
+            f"    const long long* const st = args + {n + 7};\n"
             f"{scalars}"
-            "    (void)n0;\n"
             "    for (long long at = start; at < stop;) {\n"
             "        const long long i0 = at / n1, i1 = at % n1;\n"
             "        const long long count = (stop - at < n1 - i1) ? stop - at : n1 - i1;\n"
@@ -221,8 +312,36 @@ def _samples() -> Iterator[Expression]:
                       step("log1p", (1,), f64, f64)), 1)
 
 
+def _reduction_samples() -> Iterator[tuple[str, dt.DType, Expression, Expression | None]]:
+    """Fused reductions: each reduction over a sample's values (sum and prod in the default
+    accumulators), numpy mode's +0 after a sum, and a mean's division (and +0)."""
+    samples = list(_samples())
+    f64, f32 = dt.float64, dt.float32
+    yield "sum", f64, samples[0], None
+    yield "sum", f32, samples[1], None
+    yield "prod", f64, samples[0], None
+    yield "max", f64, samples[2], None
+    yield "min", f32, samples[3], None
+    yield "any", dt.bool, samples[2], None
+    yield "all", dt.bool, samples[4], None
+    yield "sum", dt.int64, Expression((samples[3].steps[0], Step(OPS["multiply"], (0, 0),
+                                                                 dt.int32, dt.int32)), 1), None
+    plus_zero = Expression((Step(ARRAY, (), f64, f64), Step(SCALAR, (), f64, f64),
+                            Step(OPS["add"], (0, 1), f64, f64)), 2)
+    yield "sum", f64, samples[0], plus_zero
+    mean = Expression((Step(ARRAY, (), f32, f32), Step(SCALAR, (), f32, f32),
+                       Step(SCALAR, (), f32, f32), Step(OPS["divide"], (0, 1), f32, f32),
+                       Step(OPS["add"], (3, 2), f32, f32)), 3)
+    yield "sum", f32, samples[1], mean
+
+
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
-    """The fused kernels of a few representative expressions, for NVRTC."""
+    """The fused kernels of a few representative expressions and reductions, for NVRTC."""
     for expression in _samples():
         names = [kernel_name(expression, index) for index in INDEX_TYPES]
         yield f"fused/{key(expression)}.cu", cuda_source(expression), OPTIONS, names
+    for name, acc, expression, after in _reduction_samples():
+        names = [reduce_kernel_name(name, acc, expression, after, index)
+                 for index in INDEX_TYPES]
+        yield (f"reduction/fused_{reduce_key(name, acc, expression, after)}.cu",
+               reduce_source(name, acc, expression, after), OPTIONS, names)

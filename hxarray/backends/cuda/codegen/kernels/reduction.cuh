@@ -209,14 +209,15 @@ __device__ typename Op::Value group_reduce(typename Op::Value v, int valid, int 
 // row along one axis keeps HX_REDUCE_UNROLL loads in flight with a 32-bit counter (the host keeps
 // a part below 2^31 elements); a row over several axes unravels each element's offset.
 template <typename Op, bool FromPartials>
-__device__ __forceinline__ typename Op::Value fold_row(const char* row, const ReduceLayout& layout,
-                                                       i64 first, int count, int initial) {
+__device__ __forceinline__ typename Op::Value fold_row(const Op& op, const char* row,
+                                                       const ReduceLayout& layout, i64 first,
+                                                       int count, int initial) {
     typedef typename Op::Value Value;
-    auto load = [](const char* p, i64 r) -> Value {
+    auto load = [&op](const char* p, i64 r) -> Value {
         if constexpr (FromPartials) {
             return *reinterpret_cast<const Value*>(p);
         } else {
-            return Op::load(p, r);
+            return op.load(p, r);
         }
     };
     const int group = layout.group;
@@ -248,10 +249,12 @@ __device__ __forceinline__ typename Op::Value fold_row(const char* row, const Re
     return v;
 }
 
+// The reduction of the layout's rows of x into out by `op`, whose load() and result() may read
+// fields of its own (a fused expression's operands: codegen/fused.py); every thread of the block
+// runs it.
 template <typename Op>
-__global__ void __launch_bounds__(HX_REDUCE_BLOCK, HX_REDUCE_MIN_BLOCKS)
-reduce(const char* __restrict__ x, char* __restrict__ out,
-       const __grid_constant__ ReduceLayout layout) {
+__device__ __forceinline__ void reduce_rows(const Op& op, const char* __restrict__ x,
+                                            char* __restrict__ out, const ReduceLayout& layout) {
     typedef typename Op::Value Value;
     __shared__ __align__(16) unsigned char shared[32 * sizeof(Value)];
     Value* warp_values = reinterpret_cast<Value*>(shared);
@@ -278,8 +281,8 @@ reduce(const char* __restrict__ x, char* __restrict__ out,
                 const int count = (length - member + group - 1) / group;
                 const int initial = begin + member == 0 ? layout.initial : 0;
                 v = layout.from_partials
-                        ? fold_row<Op, true>(row, layout, begin + member, count, 0)
-                        : fold_row<Op, false>(row, layout, begin + member, count, initial);
+                        ? fold_row<Op, true>(op, row, layout, begin + member, count, 0)
+                        : fold_row<Op, false>(op, row, layout, begin + member, count, initial);
             }
         }
         v = group_reduce<Op>(v, valid, group, warp_values);
@@ -289,10 +292,17 @@ reduce(const char* __restrict__ x, char* __restrict__ out,
             if (layout.to_partials) {
                 *reinterpret_cast<Value*>(p) = v;
             } else {
-                *reinterpret_cast<typename Op::Out*>(p) = Op::result(v);
+                *reinterpret_cast<typename Op::Out*>(p) = op.result(v);
             }
         }
     }
+}
+
+template <typename Op>
+__global__ void __launch_bounds__(HX_REDUCE_BLOCK, HX_REDUCE_MIN_BLOCKS)
+reduce(const char* __restrict__ x, char* __restrict__ out,
+       const __grid_constant__ ReduceLayout layout) {
+    reduce_rows(Op(), x, out, layout);
 }
 
 }  // namespace hx
