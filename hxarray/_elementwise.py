@@ -126,23 +126,26 @@ def _binary(name: str, x1: Any, x2: Any, out: Array | None = None) -> Array:
                 numpy_mode.check_power(x2)
             backend = device._backend or device.backend
             return backend.elementwise(op, (x1, x2), signature, shape, out)
-        d1 = x1._dtype  # scalar_operand, inlined: this is the hot path
-        d2 = dt.COMPLEX_OF[d1] if d1 in dt.COMPLEX_OF and isinstance(x2, complex) else d1
-        x2 = _check_scalar(name, x2, d2)
-        op, signature = _resolved.get((name, d1, d2)) or _resolve(name, d1, d2)
-        if name == "pow" and signature.result in dt.SIGNED:
-            numpy_mode.check_power(x2)
-        return _backend_of(x1).elementwise(op, (x1, x2), signature, x1._shape, out)
+        return _with_scalar(name, x1, x2, False, out)
     if x2.__class__ is _Array:
-        d2 = x2._dtype
-        d1 = dt.COMPLEX_OF[d2] if d2 in dt.COMPLEX_OF and isinstance(x1, complex) else d2
-        x1 = _check_scalar(name, x1, d1)
-        op, signature = _resolved.get((name, d1, d2)) or _resolve(name, d1, d2)
-        if name == "pow" and signature.result in dt.SIGNED:
-            numpy_mode.check_power(x2)
-        return _backend_of(x2).elementwise(op, (x1, x2), signature, x2._shape, out)
+        return _with_scalar(name, x2, x1, True, out)
     raise TypeError(f"{name}() needs at least one hxarray Array argument, got "
                     f"{type(x1).__name__} and {type(x2).__name__}")
+
+
+def _with_scalar(name: str, x: Array, scalar: Any, scalar_first: builtins.bool,
+                 out: Array | None) -> Array:
+    """`name` of the array `x` and a Python scalar (the first operand where `scalar_first`),
+    which takes x's dtype (its complex dtype for a complex scalar), as the standard says."""
+    d = x._dtype
+    ds = dt.COMPLEX_OF[d] if d in dt.COMPLEX_OF and isinstance(scalar, complex) else d
+    scalar = _check_scalar(name, scalar, ds)
+    d1, d2 = (ds, d) if scalar_first else (d, ds)
+    op, signature = _resolved.get((name, d1, d2)) or _resolve(name, d1, d2)
+    if name == "pow" and signature.result in dt.SIGNED:
+        numpy_mode.check_power(x if scalar_first else scalar)
+    args = (scalar, x) if scalar_first else (x, scalar)
+    return _backend_of(x).elementwise(op, args, signature, x._shape, out)
 
 
 def binary_operator(name: str, reflected: bool) -> Callable[[Array, Any], Any]:
