@@ -34,7 +34,7 @@ def client_arguments(prog: str, doc: str, namespaces: list[str],
     extra: list[str] = []
     if "--" in argv:
         argv, extra = argv[:argv.index("--")], argv[argv.index("--") + 1:]
-    parser = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
     parser.add_argument("--namespace", nargs="+", default=namespaces, choices=namespaces,
                         help="namespaces to run (default: all of them)")
     parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers")
