@@ -443,9 +443,10 @@ def test_arange_floats(start, stop, step):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("start, step", [(0.0, 1.0), (-3.7, 0.1), (1e10, -2.5e-3), (0.5, 3)])
-@pytest.mark.parametrize("size", [2, 3, 4097, 100_003])
+@pytest.mark.parametrize("size", [2, 3, 4097, 16_385, 100_003])
 def test_arange_floats_are_numpys_bit_for_bit(dtype, start, step, size):
-    """Filled in place (a compiled loop, or blocked numpy passes), threads included."""
+    """numpy's arange below 2**14 elements; from there filled in place (a compiled loop, or
+    blocked numpy passes), threads included."""
     stop = start + size * step
     expected = np.arange(start, stop, step, dtype=dtype)
     for threads in (1, 2):

@@ -37,6 +37,11 @@ _ndarray = np.ndarray
 _FROM_NUMPY = dt.FROM_NUMPY
 
 
+# Below this length numpy's own float arange (copied into our buffer) costs less than setting up
+# the one-pass fill: 1.6 µs against 4.9 µs at 10 elements.
+_SMALL_ARANGE = 1 << 14
+
+
 @cache
 def host_allocator() -> CachingAllocator:
     """The process's caching allocator of host memory, shared by every CpuBackend (there is one
@@ -255,7 +260,7 @@ class CpuBackend(Backend):
         if dtype in (dt.float32, dt.float64) and isinstance(start, (int, float)) and \
                 isinstance(step, (int, float)) and isinstance(stop, (int, float)):
             length = math.ceil((stop - start) / step)  # numpy's length
-            if 2 <= length <= (1 << 24 if dtype is dt.float32 else 1 << 62):
+            if _SMALL_ARANGE <= length <= (1 << 24 if dtype is dt.float32 else 1 << 62):
                 out = self.empty((length,), dtype)
                 parts = parallel.get_num_threads() if length >= self.thresholds.memory_bound \
                     else 1
