@@ -1,7 +1,7 @@
 """The one point where a namespace call consults the mode: `adapted` wraps each namespace function
 so that a case the standard leaves open (`_modes.Unspecified`, raised by the chapter's own check)
-goes to numpy mode's rule in `_numpy_mode`, outside strict mode. Part of the namespace layer: it
-calls into `_numpy_mode`, which calls the chapters."""
+goes to numpy mode's rule in `_numpy_mode`, outside strict mode. Part of the namespace layer, as
+`_numpy_mode` is (whose rules call the chapters back through the package)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from . import _numpy_mode
 from ._modes import STRICT, Unspecified
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -33,17 +34,13 @@ def adapted(function: F, name: str | None = None) -> F:
     @functools.wraps(function)
     def adapter(*args: Any, **kwargs: Any) -> Any:
         if len(args) > positional and not STRICT.get():
-            from ._numpy_mode import numpy_keywords
-
-            args, kwargs = numpy_keywords(name, positional, args, kwargs)
+            args, kwargs = _numpy_mode.numpy_keywords(name, positional, args, kwargs)
         try:
             return function(*args, **kwargs)
         except Unspecified as case:
             if STRICT.get():
                 raise
-            from ._numpy_mode import apply
-
-            return apply(name, case, args, kwargs)
+            return _numpy_mode.apply(name, case, args, kwargs)
 
     return adapter  # type: ignore[return-value]
 

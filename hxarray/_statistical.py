@@ -33,6 +33,7 @@ _DIVIDE, _SQRT = OPS["divide"], OPS["sqrt"]
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
+
 def reduce(name: str, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DType, *,
            positive_zero: builtins.bool = False) -> Array:
     """The reduction `name` of x over `axis` (None, int or tuple) into a new array of `dtype`."""
