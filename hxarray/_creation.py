@@ -276,6 +276,8 @@ def _number(value: Any, function: str, name: str, allow_complex: builtins.bool =
     """`value` as a Python int (anything with `__index__`), float or, if allowed, complex; a
     0-D array as its Python scalar where `allow_array` (elsewhere a case the standard leaves
     open: Unspecified)."""
+    if value.__class__ is int or value.__class__ is float:
+        return value
     if value.__class__ is Array and value.ndim == 0:
         if allow_array:
             return value._host()[()].item()
@@ -300,25 +302,29 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         start, stop = 0, start
     integers = start.__class__ is stop.__class__ is step.__class__ is int
     if not integers:
-        start, stop, step = (_number(v, "arange", name)
-                             for name, v in (("start", start), ("stop", stop), ("step", step)))
-        integers = all(isinstance(v, int) for v in (start, stop, step))
+        start, stop, step = (_number(start, "arange", "start"), _number(stop, "arange", "stop"),
+                             _number(step, "arange", "step"))
+        integers = start.__class__ is stop.__class__ is step.__class__ is int
     if step == 0:
         raise ValueError("arange(): step must not be zero")
-    dtype = _optional_dtype(dtype, "arange") or (dt.int64 if integers else dt.float64)
-    if integers and dtype in dt.INTEGER:
-        values = range(int(start), int(stop), int(step))
-        low, high = dt.INTEGER_BOUNDS[dtype]
-        if values and not (low <= values[0] <= high and low <= values[-1] <= high):
+    dtype = dt.int64 if dtype is None and integers else \
+        _optional_dtype(dtype, "arange") or (dt.int64 if integers else dt.float64)
+    if integers:
+        values = range(start, stop, step)
+        bounds = dt.INTEGER_BOUNDS.get(dtype)
+        if bounds is not None and values and not (bounds[0] <= values[0] <= bounds[1] and
+                                                  bounds[0] <= values[-1] <= bounds[1]):
             raise OverflowError(f"arange(): the values from {values[0]} to {values[-1]} do not "
-                                f"fit {dtype.name} ({low} to {high})")
-    length = len(range(int(start), int(stop), int(step))) if integers else (stop - start) / step
-    if length != length:
-        raise ValueError(f"arange(): no length for start={start}, stop={stop}, step={step}")
+                                f"fit {dtype.name} ({bounds[0]} to {bounds[1]})")
+        length = len(values)
+    else:
+        length = (stop - start) / step
+        if length != length:
+            raise ValueError(f"arange(): no length for start={start}, stop={stop}, step={step}")
     if length * dtype.itemsize > 2**63 - 1:  # (also an infinite length)
         raise ValueError(f"arange(): {length} values of {dtype.name} would span more than "
                          "2**63 - 1 bytes")
-    target = as_device(device, "arange")
+    target = default_device() if device is None else as_device(device, "arange")
     if length <= 0:
         return target.backend.empty((0,), dtype, target)
     return target.backend.arange(start, stop, step, dtype, target)

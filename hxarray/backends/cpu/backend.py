@@ -249,14 +249,11 @@ class CpuBackend(Backend):
 
     @_retrying
     def arange(self, start, stop, step, dtype, device=None) -> Array:
-        if dtype is dt.int64 and start.__class__ is stop.__class__ is step.__class__ is int:
-            values = range(start, stop, step)
-            if not values:
-                return self.empty((0,), dtype)
-            if max(abs(values[0]), abs(values[-1]), abs(step)) < 2**62:
-                out = self.empty((len(values),), dtype)
-                kernels.arange_into(out._handle, start, step)
-                return out
+        if dtype is dt.int64 and start.__class__ is stop.__class__ is step.__class__ is int and \
+                -2**62 < start < 2**62 and -2**62 < stop < 2**62 and -2**62 < step < 2**62:
+            out = self.empty((len(range(start, stop, step)),), dtype)
+            kernels.arange_into(out._handle, start, step)
+            return out
         if dtype in (dt.float32, dt.float64) and isinstance(start, (int, float)) and \
                 isinstance(step, (int, float)) and isinstance(stop, (int, float)):
             length = math.ceil((stop - start) / step)  # numpy's length
@@ -268,7 +265,10 @@ class CpuBackend(Backend):
                     kernels.arange_float_into(out._handle, start, step, parts,
                                               fused.arange_loop(out._handle.dtype))
                 return out
-        return self._result(np.arange(start, stop, step, dtype=dtype.numpy))
+        data = np.arange(start, stop, step, dtype=dtype.numpy)
+        out = self.empty(data.shape, dtype)
+        out._handle[...] = data
+        return out
 
     @_retrying
     def copy(self, x: Array, dtype: dt.DType | None = None) -> Array:

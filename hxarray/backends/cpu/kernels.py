@@ -62,12 +62,15 @@ def arange_into(out: np.ndarray, start: int, step: int) -> None:
     part again, shifted by its length, doubling it each time. Exact, and vectorised where numpy's
     arange computes element by element."""
     size, filled = out.size, min(out.size, _IOTA.size)
-    head = out[:filled]
-    if step == 1:
-        np.add(_IOTA[:filled], start, out=head)
-    else:
-        np.multiply(_IOTA[:filled], step, out=head)
+    head = out if filled == size else out[:filled]
+    iota = _IOTA[:filled]
+    if step != 1:
+        np.multiply(iota, step, out=head)
         np.add(head, start, out=head)
+    elif start:
+        np.add(iota, start, out=head)
+    else:
+        head[...] = iota
     while filled < size:
         count = min(filled, size - filled)
         np.add(out[:count], filled * step, out=out[filled:filled + count])
