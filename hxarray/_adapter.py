@@ -13,11 +13,13 @@ from typing import Any, TypeVar
 
 from . import _numpy_mode
 from ._modes import STRICT, Unspecified
+from ._observed import observe_operation
+from .hal.hooks import observers
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def adapted(function: F, name: str | None = None) -> F:
+def adapted(function: F, name: str | None = None, *, operation: str | None = None) -> F:
     """`function` as the namespace exports it: with numpy mode's rule for the cases the standard
     leaves open (the one point where a call consults the mode). A call the standard defines runs
     `function` and nothing else: no mode is read. Where `function` raises `Unspecified`, strict
@@ -25,14 +27,20 @@ def adapted(function: F, name: str | None = None) -> F:
     function's public name: `sum`, `linalg.solve`, `Array.__iadd__`) with the exception and the
     call's arguments. Positional arguments beyond the function's own are numpy's positional
     forms of its keyword-only parameters (`sum(x, 0)`): numpy mode maps them to keywords as
-    `_numpy_mode.POSITIONAL[name]` says; strict mode leaves them to Python's own TypeError."""
+    `_numpy_mode.POSITIONAL[name]` says; strict mode leaves them to Python's own TypeError.
+    With `operation`, the same wrapper is also the hooks' operation point of that name
+    (`_observed.operation`): one call in front of `function`, not two."""
     name = name or _public_name(function)
     parameters = inspect.signature(function).parameters.values()
     positional = sys.maxsize if any(p.kind is p.VAR_POSITIONAL for p in parameters) else \
         sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
+    unobserved = None if operation is None else adapted(function, name)
+    point = operation or name
 
     @functools.wraps(function)
     def adapter(*args: Any, **kwargs: Any) -> Any:
+        if unobserved is not None and observers:
+            return observe_operation(point, unobserved, *args, **kwargs)
         if len(args) > positional and not STRICT.get():
             args, kwargs = _numpy_mode.numpy_keywords(name, positional, args, kwargs)
         try:
@@ -42,6 +50,8 @@ def adapted(function: F, name: str | None = None) -> F:
                 raise
             return _numpy_mode.apply(name, case, args, kwargs)
 
+    # `_observed.operation` asks for the wrapper that is also the operation point
+    adapter.observed_as = lambda point: adapted(function, name, operation=point)  # type: ignore[attr-defined]
     return adapter  # type: ignore[return-value]
 
 

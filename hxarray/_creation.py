@@ -309,8 +309,9 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         raise ValueError("arange(): step must not be zero")
     dtype = dt.int64 if dtype is None and integers else \
         _optional_dtype(dtype, "arange") or (dt.int64 if integers else dt.float64)
-    if integers:
-        values = range(start, stop, step)
+    length: float
+    if integers:  # (all three are ints, which the class test does not tell type checkers)
+        values = range(start, stop, step)  # type: ignore[arg-type]
         bounds = dt.INTEGER_BOUNDS.get(dtype)
         if bounds is not None and values and not (bounds[0] <= values[0] <= bounds[1] and
                                                   bounds[0] <= values[-1] <= bounds[1]):

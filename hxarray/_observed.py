@@ -4,7 +4,7 @@ a user calls is observed as an operation, with its device and arguments.
 The compiled functions (`_speedups.c`: the element-wise functions, `where`, the reductions and
 `empty`/`zeros`/`ones`) check the hook list themselves and call `observe_operation`; every other
 function gets a wrapper (`operation`) whose check, while no hook is installed, is one read of
-that list."""
+that list: for a function with numpy mode's adapter (`_adapter.adapted`), the adapter itself."""
 
 from __future__ import annotations
 
@@ -53,6 +53,10 @@ def operation(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     known = _points.get(function)
     if known is not None:
         return known
+    observed_as = getattr(function, "observed_as", None)
+    if observed_as is not None:  # an adapter (`_adapter.adapted`): one wrapper, both points
+        point = _points[function] = observed_as(name)
+        return point
 
     def observed(*args: Any, **kwargs: Any) -> Any:
         if not observers:

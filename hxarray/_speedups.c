@@ -2228,6 +2228,41 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_RETURN_NONE;
 }
 
+/* fresh_cpu_array(shape, dtype): CpuBackend.empty, compiled (the allocation every CPU primitive
+ * makes for its result); None where the Python method must run: before bind_cpu, inside a memory
+ * scope, or for a shape that is not a tuple of at most MAX_DIMS ints within the byte limit. */
+static PyObject *
+fresh_cpu_array(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "fresh_cpu_array(shape, dtype) takes 2 arguments");
+        return NULL;
+    }
+    if (cpu_allocator == NULL)
+        Py_RETURN_NONE;
+    if (scopes_var != NULL) {
+        PyObject *pools;
+        if (PyContextVar_Get(scopes_var, NULL, &pools) < 0)
+            return NULL;
+        Py_XDECREF(pools);  /* the context still holds it: comparing the pointer is enough */
+        if (pools != no_scopes)
+            Py_RETURN_NONE;
+    }
+    PyObject *item = PyObject_GetAttr(args[1], str_itemsize);
+    if (item == NULL)
+        return NULL;
+    Py_ssize_t size, itemsize = PyLong_AsSsize_t(item);
+    Py_DECREF(item);
+    if (itemsize <= 0)
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    PyObject *shape = PyTuple_CheckExact(args[0]) ? plain_shape(args[0], itemsize, &size) : NULL;
+    if (shape == NULL)
+        Py_RETURN_NONE;
+    PyObject *out = new_array(args[1], itemsize, shape, size);
+    Py_DECREF(shape);
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
      "Register the Array and MemoryBuffer classes, the general element-wise path, the "
@@ -2242,6 +2277,9 @@ static PyMethodDef module_methods[] = {
      "name, the reduction kernel with the names it serves, the thread thresholds (compute-bound, "
      "memory-bound, reduction: sizes from which the general path runs) and the defaults of "
      "creation."},
+    {"fresh_cpu_array", (PyCFunction)(void (*)(void))fresh_cpu_array, METH_FASTCALL,
+     "CpuBackend.empty's common case: a fresh C-contiguous CPU array from the caching "
+     "allocator, or None where the Python method must run."},
     {"size_class", size_class_py, METH_O, "The rounded size a request of `nbytes` is served with."},
     {NULL},
 };

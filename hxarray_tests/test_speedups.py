@@ -21,6 +21,7 @@ import hxarray as xp
 from hxarray._compiled import speedups
 from hxarray._elementwise import OPERATIONS
 from hxarray._ops import OPS
+from hxarray.backends.base import fresh_layout
 from hxarray.backends.cpu.allocator import CpuAllocator
 from hxarray.hal import Allocator, CachingAllocator, Device, size_class
 from hxarray.hal.allocator import _CachingAllocatorBase, _OverRaw, _size_class
@@ -308,6 +309,28 @@ def test_creation_fast_path_leaves_the_rest_to_the_general_path() -> None:
         assert xp.zeros(2).device == xp.Device("toy")
     assert np.array_equal(np.asarray(xp.zeros(xp.asarray(3))), np.zeros(3))  # __index__ shape
     assert xp.zeros([2, 3]).shape == (2, 3)  # a list
+
+
+@compiled
+def test_cpu_backend_empty_is_the_compiled_allocation_outside_memory_scopes() -> None:
+    backend = xp.Device("cpu").backend
+    allocator = backend.allocator(backend.device)
+    before = allocator.stats()["num_allocs"]
+    for shape, dtype in (((), xp.bool), ((0,), xp.int8), ((3, 4), xp.complex64),
+                         ((2, 1, 5), xp.uint16)):
+        for got in (speedups.fresh_cpu_array(shape, dtype), backend.empty(shape, dtype)):
+            assert got.shape == shape and got.dtype == dtype and got.device == backend.device
+            assert got._strides == fresh_layout(shape, dtype)[1]  # the Python method's layout
+            assert got._buffer.allocator is allocator and got._offset == 0
+    assert allocator.stats()["num_allocs"] == before + 8
+    # the Python method's cases: a memory scope's pool, a shape that is not a tuple of ints
+    assert speedups.fresh_cpu_array([2], xp.float64) is None
+    assert speedups.fresh_cpu_array((2, -1), xp.float64) is None
+    with xp.memory_scope():
+        assert speedups.fresh_cpu_array((2,), xp.float64) is None
+        assert backend.empty((2,), xp.float64)._buffer.allocator is not allocator
+    with pytest.raises(TypeError, match="2 arguments"):
+        speedups.fresh_cpu_array((2,))
 
 
 # -- the fast paths against the general paths they stand in front of ----------------------------

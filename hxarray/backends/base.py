@@ -82,32 +82,55 @@ TRANSFERS = {"from_host": "host to device", "to_host": "device to host",
              "copy_to": "device to device"}
 
 
+def reruns_after_memory_error(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a primitive that may run twice (it writes fresh outputs, or the same values again):
+    where it raises MemoryError, its point calls the backend's `release_memory` and runs it once
+    more (numpy's own allocations inside a CPU primitive compete with the allocator's cache)."""
+    method.reruns_after_memory_error = True  # type: ignore[attr-defined]
+    return method
+
+
 def _observed(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
     """`method` with the hook point of a primitive or transfer: the hooks are called while
     `hooks.observers` is not empty (a method reached through `super()` from an override of
-    the same name is not observed twice)."""
-    kind = "transfer" if name in TRANSFERS else "primitive"
+    the same name is not observed twice); one call, with the rerun after a MemoryError of a
+    method marked `reruns_after_memory_error` (each run its own span)."""
+    attempts = (False, True) if getattr(method, "reruns_after_memory_error", False) else (True,)
 
     def point(self: Backend, *args: Any, **kwargs: Any) -> Any:
-        if not observers or getattr(type(self), name) is not point:
-            return method(self, *args, **kwargs)
-        if kind == "transfer":  # recorded on the device that sends (to_host) or receives
-            data = args[0] if args else next(iter(kwargs.values()))
-            target = args[1] if len(args) > 1 else kwargs.get("device")
-            device = data._buffer.device if name == "to_host" else \
-                target or Device(self.device_type)
-            nbytes = int(getattr(data, "nbytes", 0) or data.size * data.dtype.itemsize)
-            return observe(kind, TRANSFERS[name], device, {"nbytes": nbytes}, method, self,
-                           *args, **kwargs)
-        label = name
-        if name in _NAMED and args:
-            what = getattr(args[0], "name", args[0])
-            label = f"{name}:{what}" if isinstance(what, str) else name
-        device = device_of((*args, *kwargs.values())) or Device(self.device_type)
-        return observe(kind, label, device, {}, method, self, *args, **kwargs)
+        for last in attempts:
+            try:
+                if observers and getattr(type(self), name) is point:
+                    return _span(name, self, method, args, kwargs)
+                return method(self, *args, **kwargs)
+            except MemoryError:
+                if last:
+                    raise
+                self.release_memory()
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     functools.update_wrapper(point, method)
     return point
+
+
+def _span(name: str, backend: Backend, method: Callable[..., Any], args: tuple[Any, ...],
+          kwargs: dict[str, Any]) -> Any:
+    """`method(backend, *args, **kwargs)` observed by the hooks as the primitive or transfer
+    `name`."""
+    if name in TRANSFERS:  # recorded on the device that sends (to_host) or receives
+        data = args[0] if args else next(iter(kwargs.values()))
+        target = args[1] if len(args) > 1 else kwargs.get("device")
+        device = data._buffer.device if name == "to_host" else \
+            target or Device(backend.device_type)
+        nbytes = int(getattr(data, "nbytes", 0) or data.size * data.dtype.itemsize)
+        return observe("transfer", TRANSFERS[name], device, {"nbytes": nbytes}, method, backend,
+                       *args, **kwargs)
+    label = name
+    if name in _NAMED and args:
+        what = getattr(args[0], "name", args[0])
+        label = f"{name}:{what}" if isinstance(what, str) else name
+    device = device_of((*args, *kwargs.values())) or Device(backend.device_type)
+    return observe("primitive", label, device, {}, method, backend, *args, **kwargs)
 
 
 def _observe_points(cls: type) -> None:
@@ -136,6 +159,12 @@ class Backend(ABC):
         self.host_fallbacks: collections.Counter[str] = collections.Counter()
 
     # == device runtime ============================================================================
+    def release_memory(self) -> None:
+        """Free what can be freed after a primitive marked `reruns_after_memory_error` ran out
+        of memory, before it runs once more; MemoryError where nothing can be. Default: nothing
+        can."""
+        raise MemoryError(f"out of memory on {self.device_type}: nothing to free")
+
     def unavailable_reason(self) -> str | None:
         """Why this backend cannot run here, or None when it can."""
         return None

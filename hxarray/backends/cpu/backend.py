@@ -8,7 +8,6 @@ results reuses both the memory and the view.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from functools import cache
@@ -24,7 +23,7 @@ from ...hal.allocator import Block, CachingAllocator
 from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType, default_device
 from ...hal.scope import NO_SCOPES, scoped_pools
-from ..base import FRESH_LAYOUTS, Backend, fresh_layout
+from ..base import FRESH_LAYOUTS, Backend, fresh_layout, reruns_after_memory_error
 from . import fused, kernels, parallel
 from .allocator import CpuAllocator
 from .device import cpu_capabilities
@@ -51,22 +50,6 @@ def host_allocator() -> CachingAllocator:
                             max_cached_bytes=cpu_capabilities()["total_memory"] // 4)
 
 
-def _retrying(method: Callable[..., Any]) -> Callable[..., Any]:
-    """`method`, run once more after freeing the allocator's cache where numpy's own
-    allocations inside it (results, temporaries) raise MemoryError: the cache is host memory too.
-    Only for methods that can run twice: they write fresh outputs, or the same values again."""
-
-    @functools.wraps(method)
-    def run(self: CpuBackend, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except MemoryError:
-            self._free_cache_for_numpy()
-        return method(self, *args, **kwargs)
-
-    return run
-
-
 class CpuBackend(Backend):
     """numpy on views of host buffers. Work is synchronous: every stream of the CPU runs array
     operations on the calling thread, in program order (`stream.py`). Large operations are split
@@ -74,6 +57,7 @@ class CpuBackend(Backend):
 
     device_type = DeviceType.CPU
     priority = 0
+    _fresh: Callable[[tuple[int, ...], dt.DType], Array | None] | None = None  # compiled empty
 
     def __init__(self, thresholds: Thresholds | None = None) -> None:
         super().__init__()
@@ -82,7 +66,7 @@ class CpuBackend(Backend):
         self._default_stream = CpuStream(self.device, default=True)
         self.set_thresholds(thresholds or Thresholds())
 
-    def _free_cache_for_numpy(self) -> None:
+    def release_memory(self) -> None:
         """After numpy ran out of host memory: free the cache (MemoryError again if it held
         nothing), counted as an out-of-memory event."""
         allocator = self._allocator
@@ -108,6 +92,7 @@ class CpuBackend(Backend):
         every call while a hook is installed (`hal.hooks`) or inside a memory scope."""
         if speedups is None or errstate_var is None:
             return
+        self._fresh = speedups.fresh_cpu_array
         t = self.thresholds
         speedups.bind_cpu(device=self.device, allocator=self._allocator,
                           make_view=self._block_view,
@@ -191,6 +176,10 @@ class CpuBackend(Backend):
 
     # -- creation and data movement ----------------------------------------------------------------
     def empty(self, shape: tuple[int, ...], dtype: dt.DType, device: Device = None) -> Array:
+        if self._fresh is not None:  # compiled, bound to this backend's device and allocator
+            out = self._fresh(shape, dtype)
+            if out is not None:
+                return out
         pools = scoped_pools.get()
         if pools and self.device in pools:  # a memory scope's
             return self.empty_in(pools[self.device], shape, dtype)
@@ -233,7 +222,7 @@ class CpuBackend(Backend):
             data = data.astype(data.dtype.newbyteorder("="))
         return self.from_host(np.asarray(data))
 
-    @_retrying
+    @reruns_after_memory_error
     def to_host(self, x: Array) -> np.ndarray:
         return np.array(self.native(x), copy=True)
 
@@ -247,7 +236,7 @@ class CpuBackend(Backend):
             out._handle.fill(value)
         return out
 
-    @_retrying
+    @reruns_after_memory_error
     def arange(self, start, stop, step, dtype, device=None) -> Array:
         if dtype is dt.int64 and start.__class__ is stop.__class__ is step.__class__ is int and \
                 -2**62 < start < 2**62 and -2**62 < stop < 2**62 and -2**62 < step < 2**62:
@@ -270,7 +259,7 @@ class CpuBackend(Backend):
         out._handle[...] = data
         return out
 
-    @_retrying
+    @reruns_after_memory_error
     def copy(self, x: Array, dtype: dt.DType | None = None) -> Array:
         if dtype is None or dtype is x._dtype:
             out = self.empty(x._shape, x._dtype)
@@ -281,7 +270,7 @@ class CpuBackend(Backend):
             cast(self.native(x), out=out._handle)
         return out
 
-    @_retrying
+    @reruns_after_memory_error
     def assign(self, dst: Array, src: Array | Any) -> None:
         value = self.native(src) if isinstance(src, Array) else src
         with quiet():
@@ -289,12 +278,12 @@ class CpuBackend(Backend):
 
     # -- compute -----------------------------------------------------------------------------------
     def elementwise(self, op, args, signature, shape, out=None) -> Array:
-        if out is None:  # a kernel's temporaries may need the cache freed (`_retrying`)
+        if out is None:  # a kernel's temporaries may need the cache freed (`release_memory`)
             out = self.empty(shape, signature.result)
             try:
                 return self._elementwise(op, args, out)
             except MemoryError:
-                self._free_cache_for_numpy()
+                self.release_memory()
                 return self._elementwise(op, args, out)
         return self._elementwise(op, args, out)
 
@@ -328,7 +317,7 @@ class CpuBackend(Backend):
         super().fused_reduce(name, expression, operands, shape, axes, out, after, after_operands,
                              positive_zero=positive_zero)
 
-    @_retrying
+    @reruns_after_memory_error
     def reduce(self, name, x, axes, out, *, positive_zero=False) -> None:
         h = x._handle if x._handle is not None else self.native(x)
         axis = None if len(axes) == h.ndim else axes
@@ -361,24 +350,24 @@ class CpuBackend(Backend):
                     return
         kernels.reduce_into(name, h, axis, False, out, positive_zero)
 
-    @_retrying
+    @reruns_after_memory_error
     def arg_reduce(self, name, x, axis, out) -> None:
         function = np.argmax if name == "argmax" else np.argmin
         self.native(out)[...] = function(self.native(x), axis=axis)
 
-    @_retrying
+    @reruns_after_memory_error
     def scan(self, name, x, axis, out) -> None:
         target = self.native(out)
         function = np.cumsum if name == "cumulative_sum" else np.cumprod
         with quiet():
             function(self.native(x), axis=axis, dtype=target.dtype, out=target)
 
-    @_retrying
+    @reruns_after_memory_error
     def matmul(self, a, b, out) -> None:
         with quiet(), parallel.blas_limits.scope():
             np.matmul(self.native(a), self.native(b), out=self.native(out))
 
-    @_retrying
+    @reruns_after_memory_error
     def sort(self, x, axis, stable, out) -> None:
         # Equal values are indistinguishable, so a value sort needs no stability: numpy's
         # default sort in place (or large ones on the thread pool).
@@ -387,29 +376,29 @@ class CpuBackend(Backend):
             target[...] = h
             target.sort(axis=axis)
 
-    @_retrying
+    @reruns_after_memory_error
     def argsort(self, x, axis, stable, out) -> None:
         self.native(out)[...] = np.argsort(self.native(x), axis=axis,
                                            kind="stable" if stable else None)
 
-    @_retrying
+    @reruns_after_memory_error
     def searchsorted(self, x1, x2, side, out) -> None:
         self.native(out)[...] = np.searchsorted(self.native(x1), self.native(x2), side=side)
 
-    @_retrying
+    @reruns_after_memory_error
     def nonzero(self, x) -> tuple[Array, ...]:
         return tuple(self._result(i.astype(np.int64, copy=False))
                      for i in np.nonzero(self.native(x)))
 
-    @_retrying
+    @reruns_after_memory_error
     def unique(self, x):
         return tuple(self._result(r) for r in kernels.unique(self.native(x)))
 
-    @_retrying
+    @reruns_after_memory_error
     def isin(self, x1, x2, invert, out) -> None:
         self.native(out)[...] = np.isin(self.native(x1), self.native(x2), invert=invert)
 
-    @_retrying
+    @reruns_after_memory_error
     def gather(self, x, axis, indices, out) -> None:
         h, target = self.native(x), self.native(out)
         index = [self.native(i) for i in indices]
@@ -418,12 +407,12 @@ class CpuBackend(Backend):
         else:
             target[...] = h[(slice(None),) * axis + tuple(index)]
 
-    @_retrying
+    @reruns_after_memory_error
     def scatter(self, x, axis, indices, values) -> None:
         key = (slice(None),) * axis + tuple(self.native(i) for i in indices)
         self.native(x)[key] = self.native(values)
 
-    @_retrying
+    @reruns_after_memory_error
     def compress(self, x, mask) -> Array:
         """`x[mask]` for a boolean mask over x's leading axes: numpy's branching mask indexing
         for few elements (or a multi-axis mask of a non-contiguous x), else numpy's `compress`,
@@ -438,13 +427,13 @@ class CpuBackend(Backend):
         h.compress(m, axis=0, out=out._handle)
         return out
 
-    @_retrying
+    @reruns_after_memory_error
     def concat(self, arrays, axis, out) -> None:
         with quiet():
             np.concatenate([self.native(a) for a in arrays], axis=axis, out=self.native(out),
                            casting="unsafe")
 
-    @_retrying
+    @reruns_after_memory_error
     def linalg(self, name, *args, **params):
         handles = [self.native(a) if isinstance(a, Array) else a for a in args]
         with quiet(), parallel.blas_limits.scope():
@@ -453,7 +442,7 @@ class CpuBackend(Backend):
             return tuple(self._result(r) for r in result)
         return self._result(result)
 
-    @_retrying
+    @reruns_after_memory_error
     def fft(self, name, x, **params) -> Array:
         with quiet():
             return self._result(FFT[name](self.native(x), **params))
