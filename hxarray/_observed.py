@@ -8,11 +8,11 @@ that list: for a function with numpy mode's adapter (`_adapter.adapted`), the ad
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._compiled import speedups
+from ._forwarding import forwarding
 from .hal.device import Device, default_device
 from .hal.hooks import device_of, observe, observers
 
@@ -57,15 +57,12 @@ def operation(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     if observed_as is not None:  # an adapter (`_adapter.adapted`): one wrapper, both points
         point = _points[function] = observed_as(name)
         return point
-
-    def observed(*args: Any, **kwargs: Any) -> Any:
-        if not observers:
-            return function(*args, **kwargs)
-        return observe_operation(name, function, *args, **kwargs)
-
-    functools.update_wrapper(observed, function)
-    _points[function] = observed
-    return observed
+    point = _points[function] = forwarding(function, """
+        if not _hx_observers:
+            return _hx_function(CALL)
+        return _hx_observe(_hx_name, _hx_function, *ARGS, **KWARGS)
+    """, observers=observers, function=function, observe=observe_operation, name=name)
+    return point
 
 
 def observe_names(namespace: dict[str, Any], names: Iterable[str], prefix: str = "") -> None:

@@ -26,7 +26,6 @@ running the CPU backend on a host copy, counted per operation in `host_fallbacks
 from __future__ import annotations
 
 import collections
-import functools
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -35,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _views
 from .._array import Array
 from .._dtypes import COMPLEX_FLOATING, FROM_NUMPY, int64
+from .._forwarding import forwarding
 from .._ops import OPS
 from ..hal.device import Device, DeviceType
 from ..hal.hooks import device_of, observe, observers
@@ -93,44 +93,43 @@ def reruns_after_memory_error(method: Callable[..., Any]) -> Callable[..., Any]:
 def _observed(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
     """`method` with the hook point of a primitive or transfer: the hooks are called while
     `hooks.observers` is not empty (a method reached through `super()` from an override of
-    the same name is not observed twice); one call, with the rerun after a MemoryError of a
-    method marked `reruns_after_memory_error` (each run its own span)."""
+    the same name is not observed twice); one call, with `method`'s own parameters, and the
+    rerun after a MemoryError of a method marked `reruns_after_memory_error` (each run its own
+    span)."""
     attempts = (False, True) if getattr(method, "reruns_after_memory_error", False) else (True,)
-
-    def point(self: Backend, *args: Any, **kwargs: Any) -> Any:
-        for last in attempts:
+    return forwarding(method, """
+        for last in _hx_attempts:
             try:
-                if observers and getattr(type(self), name) is point:
-                    return _span(name, self, method, args, kwargs)
-                return method(self, *args, **kwargs)
+                if _hx_observers and getattr(type(ARGS[0]), _hx_name) is _hx_point:
+                    return _hx_span(_hx_name, _hx_method, ARGS, KWARGS)
+                return _hx_method(CALL)
             except MemoryError:
                 if last:
                     raise
-                self.release_memory()
+                ARGS[0].release_memory()
         raise AssertionError("unreachable: the last attempt returns or raises")
-
-    functools.update_wrapper(point, method)
-    return point
+    """, attempts=attempts, observers=observers, name=name, method=method, span=_span)
 
 
-def _span(name: str, backend: Backend, method: Callable[..., Any], args: tuple[Any, ...],
+def _span(name: str, method: Callable[..., Any], args: tuple[Any, ...],
           kwargs: dict[str, Any]) -> Any:
-    """`method(backend, *args, **kwargs)` observed by the hooks as the primitive or transfer
-    `name`."""
+    """`method(*args, **kwargs)` (args[0]: the backend) observed by the hooks as the primitive or
+    transfer `name`."""
+    backend, *rest = args
     if name in TRANSFERS:  # recorded on the device that sends (to_host) or receives
-        data = args[0] if args else next(iter(kwargs.values()))
-        target = args[1] if len(args) > 1 else kwargs.get("device")
+        data = rest[0] if rest else next(iter(kwargs.values()))
+        target = rest[1] if len(rest) > 1 else kwargs.get("device")
         device = data._buffer.device if name == "to_host" else \
             target or Device(backend.device_type)
         nbytes = int(getattr(data, "nbytes", 0) or data.size * data.dtype.itemsize)
-        return observe("transfer", TRANSFERS[name], device, {"nbytes": nbytes}, method, backend,
-                       *args, **kwargs)
+        return observe("transfer", TRANSFERS[name], device, {"nbytes": nbytes}, method, *args,
+                       **kwargs)
     label = name
-    if name in _NAMED and args:
-        what = getattr(args[0], "name", args[0])
+    if name in _NAMED and rest:
+        what = getattr(rest[0], "name", rest[0])
         label = f"{name}:{what}" if isinstance(what, str) else name
-    device = device_of((*args, *kwargs.values())) or Device(backend.device_type)
-    return observe("primitive", label, device, {}, method, backend, *args, **kwargs)
+    device = device_of((*rest, *kwargs.values())) or Device(backend.device_type)
+    return observe("primitive", label, device, {}, method, *args, **kwargs)
 
 
 def _observe_points(cls: type) -> None:
