@@ -28,7 +28,8 @@ from ...hal.kernel_cache import KernelCache, default_cache_dir
 from ..fusion import SCALAR, Expression, scalar_key
 from . import kernels, parallel
 
-__all__ = ["CHUNK", "Prepared", "arange_loop", "compiled", "host_function", "run", "run_reduce"]
+__all__ = ["CHUNK", "Prepared", "arange_loop", "compiled", "host_function", "partition_loops", "run",
+           "run_reduce"]
 
 CHUNK = 8192  # elements per chunk of blocked evaluation: a few temporaries stay in L2
 THREADED_FROM = 1 << 18  # elements from which a fused loop is split over the pool
@@ -198,6 +199,91 @@ def arange_loop(dtype: np.dtype) -> Callable[..., None] | None:
     return host_function(_ARANGE, "hx_arange_f32" if dtype == np.float32 else "hx_arange_f64",
                          [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong,
                           ctypes.c_double, ctypes.c_double])
+
+
+_PARTITION = """
+// The value range of v among k sorted pivots: how many of them v is not below (NaN: k).
+template <typename T> static inline long long range_of(T v, const T* p, long long k) {
+    long long lo = 0, len = k;
+    while (len > 0) {
+        const long long half = len / 2;
+        if (v < p[lo + half]) len = half; else { lo += half + 1; len -= half + 1; }
+    }
+    return lo;
+}
+template <typename T, typename F> static inline void each(const char* x, long long n,
+                                                          long long stride, F f) {
+    if (stride == sizeof(T)) {
+        const T* v = reinterpret_cast<const T*>(x);
+        for (long long i = 0; i < n; i++) f(v[i]);
+    } else {
+        for (long long i = 0; i < n; i++) f(*reinterpret_cast<const T*>(x + i * stride));
+    }
+}
+template <typename T> static void count(const char* x, long long n, long long stride,
+                                        const T* p, long long k, long long* counts) {
+    if (k == 1) {
+        const T p0 = p[0];
+        long long below = 0;
+        each<T>(x, n, stride, [&](T v) { below += v < p0; });
+        counts[0] = below;
+        counts[1] = n - below;
+        return;
+    }
+    for (long long r = 0; r <= k; r++) counts[r] = 0;
+    each<T>(x, n, stride, [&](T v) { counts[range_of(v, p, k)]++; });
+}
+// Each element to its range's next place; `at` (one per range) advances. Branch-free for one
+// pivot: with random data a branch would be mispredicted every other element.
+template <typename T> static void scatter(const char* x, long long n, long long stride,
+                                          const T* p, long long k, T* out, long long* at) {
+    if (k == 1) {
+        const T p0 = p[0];
+        long long lo = at[0], hi = at[1];
+        each<T>(x, n, stride, [&](T v) {
+            const long long below = v < p0, mask = -below;
+            out[(lo & mask) | (hi & ~mask)] = v;
+            lo += below;
+            hi += 1 - below;
+        });
+        at[0] = lo;
+        at[1] = hi;
+        return;
+    }
+    each<T>(x, n, stride, [&](T v) { out[at[range_of(v, p, k)]++] = v; });
+}
+#define HX_PARTITION(name, T) \\
+    extern "C" void hx_count_##name(const char* x, long long n, long long stride, const T* p, \\
+                                    long long k, long long* counts) { \\
+        count<T>(x, n, stride, p, k, counts); \\
+    } \\
+    extern "C" void hx_scatter_##name(const char* x, long long n, long long stride, const T* p, \\
+                                      long long k, T* out, long long* at) { \\
+        scatter<T>(x, n, stride, p, k, out, at); \\
+    }
+HX_PARTITION(b1, bool) HX_PARTITION(i1, signed char) HX_PARTITION(u1, unsigned char)
+HX_PARTITION(i2, short) HX_PARTITION(u2, unsigned short) HX_PARTITION(i4, int)
+HX_PARTITION(u4, unsigned int) HX_PARTITION(i8, long long) HX_PARTITION(u8, unsigned long long)
+HX_PARTITION(f4, float) HX_PARTITION(f8, double)
+"""
+_PARTITIONED = frozenset("b1 i1 u1 i2 u2 i4 u4 i8 u8 f4 f8".split())
+
+
+def partition_loops(dtype: np.dtype) -> tuple[Callable[..., None], Callable[..., None]] | None:
+    """The compiled passes of a sample sort's partition of a (strided) 1-D array by k sorted
+    pivots (`x`'s dtype) into k + 1 value ranges (NaN in the last):
+    `count(x, n, byte_stride, pivots, k, counts)` (int64 per range) and
+    `scatter(x, n, byte_stride, pivots, k, out, at)` (each element to `out[at[range]++]`);
+    None for other dtypes or without a compiler."""
+    name = dtype.str[1:]
+    if name not in _PARTITIONED or not dtype.isnative:
+        return None
+    pointer, integer = ctypes.c_void_p, ctypes.c_longlong
+    count = host_function(_PARTITION, f"hx_count_{name}",
+                          [pointer, integer, integer, pointer, integer, pointer])
+    scatter = host_function(_PARTITION, f"hx_scatter_{name}",
+                            [pointer, integer, integer, pointer, integer, pointer, pointer])
+    return None if count is None or scatter is None else (count, scatter)
 
 
 def _scalars(expression: Expression, operands: Sequence[Any]) -> tuple[np.ndarray, int]:
