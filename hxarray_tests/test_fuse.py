@@ -17,7 +17,7 @@ from hxarray._modes import is_strict
 from hxarray.backends.cpu import fused as cpu_fused
 from hxarray.backends.cpu import parallel
 
-from .oracle import CPU_ONLY, ON_EACH_DEVICE, on_the_null_driver
+from .oracle import CPU_ONLY, ON_EACH_DEVICE, on_the_null_driver, thread_thresholds
 
 pytestmark = ON_EACH_DEVICE
 
@@ -83,7 +83,8 @@ def test_a_large_chain_runs_split_over_threads(monkeypatch):
     a = xp.asarray(np.random.default_rng(1).random(n))
     b = xp.asarray(np.random.default_rng(2).random(n))
     both(chain, a, b)
-    both(lambda x, y: xp.sum(x * y), a, b, exact=False)
+    both(lambda x, y: xp.sum(x * y), a, b)
+    both(lambda x, y: xp.max(x * y - 0.5), a, b)  # chunk by chunk
 
 
 def test_a_signature_is_traced_once_and_kept():
@@ -340,6 +341,80 @@ def test_a_fused_reduction_gives_each_mode_its_unfused_answer(name, strict):
             for axis in (None, 0, 1):
                 both(lambda x, y, axis=axis: function(x * y + 0.5, axis=axis), values, values[0],
                      exact=name in ("max", "min", "any", "all"))
+
+
+# sizes around the pairwise summation's boundaries: runs of 8, blocks of 128, halving
+SUM_SIZES = (1, 7, 8, 9, 127, 128, 129, 136, 257, 1000, 4099, 65543)
+
+
+def compiled_sums(monkeypatch) -> list[bool]:
+    """Records whether each fused sum ran compiled (`run_sum` took it)."""
+    taken: list[bool] = []
+    run_sum = cpu_fused.run_sum
+
+    def spy(*args):
+        taken.append(run_sum(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(cpu_fused, "run_sum", spy)
+    return taken
+
+
+@CPU_ONLY
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_a_fused_float_sum_on_the_cpu_is_the_unfused_sum_bit_for_bit(device, monkeypatch, dtype,
+                                                                     threads):
+    """The compiled sum adds in numpy's pairwise order: at every size around its boundaries,
+    with NaN, infinities and zeros of both signs, in both modes (numpy's sums start from +0),
+    a mean too (the sum, then its division), on one thread or split (the pieces of a large
+    reduction as the unfused one splits it, or a piece's pairwise halves)."""
+    monkeypatch.setattr(parallel, "machine_busy", lambda: False)
+    monkeypatch.setattr(cpu_fused, "THREADED_FROM", 200)
+    taken = compiled_sums(monkeypatch)
+    rng = np.random.default_rng(16)
+    for n in SUM_SIZES:
+        a = (rng.standard_normal(n) * 10.0 ** rng.integers(-4, 4, n)).astype(dtype)
+        b = rng.standard_normal(n).astype(dtype)
+        special = a.copy()
+        special[::5], special[1::7], special[2::13] = -0.0, np.inf, np.nan
+        for values in (a, special, np.full(n, -0.0, dtype)):
+            x, y = xp.asarray(values), xp.asarray(b)
+            for strict, split_from in ((False, 1), (True, 1), (False, 1 << 30), (True, 1 << 30)):
+                with xp.set_strict(strict), xp.threads(threads), thread_thresholds(split_from):
+                    both(lambda x, y: xp.sum(x * y), x, y)
+                    both(lambda x: xp.sum(x * 1.0), x)
+                    both(lambda x: xp.mean(x - 0.5), x)
+    assert taken and all(taken)
+
+
+@CPU_ONLY
+@pytest.mark.parametrize("dtype", INTEGERS)
+def test_a_fused_integer_sum_on_the_cpu_wraps_as_unfused(device, monkeypatch, dtype):
+    monkeypatch.setattr(parallel, "machine_busy", lambda: False)
+    monkeypatch.setattr(cpu_fused, "THREADED_FROM", 200)
+    taken = compiled_sums(monkeypatch)
+    info = np.iinfo(dtype)
+    a = np.random.default_rng(17).integers(info.min, info.max, 5003, dtype, endpoint=True)
+    for threads, split_from in ((1, 1), (2, 1 << 30), (3, 1)):
+        with xp.threads(threads), thread_thresholds(split_from):
+            for x in (xp.asarray(a), xp.asarray(a[:1])):
+                both(lambda x: xp.sum(x * 3), x)
+                both(lambda x: xp.sum(x > 0), x)
+    assert taken and all(taken)
+
+
+def test_a_fused_sum_of_other_layouts_or_dtypes_runs_as_before(monkeypatch):
+    """Broadcast or strided operands, complex values, a float sum into another dtype: the
+    expression into a temporary, then the reduction (the same values)."""
+    taken = compiled_sums(monkeypatch)
+    a = xp.asarray(np.random.default_rng(18).standard_normal((30, 20)))
+    both(lambda x, y: xp.sum(x * y), a, a[0], exact=False)
+    both(lambda x: xp.sum(x * 2), a.mT, exact=False)
+    both(lambda x: xp.sum(x * 1j), a, exact=False)
+    both(lambda x: xp.sum(x * 2, dtype=xp.float32), a, exact=False)
+    if a.device == xp.Device("cpu"):
+        assert taken == [False] * 4
 
 
 def test_on_cuda_a_fused_reduction_is_one_kernel():

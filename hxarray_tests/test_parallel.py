@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import hxarray as xp
+from hxarray.backends.cpu import fused as cpu_fused
 from hxarray.backends.cpu import parallel
 
 from .oracle import DTYPES, FLOATING, REAL, VIEWS, ids, sample, thread_thresholds
@@ -232,6 +233,28 @@ def test_large_operations_are_split(monkeypatch, data, operation):
     with thread_thresholds(N + 1), xp.threads(2):
         compute()
     assert calls == split
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint64"])
+def test_the_sample_sort_partitions_into_many_ranges(dtype):
+    """Seven threads: six pivots, each element's range found by a search among them."""
+    rng = np.random.default_rng(3)
+    a = SORT_DATA["nan_inf_zeros"](rng).astype(dtype) if dtype.startswith("float") else \
+        rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, N, dtype, endpoint=True)
+    with xp.threads(7):
+        for v in (a, a[::3], a[::-1]):
+            got = np.asarray(xp.sort(xp.asarray(v)))
+            np.testing.assert_array_equal(got, np.sort(v))
+
+
+def test_without_a_compiler_one_row_sorts_with_numpy_alone(monkeypatch, data):
+    calls = []
+    monkeypatch.setattr(parallel, "run_chunks", lambda *args: calls.append(args))
+    monkeypatch.setattr(cpu_fused, "partition_loops", lambda dtype: None)
+    with xp.threads(2):
+        result = xp.sort(xp.asarray(data[0]))
+    assert calls == []
+    np.testing.assert_array_equal(np.asarray(result), np.sort(data[0]))
 
 
 def test_a_busy_machine_sorts_with_numpy_alone(monkeypatch, data):

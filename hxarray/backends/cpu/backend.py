@@ -307,6 +307,13 @@ class CpuBackend(Backend):
 
     def fused_reduce(self, name, expression, operands, shape, axes, out, after=None,
                      after_operands=(), *, positive_zero=False) -> None:
+        if after is None and len(axes) == len(shape) and name == "sum":
+            # compiled, pieces as the unfused reduction of the expression's values splits them
+            pieces = parallel.get_num_threads() \
+                if math.prod(shape) >= self.thresholds.reduction else 1
+            with quiet():
+                if fused.run_sum(expression, operands, shape, out, positive_zero, pieces):
+                    return
         if after is None and len(axes) == len(shape) and name in kernels.REDUCING_UFUNCS:
             def reduce(chunk: np.ndarray, into: np.ndarray) -> None:
                 kernels.reduce_into(name, chunk, None, False, into, positive_zero)

@@ -28,7 +28,8 @@ from ...hal.kernel_cache import KernelCache, default_cache_dir
 from ..fusion import SCALAR, Expression, scalar_key
 from . import kernels, parallel
 
-__all__ = ["CHUNK", "Prepared", "arange_loop", "compiled", "host_function", "run", "run_reduce"]
+__all__ = ["CHUNK", "Prepared", "arange_loop", "compiled", "host_function", "partition_loops",
+           "run", "run_reduce", "run_sum"]
 
 CHUNK = 8192  # elements per chunk of blocked evaluation: a few temporaries stay in L2
 THREADED_FROM = 1 << 18  # elements from which a fused loop is split over the pool
@@ -200,6 +201,91 @@ def arange_loop(dtype: np.dtype) -> Callable[..., None] | None:
                           ctypes.c_double, ctypes.c_double])
 
 
+_PARTITION = """
+// The value range of v among k sorted pivots: how many of them v is not below (NaN: k).
+template <typename T> static inline long long range_of(T v, const T* p, long long k) {
+    long long lo = 0, len = k;
+    while (len > 0) {
+        const long long half = len / 2;
+        if (v < p[lo + half]) len = half; else { lo += half + 1; len -= half + 1; }
+    }
+    return lo;
+}
+template <typename T, typename F> static inline void each(const char* x, long long n,
+                                                          long long stride, F f) {
+    if (stride == sizeof(T)) {
+        const T* v = reinterpret_cast<const T*>(x);
+        for (long long i = 0; i < n; i++) f(v[i]);
+    } else {
+        for (long long i = 0; i < n; i++) f(*reinterpret_cast<const T*>(x + i * stride));
+    }
+}
+template <typename T> static void count(const char* x, long long n, long long stride,
+                                        const T* p, long long k, long long* counts) {
+    if (k == 1) {
+        const T p0 = p[0];
+        long long below = 0;
+        each<T>(x, n, stride, [&](T v) { below += v < p0; });
+        counts[0] = below;
+        counts[1] = n - below;
+        return;
+    }
+    for (long long r = 0; r <= k; r++) counts[r] = 0;
+    each<T>(x, n, stride, [&](T v) { counts[range_of(v, p, k)]++; });
+}
+// Each element to its range's next place; `at` (one per range) advances. Branch-free for one
+// pivot: with random data a branch would be mispredicted every other element.
+template <typename T> static void scatter(const char* x, long long n, long long stride,
+                                          const T* p, long long k, T* out, long long* at) {
+    if (k == 1) {
+        const T p0 = p[0];
+        long long lo = at[0], hi = at[1];
+        each<T>(x, n, stride, [&](T v) {
+            const long long below = v < p0, mask = -below;
+            out[(lo & mask) | (hi & ~mask)] = v;
+            lo += below;
+            hi += 1 - below;
+        });
+        at[0] = lo;
+        at[1] = hi;
+        return;
+    }
+    each<T>(x, n, stride, [&](T v) { out[at[range_of(v, p, k)]++] = v; });
+}
+#define HX_PARTITION(name, T) \\
+    extern "C" void hx_count_##name(const char* x, long long n, long long stride, const T* p, \\
+                                    long long k, long long* counts) { \\
+        count<T>(x, n, stride, p, k, counts); \\
+    } \\
+    extern "C" void hx_scatter_##name(const char* x, long long n, long long stride, const T* p, \\
+                                      long long k, T* out, long long* at) { \\
+        scatter<T>(x, n, stride, p, k, out, at); \\
+    }
+HX_PARTITION(b1, bool) HX_PARTITION(i1, signed char) HX_PARTITION(u1, unsigned char)
+HX_PARTITION(i2, short) HX_PARTITION(u2, unsigned short) HX_PARTITION(i4, int)
+HX_PARTITION(u4, unsigned int) HX_PARTITION(i8, long long) HX_PARTITION(u8, unsigned long long)
+HX_PARTITION(f4, float) HX_PARTITION(f8, double)
+"""
+_PARTITIONED = frozenset("b1 i1 u1 i2 u2 i4 u4 i8 u8 f4 f8".split())
+
+
+def partition_loops(dtype: np.dtype) -> tuple[Callable[..., None], Callable[..., None]] | None:
+    """The compiled passes of a sample sort's partition of a (strided) 1-D array by k sorted
+    pivots (`x`'s dtype) into k + 1 value ranges (NaN in the last):
+    `count(x, n, byte_stride, pivots, k, counts)` (int64 per range) and
+    `scatter(x, n, byte_stride, pivots, k, out, at)` (each element to `out[at[range]++]`);
+    None for other dtypes or without a compiler."""
+    name = dtype.str[1:]
+    if name not in _PARTITIONED or not dtype.isnative:
+        return None
+    pointer, integer = ctypes.c_void_p, ctypes.c_longlong
+    count = host_function(_PARTITION, f"hx_count_{name}",
+                          [pointer, integer, integer, pointer, integer, pointer])
+    scatter = host_function(_PARTITION, f"hx_scatter_{name}",
+                            [pointer, integer, integer, pointer, integer, pointer, pointer])
+    return None if count is None or scatter is None else (count, scatter)
+
+
 def _scalars(expression: Expression, operands: Sequence[Any]) -> tuple[np.ndarray, int]:
     """The scalar operands stored in their dtypes, 16 bytes apart, and their address (kept per
     expression and values: they are the constants of a traced signature)."""
@@ -314,6 +400,121 @@ def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int
         parallel.run_chunks(part, chunks, min(count, chunks))
     reduce(partials, out)
     return True
+
+
+def run_sum(expression: Expression, operands: Sequence[Any], shape: tuple[int, ...], out: Array,
+            positive_zero: bool, pieces: int) -> bool:
+    """out (0-D) = the sum over all axes of the expression of same-shaped C-contiguous arrays
+    (and scalars) in one compiled pass, bit for bit what `kernels.reduce_into` gives for the
+    expression's values (`positive_zero` as there) split into `pieces` partial sums as
+    `parallel.reduction_partials` splits them (1: not split): numpy's pairwise order is kept
+    (`host_sum_source`). Floating-point sums in the expression's own dtype and integer sums;
+    False (out untouched) for others, other layouts, no elements, or without a compiler. Large
+    sums run on the pool: the pieces, or one piece's pairwise halves (which numpy adds last).
+    The caller keeps numpy's floating-point warnings quiet."""
+    total = out._dtype
+    size = math.prod(shape)
+    if not size or not (total == expression.dtype and total.kind == "f" or
+                        total.kind in "iu" and expression.dtype.kind in "biu") or any(
+            a.__class__ is Array and (a._shape != shape or
+                                      a._strides != contiguous_strides(shape, a._dtype.itemsize))
+            for a in operands):
+        return False
+    loop = _sum_loop(expression, total)
+    if loop is None:
+        return False
+    function, pack = loop
+    constants = 0 if all(a.__class__ is Array for a in operands) else \
+        _scalars(expression, operands)[1]
+    scalar = iter(range(constants, constants + 16 * len(operands), 16))
+    pointers = [a._buffer.block.address + a._offset if a.__class__ is Array else next(scalar)
+                for a in operands]
+    initial, at_initial = _starts[positive_zero, total.numpy]
+    count = 1 if size < THREADED_FROM or parallel.machine_busy() else \
+        parallel.get_num_threads()
+    if pieces == 1 and count < 2:
+        function(pack(*pointers, out._buffer.block.address + out._offset, at_initial, 0, size))
+        return True
+    # each piece, halved numpy's way until there are runs enough for the threads
+    depth = 0 if pieces >= count else (count - 1).bit_length()
+    runs: list[tuple[int, int]] = []
+    trees = [_halves(size * p // pieces, size * (p + 1) // pieces, depth, runs)
+             for p in range(pieces)]
+    sums = np.empty(len(runs), total.numpy)
+    at_sums = sums.ctypes.data
+
+    def part(first: int, last: int) -> None:
+        for r in range(first, last):
+            function(pack(*pointers, at_sums + r * sums.itemsize, 0, *runs[r]))
+
+    if count < 2:
+        part(0, len(runs))
+    else:
+        parallel.run_chunks(part, len(runs), min(count, len(runs)))
+    partials = np.array([_combine(tree, sums) for tree in trees], total.numpy)
+    if initial is not None:  # numpy's reduction: the start, then the pairwise sum added to it
+        empty = np.diff([size * p // pieces for p in range(pieces + 1)]) == 0
+        np.add(initial, partials, out=partials)
+        partials[empty] = 0  # a piece of no elements has no start: numpy's empty sum, +0
+    target = native(out)
+    if pieces == 1:
+        target[...] = partials[0]
+    else:
+        kernels.reduce_into("sum", partials, None, False, target, positive_zero)
+    return True
+
+
+class _Starts(dict[tuple[bool, np.dtype], tuple[np.ndarray | None, int]]):
+    """(positive_zero, dtype) -> what a sum starts from (`kernels.sum_start`) as a 0-D array
+    and its address, or (None, 0): made once."""
+
+    def __missing__(self, key: tuple[bool, np.dtype]) -> tuple[np.ndarray | None, int]:
+        start = kernels.sum_start(key[1], key[0])
+        value = None if start is None else np.array(start, key[1])
+        found = self[key] = (value, 0 if value is None else value.ctypes.data)
+        return found
+
+
+_starts = _Starts()
+
+
+def _halves(begin: int, end: int, depth: int, runs: list[tuple[int, int]]) -> Any:
+    """The tree of [begin, end) halved `depth` times where numpy's pairwise summation halves a
+    run (one of up to 128 elements it does not): a leaf is the index of its run, appended to
+    `runs`; a node, the pair of its halves."""
+    n = end - begin
+    if depth == 0 or n <= 128:
+        runs.append((begin, end))
+        return len(runs) - 1
+    half = n // 2 - n // 2 % 8
+    return (_halves(begin, begin + half, depth - 1, runs),
+            _halves(begin + half, end, depth - 1, runs))
+
+
+def _combine(tree: Any, sums: np.ndarray) -> Any:
+    """The sum of a `_halves` tree: each node's halves' sums added, as numpy adds them."""
+    if tree.__class__ is int:
+        return sums[tree]
+    return _combine(tree[0], sums) + _combine(tree[1], sums)
+
+
+def _sum_loop(expression: Expression, total: Any
+              ) -> tuple[Callable[[bytes], None], Callable[..., bytes]] | None:
+    """The compiled `hx_fused_sum` of the expression into `total` (`host_sum_source`) and the
+    packing of its arguments; None without a compiler."""
+    key = (expression, total)
+    if key not in _sums:
+        from ..cuda.codegen.fused import host_sum_source
+
+        function = host_function(host_sum_source(expression, total), "hx_fused_sum",
+                                 [ctypes.c_char_p])
+        _sums[key] = None if function is None else \
+            (function, struct.Struct(f"<{expression.operands + 4}q").pack)
+    return _sums[key]
+
+
+_sums: dict[tuple[Expression, Any],
+            tuple[Callable[[bytes], None], Callable[..., bytes]] | None] = {}
 
 
 def _blocked(expression: Expression, operands: Sequence[Any], out: np.ndarray) -> None:

@@ -131,6 +131,13 @@ SILENT_REDUCTIONS = frozenset({"max", "min", "all", "any"})  # never a floating-
 _ZEROS = {False: {"f": -0.0, "c": complex(-0.0, -0.0)}, True: {"f": 0.0, "c": 0j}}
 
 
+def sum_start(dtype: np.dtype, positive_zero: bool) -> Any:
+    """What a sum into `dtype` starts from: -0, so that a sum of negative zeros only is -0, as
+    successive additions give (part by part for complex numbers), or +0 where `positive_zero`
+    (numpy's sums); any other sum is the same from either. None for integers: no start."""
+    return _ZEROS[positive_zero].get(dtype.kind)
+
+
 def reduce_into(name: str, x: np.ndarray, axis: tuple[int, ...] | None, keepdims: bool,
                 out: np.ndarray, positive_zero: bool = False, count: int | None = None) -> None:
     """The reduction `name` (a key of REDUCING_UFUNCS) of `x` over `axis` (None: all axes),
@@ -138,10 +145,7 @@ def reduce_into(name: str, x: np.ndarray, axis: tuple[int, ...] | None, keepdims
     part by `count` (by default the number of elements reduced), NaN over no elements."""
     ufunc, dtype = REDUCING_UFUNCS[name], out.dtype
     if name == "sum" or name == "mean":
-        # From -0, so that a sum of negative zeros only is -0, as successive additions give
-        # (part by part for complex numbers), or from +0 where `positive_zero` (numpy's sums);
-        # any other sum is the same bit for bit.
-        start = _ZEROS[positive_zero].get(dtype.kind)
+        start = sum_start(dtype, positive_zero)
         if start is not None and x.size:
             ufunc.reduce(x, axis, dtype, out, keepdims, start)  # type: ignore[call-arg]
         else:

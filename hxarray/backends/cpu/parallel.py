@@ -303,45 +303,42 @@ def sort(x: np.ndarray, out: np.ndarray, axis: int) -> bool:
 
 def _sample_sort(x: np.ndarray, out: np.ndarray, count: int) -> bool:
     """Sort the 1-D `x` into `out` as `count` value ranges split at pivots taken from a regular
-    sample, each step on all threads: each thread classifies its own slice of `x` (its elements
-    below each pivot) and moves each class to its place in `out` (numpy's compress), then each
-    thread sorts one value range in place (NaN, which sorts last, is in the last). Every element
-    is read twice and written once before the sorts, all in parallel. False (out untouched)
-    where the ranges come out too uneven to pay (e.g. few distinct values), or where the machine
-    is already busy (its load average at least the CPUs this process may use): threads would
-    then only add the classifying passes to numpy's own sort."""
+    sample, each step on all threads: each thread counts its own slice of `x`'s elements per
+    range, then moves each of them to its range's place in `out` (compiled passes:
+    `fused.partition_loops`), then each thread sorts one range in place (NaN, which sorts last,
+    is in the last). Every element is read twice and written once before the sorts, all in
+    parallel. False (out untouched) where the ranges come out too uneven to pay (e.g. few
+    distinct values), where the passes cannot be compiled here, or where the machine is already
+    busy (its load average at least the CPUs this process may use): threads would then only
+    add the partition to numpy's own sort."""
     if machine_busy():
         return False
+    from .fused import partition_loops
+
+    loops = partition_loops(x.dtype)
+    if loops is None:
+        return False
+    count_loop, scatter_loop = loops
     sample = np.sort(x[::max(1, x.size // _SAMPLE)])
-    pivots = sample[[sample.size * i // count for i in range(1, count)]]
+    pivots = np.ascontiguousarray(sample[[sample.size * i // count for i in range(1, count)]])
     if np.any(pivots != pivots):  # NaN pivots (most of the sample) do not split
         return False
-    size = x.size
-    slices = [x[size * c // count:size * (c + 1) // count] for c in range(count)]
-    below: list[list[np.ndarray]] = [[] for _ in range(count)]  # [slice][pivot]
+    size, stride, k = x.size, x.strides[0], count - 1
+    bounds = [size * c // count for c in range(count + 1)]
+    base, at_pivots = x.ctypes.data, pivots.ctypes.data
     counts = np.zeros((count, count), np.int64)  # [slice, value range]
-
-    def classify(c: int, _: int) -> None:
-        below[c] = [np.less(slices[c], p) for p in pivots]  # NaN: below none, the last range
-        under = [0, *(int(np.count_nonzero(b)) for b in below[c]), slices[c].size]
-        counts[c] = np.diff(under)
-
-    run_chunks(classify, count, count)
+    run_chunks(lambda c, _: count_loop(base + bounds[c] * stride, bounds[c + 1] - bounds[c],
+                                       stride, at_pivots, k, counts[c].ctypes.data),
+               count, count)
     totals = counts.sum(axis=0)
     if totals.max() > size * 3 // (2 * count):
         return False
     starts = np.concatenate(([0], np.cumsum(totals)))
-    offsets = starts[:-1] + np.cumsum(counts, axis=0) - counts  # [slice, range] -> position
-
-    def move(c: int, _: int) -> None:
-        masks = below[c]
-        for r in range(count):
-            mask = masks[0] if r == 0 else ~masks[r - 1] if r == count - 1 else \
-                masks[r] & ~masks[r - 1]
-            at = int(offsets[c, r])
-            slices[c].compress(mask, out=out[at:at + int(counts[c, r])])
-
-    run_chunks(move, count, count)
+    at = starts[:-1] + np.cumsum(counts, axis=0) - counts  # [slice, range] -> next place
+    run_chunks(lambda c, _: scatter_loop(base + bounds[c] * stride, bounds[c + 1] - bounds[c],
+                                         stride, at_pivots, k, out.ctypes.data,
+                                         at[c].ctypes.data),
+               count, count)
     run_chunks(lambda r, _: out[int(starts[r]):int(starts[r + 1])].sort(), count, count)
     return True
 

@@ -18,8 +18,8 @@ from .elementwise import INDEX_TYPES, functor
 from .elementwise import source as operation_source
 from .reduction import functor as functor_name
 
-__all__ = ["all_sources", "cuda_source", "host_source", "kernel_name", "reduce_kernel_name",
-           "reduce_source"]
+__all__ = ["all_sources", "cuda_source", "host_source", "host_sum_source", "kernel_name",
+           "reduce_kernel_name", "reduce_source"]
 
 
 def _operations(*expressions: Expression) -> list[Op]:
@@ -281,6 +281,74 @@ def host_source(expression: Expression) -> str:
             "        }\n"
             "        at += count;\n"
             "    }\n"
+            "}\n")
+
+
+# numpy's pairwise summation (`pairwise_sum` of its loops_utils.h), step for step: runs of fewer
+# than 8 elements added one by one from -0.0, runs of up to 128 into 8 accumulators combined in a
+# fixed tree, longer runs halved at a multiple of 8. `f(i)` is element i.
+_PAIRWISE = """
+template <typename A, typename F> static A hx_pairwise(const F& f, long long i, long long n) {
+    if (n < 8) {
+        A res = -0.0;
+        for (long long k = 0; k < n; k++) res += f(i + k);
+        return res;
+    }
+    if (n <= 128) {
+        A r[8];
+        for (int m = 0; m < 8; m++) r[m] = f(i + m);
+        long long k = 8;
+        for (; k < n - (n % 8); k += 8)
+            for (int m = 0; m < 8; m++) r[m] += f(i + k + m);
+        A res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; k < n; k++) res += f(i + k);
+        return res;
+    }
+    long long n2 = n / 2;
+    n2 -= n2 % 8;
+    return hx_pairwise<A>(f, i, n2) + hx_pairwise<A>(f, i + n2, n - n2);
+}
+"""
+
+
+def host_sum_source(expression: Expression, total: dt.DType) -> str:
+    """C++ for the CPU: `hx_fused_sum(args)` writes `*out` = `*initial` (where that pointer is
+    not null) + the sum, in `total`, of the expression's elements [start, stop) of C-contiguous
+    operands. A floating-point total (the expression's own dtype) adds numpy's pairwise way
+    (`_PAIRWISE`), so that the sum is `np.add.reduce`'s of the same elements bit for bit; an
+    integer total wraps around, as numpy's does in any order. args are int64s: a pointer per
+    operand, out, initial, start, stop."""
+    steps = expression.steps
+    n = expression.operands
+    acc = C_TYPES[total]
+    last = len(steps) - 1
+    scalars = "".join(f"    const {C_TYPES[steps[k].dtype]} s{k} = "
+                      f"*reinterpret_cast<const {C_TYPES[steps[k].dtype]}*>(args[{k}]);\n"
+                      for k in range(n) if steps[k].op == SCALAR)
+    typed = "".join(f"    const {C_TYPES[steps[k].dtype]}* const q{k} = "
+                    f"reinterpret_cast<const {C_TYPES[steps[k].dtype]}*>(args[{k}]);\n"
+                    for k in range(n) if steps[k].op == ARRAY)
+    body = "\n        ".join(statements(
+        expression, lambda k, step: f"s{k}" if step.op == SCALAR else f"q{k}[j]"))
+    if total in (dt.float32, dt.float64):
+        sum_ = f"    {acc} sum = hx_pairwise<{acc}>(value, start, stop - start);\n"
+    else:
+        sum_ = ("    unsigned long long wrapped = 0;\n"
+                "    for (long long j = start; j < stop; j++) "
+                "wrapped += static_cast<unsigned long long>(value(j));\n"
+                f"    {acc} sum = static_cast<{acc}>(wrapped);\n")
+    return (f"{PREAMBLE}#include \"elementwise.cuh\"\n{_functors(expression)}{_PAIRWISE}"
+            'extern "C" void hx_fused_sum(const long long* args) {\n'
+            f"{scalars}{typed}"
+            f"    {acc}* const out = reinterpret_cast<{acc}*>(args[{n}]);\n"
+            f"    const {acc}* const initial = reinterpret_cast<const {acc}*>(args[{n + 1}]);\n"
+            f"    const long long start = args[{n + 2}], stop = args[{n + 3}];\n"
+            f"    auto value = [&](long long j) -> {acc} {{\n"
+            f"        {body}\n"
+            f"        return hx::cast<{acc}>(v{last});\n"
+            "    };\n"
+            f"{sum_}"
+            "    *out = initial ? *initial + sum : sum;\n"
             "}\n")
 
 
