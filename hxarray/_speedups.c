@@ -1096,8 +1096,9 @@ contiguous_strides(PyObject *shape, Py_ssize_t itemsize)
     return strides;
 }
 
-/* The numpy view of a block for (dtype, shape): the one cached on the block by its last user if
- * it matches, else a new one from the backend (which caches it). */
+/* The numpy view of a block for (dtype, shape): one of those cached on the block by its last two
+ * users (CpuBackend._block_view: (dtype, shape, view) triples, the newest first) if it matches,
+ * else a new one from the backend (which caches it). */
 static PyObject *
 block_view(PyObject *block, PyObject *dtype, PyObject *shape)
 {
@@ -1106,14 +1107,18 @@ block_view(PyObject *block, PyObject *dtype, PyObject *shape)
     if (cache == NULL)
         return PyErr_Occurred() ? NULL : PyObject_CallFunctionObjArgs(make_view, block, dtype,
                                                                       shape, NULL);
-    if (PyTuple_CheckExact(cache) && PyTuple_GET_SIZE(cache) == 3 &&
-            PyTuple_GET_ITEM(cache, 0) == dtype) {
-        PyObject *cached_shape = PyTuple_GET_ITEM(cache, 1);
-        int same = cached_shape == shape ? 1 : PyObject_RichCompareBool(cached_shape, shape, Py_EQ);
-        if (same != 0) {
-            PyObject *view = same > 0 ? Py_NewRef(PyTuple_GET_ITEM(cache, 2)) : NULL;
-            Py_DECREF(cache);
-            return view;
+    if (PyTuple_CheckExact(cache)) {
+        for (Py_ssize_t at = 0; at + 3 <= PyTuple_GET_SIZE(cache); at += 3) {
+            if (PyTuple_GET_ITEM(cache, at) != dtype)
+                continue;
+            PyObject *cached_shape = PyTuple_GET_ITEM(cache, at + 1);
+            int same = cached_shape == shape ? 1 :
+                PyObject_RichCompareBool(cached_shape, shape, Py_EQ);
+            if (same != 0) {
+                PyObject *view = same > 0 ? Py_NewRef(PyTuple_GET_ITEM(cache, at + 2)) : NULL;
+                Py_DECREF(cache);
+                return view;
+            }
         }
     }
     Py_DECREF(cache);

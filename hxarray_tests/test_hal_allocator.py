@@ -316,3 +316,21 @@ def test_namespace_memory_stats_reject_bad_devices() -> None:
         xp.memory_stats("gpu")
     with pytest.raises(TypeError, match="empty_cache"):
         xp.empty_cache(3)
+
+
+def test_cpu_blocks_keep_the_views_of_their_last_two_users() -> None:
+    """A mask and the values it picks take turns in the same cached blocks: each block keeps the
+    numpy views of both kinds, so a loop of `a[a > 0]` builds no view once warm, and every
+    result still holds its own values."""
+    host = np.arange(10.0) - 4.5
+    a = xp.asarray(host, copy=True)
+    views: list[tuple[np.ndarray, np.ndarray]] = []  # held: no id of a dropped view reappears
+    for _ in range(8):
+        mask = a > 0
+        picked = a[mask]
+        assert np.array_equal(np.asarray(picked), host[host > 0])
+        assert np.array_equal(np.asarray(mask), host > 0)
+        views.append((mask._handle, picked._handle))  # the views the fresh blocks came with
+        del mask, picked
+    warm = {id(view) for pair in views[:4] for view in pair}
+    assert all(id(view) in warm for pair in views[4:] for view in pair)

@@ -200,12 +200,18 @@ class CpuBackend(Backend):
     @staticmethod
     def _block_view(block: Block, dtype: dt.DType, shape: tuple[int, ...]) -> np.ndarray:
         """The numpy view of a fresh block as (dtype, shape), kept on the block for its next
-        user: a loop that frees and reallocates same-shaped results builds it once."""
+        users with the view of its last user before (two (dtype, shape, view) triples, the
+        newest first): a loop that frees and reallocates same-shaped results builds each once,
+        also where two kinds of result take turns in the same blocks (a mask and the values it
+        picks)."""
         cached = block.cache
-        if cached is not None and cached[0] is dtype and cached[1] == shape:
-            return cached[2]
+        if cached is not None:
+            if cached[0] is dtype and cached[1] == shape:
+                return cached[2]
+            if len(cached) > 3 and cached[3] is dtype and cached[4] == shape:
+                return cached[5]
         h = _ndarray(shape, dtype.numpy, buffer=block.handle)
-        block.cache = (dtype, shape, h)
+        block.cache = (dtype, shape, h) if cached is None else (dtype, shape, h, *cached[:3])
         return h
 
     def from_host(self, data: np.ndarray, device: Device = None) -> Array:
