@@ -33,10 +33,15 @@ def check_dtype(x: Array, allowed: str, function: str) -> Array:
     return x
 
 
+_REAL_VALUED, _COMPLEX = dt.CATEGORIES["real-valued"], dt.CATEGORIES["complex floating-point"]
+
+
 def check_ordered(x: Array, function: str) -> Array:
     """check_dtype(x, "real-valued", function) for a function that orders values; a complex `x`
     is Unspecified (numpy mode orders complex numbers as numpy does)."""
-    if x._dtype in dt.COMPLEX_FLOATING:
+    if x._dtype in _REAL_VALUED:  # (sets: a tuple's `in` would call DType.__eq__ per element)
+        return x
+    if x._dtype in _COMPLEX:
         raise UnspecifiedType("{}() requires an array of real-valued dtype, got {}", function,
                               x._dtype.name)
     return check_dtype(x, "real-valued", function)

@@ -28,14 +28,14 @@ def sort_by(sorter: Any, name: str, x: Array, axis: int, descending: builtins.bo
             stable: builtins.bool, indices: builtins.bool) -> Array:
     """sort or argsort (`name`; `indices`: argsort) of x by `sorter`, an object with a backend's
     `sort` and `argsort` (None: x's backend, whose order is the standard's, of real values)."""
-    check_array(x, name)
+    ndim = len(check_array(x, name)._shape)
     values = x if sorter is not None else check_ordered(x, name)
-    if x.ndim == 0:
+    if ndim == 0:
         raise ValueError(f"{name}(): x must have at least one dimension")
-    axis = normalize_axis(axis, x.ndim, name)
+    axis = normalize_axis(axis, ndim, name)
     descending = as_bool(descending, name, "descending")
     stable = as_bool(stable, name, "stable")
-    if x.ndim > _SORT_DIMS:
+    if ndim > _SORT_DIMS:
         return along_rows(x, axis, lambda rows: sort_by(sorter, name, rows, 1, descending, stable,
                                                         indices))
     backend = x._buffer.device.backend
