@@ -69,6 +69,6 @@ def install() -> None:
                        operations={op.operator: ew.OPERATIONS[op.name] for op in OPS.values()
                                    if op.operator is not None},
                        operators=operators, bool_dtype=dt.bool,
-                       int64_dtype=dt.int64, floating_dtypes=dt.FLOATING,
+                       int64_dtype=dt.int64, floating_dtypes=dt.CATEGORIES["floating-point"],
                        binary_op_opcode=dis.opmap.get("BINARY_OP", -1),
                        observe=observe_operation)

@@ -952,7 +952,7 @@ typedef struct {
 static int
 is_floating(PyObject *dtype)
 {
-    return PySequence_Contains(floating_dtypes, dtype) == 1;
+    return PySet_Contains(floating_dtypes, dtype) == 1;  /* a set: no DType.__eq__ calls */
 }
 
 /* Whether a plain Python scalar meets an array of `dtype` without any check the fast path skips
@@ -2129,7 +2129,7 @@ configure(PyObject *module, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!OO!O!OOO!iO:configure", names,
                                      &PyType_Type, &atype, &PyType_Type, &btype, &general,
                                      &PyDict_Type, &ops, &PyDict_Type, &methods, &dbool, &dint64,
-                                     &PyTuple_Type, &floating, &opcode, &observe))
+                                     &PyFrozenSet_Type, &floating, &opcode, &observe))
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)atype, &ArrayType) ||
             !PyType_IsSubtype((PyTypeObject *)btype, &BufferType)) {
