@@ -249,7 +249,7 @@ class CpuBackend(Backend):
             out = self.empty((len(range(start, stop, step)),), dtype)
             kernels.arange_into(out._handle, start, step)
             return out
-        if dtype in (dt.float32, dt.float64) and isinstance(start, (int, float)) and \
+        if (dtype is dt.float64 or dtype is dt.float32) and isinstance(start, (int, float)) and \
                 isinstance(step, (int, float)) and isinstance(stop, (int, float)):
             length = math.ceil((stop - start) / step)  # numpy's length
             if _SMALL_ARANGE <= length <= (1 << 24 if dtype is dt.float32 else 1 << 62):
