@@ -32,27 +32,31 @@ def _operands(function: str, x1: Array, x2: Array) -> tuple[dt.DType, Array, Arr
 @adapted
 def matmul(x1: Array, x2: Array, /) -> Array:
     dtype, y1, y2 = _operands("matmul", x1, x2)
-    if x1.ndim == 0 or x2.ndim == 0:
+    ndim1, ndim2 = len(x1._shape), len(x2._shape)
+    if ndim1 == 0 or ndim2 == 0:
         raise ValueError("matmul(): operands must have at least one dimension; use multiply() "
                          "for scalars")
     inner1 = x1._shape[-1]
-    inner2 = x2._shape[-2] if x2.ndim > 1 else x2._shape[0]
+    inner2 = x2._shape[-2] if ndim2 > 1 else x2._shape[0]
     if inner1 != inner2:
         raise ValueError(f"matmul(): shapes {x1._shape} and {x2._shape} are not aligned: "
                          f"{inner1} (last axis of x1) != {inner2} (contracted axis of x2)")
-    batch = _views.broadcast_shapes(x1._shape[:-2], x2._shape[:-2])
-    # 1-D operands are a row (x1) or a column (x2) whose axis leaves the result again.
-    a = _views.expand(x1, (0,)) if x1.ndim == 1 else x1
-    b = _views.expand(x2, (1,)) if x2.ndim == 1 else x2
-    m, n = a._shape[-2], b._shape[-1]
+    batch = _views.broadcast_shapes(x1._shape[:-2], x2._shape[:-2]) if ndim1 > 2 or ndim2 > 2 \
+        else ()
     backend = x1._buffer.device.backend
-    a = _views.expand(y1, (0,)) if y1.ndim == 1 else y1
-    b = _views.expand(y2, (1,)) if y2.ndim == 1 else y2
-    a, b = (_views.broadcast_to(v if v._dtype is dtype else backend.copy(v, dtype),
-                                (*batch, *v._shape[-2:])) for v in (a, b))
-    out = backend.empty((*batch, m, n), dtype, x1._buffer.device)
+    # 1-D operands are a row (x1) or a column (x2) whose axis leaves the result again.
+    a = _views.expand(y1, (0,)) if ndim1 == 1 else y1
+    b = _views.expand(y2, (1,)) if ndim2 == 1 else y2
+    if a._dtype is not dtype:
+        a = backend.copy(a, dtype)
+    if b._dtype is not dtype:
+        b = backend.copy(b, dtype)
+    if batch:
+        a = _views.broadcast_to(a, (*batch, *a._shape[-2:]))
+        b = _views.broadcast_to(b, (*batch, *b._shape[-2:]))
+    out = backend.empty((*batch, a._shape[-2], b._shape[-1]), dtype, x1._buffer.device)
     backend.matmul(a, b, out)
-    dropped = (len(batch),) * (x1.ndim == 1) + (len(batch) + 1,) * (x2.ndim == 1)
+    dropped = (len(batch),) * (ndim1 == 1) + (len(batch) + 1,) * (ndim2 == 1)
     return _views.squeeze(out, dropped) if dropped else out
 
 

@@ -198,7 +198,7 @@ def test_blas_limits_queue_without_starving() -> None:
     def call(count: int | None) -> None:
         try:
             with xp.threads(count) if count else _nothing():
-                with limits.scope():
+                with limits:
                     order.append(count)
                     time.sleep(0.002)
         except BaseException as exc:  # noqa: BLE001

@@ -377,7 +377,7 @@ class CpuBackend(Backend):
 
     @reruns_after_memory_error
     def matmul(self, a, b, out) -> None:
-        with quiet(), parallel.blas_limits.scope():
+        with quiet(), parallel.blas_limits:
             np.matmul(self.native(a), self.native(b), out=self.native(out))
 
     @reruns_after_memory_error
@@ -449,7 +449,7 @@ class CpuBackend(Backend):
     @reruns_after_memory_error
     def linalg(self, name, *args, **params):
         handles = [self.native(a) if isinstance(a, Array) else a for a in args]
-        with quiet(), parallel.blas_limits.scope():
+        with quiet(), parallel.blas_limits:
             result = LINALG[name](*handles, **params)
         if isinstance(result, tuple):
             return tuple(self._result(r) for r in result)

@@ -120,7 +120,8 @@ class _BlasLimits:
     While a call waits, new arrivals wait for the next phase too, so none waits forever."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()  # taken directly: a Condition's `with` is Python code
+        self._cond = threading.Condition(self._lock)
         self._applied: int | None = None  # the count set now (None: the libraries' own)
         self._users = 0
         self._waiting = 0
@@ -128,12 +129,12 @@ class _BlasLimits:
         self._libraries: list[Any] | None = None  # threadpoolctl's BLAS controllers
         self._saved: list[int] = []
 
-    @contextlib.contextmanager
-    def scope(self) -> Iterator[None]:
-        """Run the block with the calling context's BLAS limit (`threads()`, else
-        `set_num_threads`), or none."""
+    def __enter__(self) -> None:
+        """Enter a BLAS call with the calling context's limit (`threads()`, else
+        `set_num_threads`), or none: `with blas_limits:` (a class, not a generator: this sits on
+        every matmul's path)."""
         want = _blas_threads.get(_process_blas_threads)
-        with self._cond:
+        with self._lock:
             if self._users and (self._applied != want or self._waiting):
                 # wait for a later phase (all current users gone) that runs this count
                 phase = self._phase
@@ -146,15 +147,15 @@ class _BlasLimits:
             if self._applied != want:
                 self._apply(want)
             self._users += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._users -= 1
-                if not self._users:
-                    self._phase += 1
-                    if self._applied is not None:
-                        self._apply(None)
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._users -= 1
+            if not self._users:
+                self._phase += 1
+                if self._applied is not None:
+                    self._apply(None)
+                if self._waiting:
                     self._cond.notify_all()
 
     def _apply(self, count: int | None) -> None:
