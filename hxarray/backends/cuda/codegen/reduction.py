@@ -125,10 +125,13 @@ def value_size(op: Folding, acc: dt.DType) -> int:
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
     """Each operation's default instantiations, plus accumulators the defaults never use (a
     cast on load between every kind), for NVRTC."""
-    extra = {"sum": [(dt.int8, dt.float64), (dt.float32, dt.complex128), (dt.uint8, dt.int16)],
-             "prod": [(dt.int32, dt.float32), (dt.int64, dt.complex64), (dt.float64, dt.float32)]}
+    extra: dict[Folding, list[tuple[dt.DType, dt.DType]]] = {
+        REDUCTIONS["sum"]: [(dt.int8, dt.float64), (dt.float32, dt.complex128),
+                            (dt.uint8, dt.int16)],
+        REDUCTIONS["prod"]: [(dt.int32, dt.float32), (dt.int64, dt.complex64),
+                             (dt.float64, dt.float32)]}
     for op in FOLDINGS:
-        names = [kernel_name(op, x, acc) for x, acc in accumulators(op) + extra.get(op.name, [])]
+        names = [kernel_name(op, x, acc) for x, acc in accumulators(op) + extra.get(op, [])]
         yield f"reduction/{op.name}.cu", SOURCE, OPTIONS, names
 
 
