@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 from . import _dtypes as dt
 from ._array import Array
 from ._modes import is_strict
-from ._ops import Op, Signature
+from ._ops import REDUCTIONS, Op, Reduction, Signature
 from ._views import broadcast_shapes, contiguous_strides, view
 from .backends.base import Backend
 from .backends.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step, scalar_key
@@ -33,7 +33,6 @@ from .hal.device import Device
 __all__ = ["fuse"]
 
 REDUCED = "reduced"  # a step standing for the reduction's result (seen with a shape)
-REDUCTIONS = frozenset({"sum", "prod", "min", "max", "any", "all"})
 _MAX_PLANS = 256  # signatures kept per fused function
 _BYTES = frozenset({dt.bool, dt.int8, dt.uint8})
 
@@ -80,7 +79,7 @@ class _Tracer(Backend):
         self.buffers: list[MemoryBuffer] = []  # kept alive: their ids stay unique
         self.arguments: set[int] = set()
         # name, axes, input step, result dtype, positive_zero
-        self.reduction: tuple[str, tuple[int, ...], int, dt.DType, bool] | None = None
+        self.reduction: tuple[Reduction, tuple[int, ...], int, dt.DType, bool] | None = None
 
     def placeholder(self, shape: tuple[int, ...], dtype: dt.DType, step: int | None) -> Array:
         buffer = MemoryBuffer(self.device, 0, Block(0, 0, None), self._allocator)
@@ -179,14 +178,15 @@ class _Tracer(Backend):
         self._result(Step(ASTYPE, (index,), dst._dtype, source), dst._shape, None)
         self.values[id(dst._buffer)] = (len(self.steps) - 1, dst._shape)
 
-    def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array, *,
+    def reduce(self, op: Reduction, x: Array, axes: tuple[int, ...], out: Array, *,
                positive_zero: bool = False) -> None:
-        if name not in REDUCTIONS:
+        name = op.name
+        if REDUCTIONS.get(name) is not op:
             raise _Unfusable(f"{name}(): only sum, prod, min, max, mean, any and all can end a "
                              "fused function")
         if self.reduction is not None:
             raise _Unfusable(f"{name}(): a second reduction (a fused function may hold one)")
-        self.reduction = (name, axes, self.value_of(x, f"{name}()"), out._dtype, positive_zero)
+        self.reduction = (op, axes, self.value_of(x, f"{name}()"), out._dtype, positive_zero)
         step = self._operand(Step(REDUCED, (), out._dtype, out._dtype), ("reduction",
                                                                          out._shape))
         self.values[id(out._buffer)] = (step, out._shape)
@@ -241,12 +241,12 @@ _OPERANDS = (ARRAY, SCALAR, REDUCED)
 
 class _Plan(NamedTuple):
     """A traced signature: the expression up to the reduction (or the whole function) and where
-    its operands come from; the reduction (name, axes, dtype, positive_zero) and the expression
+    its operands come from; the reduction (op, axes, dtype, positive_zero) and the expression
     after it."""
 
     before: Expression | None  # None: the result is an operand itself (`before_sources[0]`)
     before_sources: tuple[tuple[str, Any], ...]
-    reduction: tuple[str, tuple[int, ...], dt.DType, bool] | None = None
+    reduction: tuple[Reduction, tuple[int, ...], dt.DType, bool] | None = None
     after: Expression | None = None  # None: the result is the reduction's (`after_sources[0]`)
     after_sources: tuple[tuple[str, Any], ...] = ()
     shapes: tuple[tuple[int, ...], ...] | None = None  # the argument shapes it holds for
@@ -285,12 +285,12 @@ def _trace(function: Callable[..., Any], args: Sequence[Any], device: Device) ->
     output = tracer.value_of(result, "the result")
     if tracer.reduction is None:
         return _Plan(*_expression(tracer, output))
-    name, axes, reduced, dtype, positive_zero = tracer.reduction
+    op, axes, reduced, dtype, positive_zero = tracer.reduction
     before, before_sources = _expression(tracer, reduced)
     after, after_sources = _expression(tracer, output)
     kinds = {kind for kind, _ in after_sources}
     seen = {value for kind, value in after_sources if kind == "reduction"}
-    return _Plan(before, before_sources, (name, axes, dtype, positive_zero), after, after_sources,
+    return _Plan(before, before_sources, (op, axes, dtype, positive_zero), after, after_sources,
                  tuple(a._shape for a in args if a.__class__ is Array),  # counts follow shapes
                  before is not None and after is not None and kinds <= {"reduction", "scalar"}
                  and len(seen) == 1)
@@ -331,13 +331,13 @@ def _run(plan: _Plan, args: Sequence[Any], device: Device) -> Array:
     operands = _values(plan.before_sources, args, None)
     if plan.reduction is None:
         return _evaluate(backend, plan.before, operands, device)
-    name, axes, dtype, positive_zero = plan.reduction
+    op, axes, dtype, positive_zero = plan.reduction
     shape = broadcast_shapes(*(a._shape for a in operands if a.__class__ is Array))
     kept = tuple(n for i, n in enumerate(shape) if i not in axes)
     if plan.epilogue:  # the expression after the reduction goes into its kernel
         assert plan.after is not None and plan.before is not None
         out = backend.empty(kept, plan.after.dtype, device)
-        backend.fused_reduce(name, plan.before, operands, shape, axes, out, plan.after,
+        backend.fused_reduce(op, plan.before, operands, shape, axes, out, plan.after,
                              [value if kind == "scalar" else None
                               for kind, value in plan.after_sources],
                              positive_zero=positive_zero)
@@ -346,9 +346,9 @@ def _run(plan: _Plan, args: Sequence[Any], device: Device) -> Array:
             seen, out._dtype.itemsize), 0)
     reduced = backend.empty(kept, dtype, device)
     if plan.before is None:  # a reduction of an argument itself
-        backend.reduce(name, operands[0], axes, reduced, positive_zero=positive_zero)
+        backend.reduce(op, operands[0], axes, reduced, positive_zero=positive_zero)
     else:
-        backend.fused_reduce(name, plan.before, operands, shape, axes, reduced,
+        backend.fused_reduce(op, plan.before, operands, shape, axes, reduced,
                              positive_zero=positive_zero)
     values = _values(plan.after_sources, args, reduced)
     if plan.after is None:

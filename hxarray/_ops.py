@@ -1,4 +1,4 @@
-"""Every element-wise operation, declared once.
+"""Every element-wise operation, reduction, arg-reduction and scan, declared once.
 
 One line per operation: its spec name, arity, the spec's input dtype category, how the result
 dtype follows from the promoted input dtype, the numpy kernel (a ufunc, or a function of
@@ -14,6 +14,12 @@ their own arguments (category None); what sets them apart is data on their lines
 
 The namespace resolves each call to an operation and its `Signature` (operand, compute and result
 dtypes) once, above the backend seam (`Backend.elementwise`); backends take both as given.
+
+Reductions (`REDUCTIONS`: sum, prod, max, min, all, any), arg-reductions (`ARG_REDUCTIONS`) and
+scans (`SCANS`) are objects in the same way, handed to `Backend.reduce`, `arg_reduce`, `scan` and
+`fused_reduce`: each carries its numpy kernel, its identity, its default accumulator (the one
+accumulator rule, `Reduction.accumulator`, over `_dtypes.ACCUMULATOR`), what sets it apart
+(`signed_zero`, `silent`) and its CUDA functor, so that no backend looks one up by name.
 """
 
 from __future__ import annotations
@@ -165,3 +171,100 @@ UNARY = {name: op for name, op in OPS.items() if op.arity == 1}
 BINARY = {name: op for name, op in OPS.items() if op.arity == 2}
 COMPARISONS = frozenset(op.operator for op in BINARY.values() if op.result == "bool"
                         and op.operator is not None)  # no reflected or in-place forms
+
+
+# -- reductions, arg-reductions and scans ----------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Reduction:
+    """One reduction (compared and hashed by identity: one object per operation).
+
+    `ufunc`: numpy's ufunc whose `reduce` it is. `identity`: the result over no elements (None:
+    there is none, and the namespace refuses an empty selection). `result`: the rule of the dtype
+    it accumulates in and returns by default ("accumulator": `dt.ACCUMULATOR`'s, the standard's
+    for sum and prod; "bool"; "same": the input's), see `accumulator`. `signed_zero`: a
+    floating-point result starts from -0, or from +0 where the call says `positive_zero`
+    (`Backend.reduce`). `silent`: it never raises a floating-point warning. `cuda`: its functor
+    in the CUDA kernels (`hx::red::<cuda>`). `inputs`: the dtypes the namespace reduces with it
+    (the CUDA backend compiles them together)."""
+
+    name: str
+    ufunc: np.ufunc
+    identity: bool | int | None
+    result: str
+    cuda: str
+    inputs: tuple[dt.DType, ...]
+    signed_zero: bool = False
+    silent: bool = False
+
+    def __repr__(self) -> str:
+        return f"Reduction({self.name!r})"
+
+    @property
+    def accumulates(self) -> bool:
+        """Whether it computes in its result's dtype (sum, prod: an explicit `dtype=` too)."""
+        return self.result == "accumulator"
+
+    def accumulator(self, x: dt.DType) -> dt.DType:
+        """The dtype it reduces `x` into by default (spec: sum, "dtype"): integers in the 64-bit
+        integer of their signedness, a bool in int64, others in their own dtype."""
+        if self.result == "accumulator":
+            return dt.ACCUMULATOR.get(x, x)
+        return dt.bool if self.result == "bool" else x
+
+
+@dataclass(frozen=True, eq=False)
+class ArgReduction:
+    """argmax or argmin: the first index of the extremum (a NaN counts as one). `numpy`: numpy's
+    function of it; `cuda`: its functor in the CUDA kernels; `inputs`: the dtypes it takes."""
+
+    name: str
+    numpy: Callable[..., Any]
+    cuda: str
+    inputs: tuple[dt.DType, ...] = dt.REAL_NUMERIC
+
+    def __repr__(self) -> str:
+        return f"ArgReduction({self.name!r})"
+
+    def accumulator(self, x: dt.DType) -> dt.DType:
+        """It compares values in their own dtype."""
+        return x
+
+
+@dataclass(frozen=True, eq=False)
+class Scan:
+    """A cumulative reduction along one axis: `folds`'s operation applied in order, each partial
+    result kept; `numpy`: numpy's function of it. It accumulates as `folds` does."""
+
+    name: str
+    numpy: Callable[..., Any]
+    folds: Reduction
+
+    def __repr__(self) -> str:
+        return f"Scan({self.name!r})"
+
+    @property
+    def initial(self) -> bool | int:
+        """What `include_initial` puts first: the identity of the reduction it folds with."""
+        identity = self.folds.identity
+        assert identity is not None, f"{self.name} folds with a reduction without an identity"
+        return identity
+
+
+REDUCTIONS: dict[str, Reduction] = {r.name: r for r in (
+    # name      ufunc             identity  result         CUDA   inputs
+    Reduction("sum",  np.add,         0,     "accumulator", "Sum",  (dt.bool, *dt.NUMERIC),
+              signed_zero=True),
+    Reduction("prod", np.multiply,    1,     "accumulator", "Prod", dt.NUMERIC),
+    Reduction("max",  np.maximum,     None,  "same",        "Max",  dt.REAL_NUMERIC, silent=True),
+    Reduction("min",  np.minimum,     None,  "same",        "Min",  dt.REAL_NUMERIC, silent=True),
+    Reduction("all",  np.logical_and, True,  "bool",        "All",  dt.ALL_DTYPES, silent=True),
+    Reduction("any",  np.logical_or,  False, "bool",        "Any",  dt.ALL_DTYPES, silent=True),
+)}
+ARG_REDUCTIONS: dict[str, ArgReduction] = {r.name: r for r in (
+    ArgReduction("argmax", np.argmax, "ArgMax"),
+    ArgReduction("argmin", np.argmin, "ArgMin"),
+)}
+SCANS: dict[str, Scan] = {s.name: s for s in (
+    Scan("cumulative_sum", np.cumsum, REDUCTIONS["sum"]),
+    Scan("cumulative_prod", np.cumprod, REDUCTIONS["prod"]),
+)}

@@ -20,14 +20,16 @@ from ._checks import (
 from ._compiled import fast
 from ._elementwise import _check_scalar, scalar_operand
 from ._modes import UnspecifiedType
-from ._ops import OPS
+from ._ops import ARG_REDUCTIONS, OPS, REDUCTIONS, ArgReduction
 from ._statistical import reduce_axes
 from ._views import broadcast_shapes
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
 
-def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool) -> Array:
+def _arg_extremum(op: ArgReduction, x: Array, axis: int | None, keepdims: builtins.bool
+                  ) -> Array:
+    name = op.name
     check_array(x, name)
     x = check_ordered(x, name)
     keepdims = as_bool(keepdims, name, "keepdims")
@@ -36,7 +38,7 @@ def _arg_extremum(name: str, x: Array, axis: int | None, keepdims: builtins.bool
     backend = x._buffer.device.backend
     out = backend.empty(tuple(n for i, n in enumerate(x._shape) if i not in axes), dt.int64,
                         x._buffer.device)
-    backend.arg_reduce(name, x, axis, out)
+    backend.arg_reduce(op, x, axis, out)
     return _views.expand(out, axes) if keepdims else out
 
 
@@ -52,12 +54,12 @@ def arg_extremum_axis(name: str, x: Array, axis: Any) -> int | None:
 
 @adapted
 def argmax(x: Array, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Array:
-    return _arg_extremum("argmax", x, axis, keepdims)
+    return _arg_extremum(ARG_REDUCTIONS["argmax"], x, axis, keepdims)
 
 
 @adapted
 def argmin(x: Array, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Array:
-    return _arg_extremum("argmin", x, axis, keepdims)
+    return _arg_extremum(ARG_REDUCTIONS["argmin"], x, axis, keepdims)
 
 
 @adapted
@@ -70,7 +72,7 @@ def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     not_equal = OPS["not_equal"]
     nonzero = x._buffer.device.backend.elementwise(
         not_equal, (x, zero), not_equal.signature(x._dtype, x._dtype), x._shape)
-    return reduce_axes("sum", nonzero, axes, keepdims, dt.int64)
+    return reduce_axes(REDUCTIONS["sum"], nonzero, axes, keepdims, dt.int64)
 
 
 def nonzero(x: Array, /) -> tuple[Array, ...]:

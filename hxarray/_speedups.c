@@ -1371,16 +1371,21 @@ static PyTypeObject OperationType = {
 };
 
 /* -- Reduction: sum, prod, mean, max, min ---------------------------------------------------- */
-/* One reduction; its kernel is called as kernel(name, x, axis, keepdims, out). */
+/* One reduction; its kernel is called as kernel(op, x, axis, keepdims, out[, positive_zero[,
+ * then]]), with the operation objects the namespace gave (`_ops.REDUCTIONS`, `_ops.OPS`). */
 typedef struct {
     FUNCTION_HEAD
-    int nonempty;        /* an empty reduction is an error (max, min): the fallback raises it */
+    int nonempty;        /* an empty reduction goes to the fallback (max, min: an error; mean) */
+    PyObject *op;        /* the reduction the kernel runs (an `_ops.Reduction`) */
+    PyObject *then;      /* mean: the element-wise operation applied with the count, or NULL */
     PyObject *strict;    /* sum, mean: the strict-mode context variable, or NULL */
 } Reduction;
 
 static void
 reduction_dealloc(Reduction *r)
 {
+    Py_CLEAR(r->op);
+    Py_CLEAR(r->then);
     Py_CLEAR(r->strict);
     function_dealloc((FunctionObject *)r);
 }
@@ -1488,8 +1493,8 @@ reduce_fast(Reduction *r, PyObject *operand, PyObject *const *kwvalues, PyObject
         Py_DECREF(axes);
         return NULL;
     }
-    PyObject *call[6] = {r->name, x->handle, axes, keepdims, ((ArrayObject *)out)->handle,
-                         NULL};
+    PyObject *call[7] = {r->op, x->handle, axes, keepdims, ((ArrayObject *)out)->handle,
+                         Py_False, NULL};
     Py_ssize_t nargs = 5;
     if (r->strict != NULL) {  /* positive_zero: numpy mode's sums start from +0 */
         PyObject *strict;
@@ -1500,6 +1505,10 @@ reduce_fast(Reduction *r, PyObject *operand, PyObject *const *kwvalues, PyObject
         }
         call[nargs++] = strict == Py_False ? Py_True : Py_False;
         Py_DECREF(strict);
+    }
+    if (r->then != NULL) {
+        nargs = 6;
+        call[nargs++] = r->then;
     }
     PyObject *done = call_quietly(r->kernel, call, nargs, NULL);
     Py_DECREF(axes);
@@ -1528,12 +1537,18 @@ reduction_vectorcall(Reduction *r, PyObject *const *args, size_t nargsf, PyObjec
 static PyObject *
 reduction_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"name", "results", "fallback", "nonempty", "strict", NULL};
-    PyObject *name, *results, *fallback, *strict = NULL;
+    static char *names[] = {"name", "results", "fallback", "reduction", "then", "nonempty",
+                            "strict", NULL};
+    PyObject *name, *results, *fallback, *op = NULL, *then = NULL, *strict = NULL;
     int nonempty = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O|$pO:Reduction", names, &name,
-                                     &PyDict_Type, &results, &fallback, &nonempty, &strict))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O|$OOpO:Reduction", names, &name,
+                                     &PyDict_Type, &results, &fallback, &op, &then, &nonempty,
+                                     &strict))
         return NULL;
+    if (op == NULL) {
+        PyErr_SetString(PyExc_TypeError, "Reduction(): the reduction= it runs is required");
+        return NULL;
+    }
     if (strict != NULL && !PyContextVar_CheckExact(strict)) {
         PyErr_SetString(PyExc_TypeError, "Reduction(): strict must be a ContextVar");
         return NULL;
@@ -1542,6 +1557,8 @@ reduction_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (r == NULL)
         return NULL;
     r->nonempty = nonempty;
+    r->op = Py_NewRef(op);
+    r->then = then == Py_None ? NULL : Py_XNewRef(then);
     r->strict = Py_XNewRef(strict);
     if (function_init((FunctionObject *)r, (vectorcallfunc)reduction_vectorcall, name, results,
                       fallback) < 0 || PyList_Append(reductions, (PyObject *)r) < 0) {
@@ -1556,9 +1573,12 @@ static PyTypeObject ReductionType = {
     .tp_name = "hxarray._speedups.Reduction",
     .tp_basicsize = sizeof(Reduction),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Reduction(name, results, fallback, *, nonempty=False, strict=None): sum, prod, "
-              "mean, max or min of one CPU array (axis, keepdims; no dtype) below the threading "
-              "threshold, in front of the namespace function `fallback`; with the ContextVar "
+    .tp_doc = "Reduction(name, results, fallback, *, reduction, then=None, nonempty=False, "
+              "strict=None): sum, prod, mean, max or min of one CPU array (axis, keepdims; no "
+              "dtype) below the threading threshold, in front of the namespace function "
+              "`fallback`: the kernel runs `reduction` (an `_ops.Reduction`), then, with "
+              "`then`, that element-wise operation with the count (mean: the sum divided by "
+              "it); `nonempty`: an empty selection goes to `fallback`; with the ContextVar "
               "`strict`, the kernel's positive_zero argument is True where it is False (numpy "
               "mode's sums start from +0).",
     .tp_new = reduction_new,
@@ -2213,7 +2233,7 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(reductions); i++) {
         Reduction *r = (Reduction *)PyList_GET_ITEM(reductions, i);
-        int fits = PySequence_Contains(reducible, r->name);
+        int fits = PySequence_Contains(reducible, r->op);
         if (fits < 0)
             return NULL;
         Py_XSETREF(r->kernel, fits ? Py_NewRef(reduce) : NULL);

@@ -1,8 +1,8 @@
 """Statistical functions (spec: "Statistical Functions") and the reductions of "Utility
 Functions" share one path: check, normalise axes, pick the result dtype and shape, then the
-backend's `reduce` into a fresh array. `mean`, `var` and `std` are compositions of reductions and
-element-wise operations, with the standard's special cases (no elements, no degrees of freedom)
-decided here, once for every device."""
+backend's `reduce` of the operation's object (`_ops.REDUCTIONS`) into a fresh array. `mean`,
+`var` and `std` are compositions of reductions and element-wise operations, with the standard's
+special cases (no elements, no degrees of freedom) decided here, once for every device."""
 
 from __future__ import annotations
 
@@ -26,37 +26,42 @@ from ._checks import (
 from ._compiled import fast
 from ._modes import STRICT, is_strict
 from ._numpy_mode import back_to_bool
-from ._ops import OPS
+from ._ops import OPS, REDUCTIONS, SCANS, Op, Reduction, Scan
 
-# The element-wise operations mean, var and std are composed of.
+# The operations mean, var and std are composed of.
 _DIVIDE, _SQRT = OPS["divide"], OPS["sqrt"]
+_SUM, _PROD, _MAX, _MIN = (REDUCTIONS[name] for name in ("sum", "prod", "max", "min"))
+# mean: the sum (from +0 in numpy mode, as `sum`), each result then divided by the count, part by
+# part (`_mean`; the CPU's compiled fast path runs the same two operations, given here).
+_MEAN = (_SUM, _DIVIDE)
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
 
-def reduce(name: str, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DType, *,
+def reduce(op: Reduction, x: Array, axis: Any, keepdims: builtins.bool, dtype: dt.DType, *,
            positive_zero: builtins.bool = False) -> Array:
-    """The reduction `name` of x over `axis` (None, int or tuple) into a new array of `dtype`."""
-    return reduce_axes(name, x, normalize_axes(axis, x.ndim, name), keepdims, dtype,
+    """The reduction `op` of x over `axis` (None, int or tuple) into a new array of `dtype`."""
+    return reduce_axes(op, x, normalize_axes(axis, x.ndim, op.name), keepdims, dtype,
                        positive_zero=positive_zero)
 
 
-def reduce_axes(name: str, x: Array, axes: tuple[int, ...], keepdims: builtins.bool,
+def reduce_axes(op: Reduction, x: Array, axes: tuple[int, ...], keepdims: builtins.bool,
                 dtype: dt.DType, *, positive_zero: builtins.bool = False) -> Array:
     """`backend.reduce` over the normalised `axes` into a fresh array of the result's shape."""
     if keepdims is not True and keepdims is not False:
-        keepdims = as_bool(keepdims, name, "keepdims")
+        keepdims = as_bool(keepdims, op.name, "keepdims")
     backend = x._buffer.device.backend
     out = backend.empty(tuple(n for i, n in enumerate(x._shape) if i not in axes), dtype,
                         x._buffer.device)
-    backend.reduce(name, x, axes, out, positive_zero=positive_zero)
+    backend.reduce(op, x, axes, out, positive_zero=positive_zero)
     return _views.expand(out, axes) if keepdims else out
 
 
-def _sum_dtype(x: Array, dtype: Any, function: str) -> dt.DType:
-    """The spec's accumulator: the default integer of x's signedness for integers, else x's."""
+def _sum_dtype(op: Reduction, x: Array, dtype: Any, function: str) -> dt.DType:
+    """The dtype `function` (sum, prod or a scan, folding with `op`) accumulates x in: the
+    `dtype` asked for, else the spec's default (`op.accumulator`)."""
     if dtype is None:
-        return dt.ACCUMULATOR.get(x._dtype, x._dtype)
+        return op.accumulator(x._dtype)
     dtype = as_dtype(dtype, function)
     if x._dtype in dt.COMPLEX_FLOATING and dtype not in dt.COMPLEX_FLOATING:
         raise TypeError(f"{function}(): accumulating complex input in {dtype.name} would discard "
@@ -71,7 +76,7 @@ def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = 
     x = check_dtype(x, "numeric", "sum")
     # numpy mode's sums start from +0, as numpy's; the standard's successive additions (strict
     # mode) from -0, so that a sum of zeros that are all -0 is -0
-    return reduce("sum", x, axis, keepdims, _sum_dtype(x, dtype, "sum"),
+    return reduce(_SUM, x, axis, keepdims, _sum_dtype(_SUM, x, dtype, "sum"),
                   positive_zero=not is_strict())
 
 
@@ -80,14 +85,14 @@ def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any =
          keepdims: builtins.bool = False) -> Array:
     check_array(x, "prod")
     x = check_dtype(x, "numeric", "prod")
-    return reduce("prod", x, axis, keepdims, _sum_dtype(x, dtype, "prod"))
+    return reduce(_PROD, x, axis, keepdims, _sum_dtype(_PROD, x, dtype, "prod"))
 
 
-def _extremum(name: str, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
-    check_array(x, name)
-    values = check_ordered(x, name)
-    axes = extremum_axes(name, x, axis)
-    return back_to_bool(reduce_axes(name, values, axes, keepdims, values._dtype), x)
+def _extremum(op: Reduction, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
+    check_array(x, op.name)
+    values = check_ordered(x, op.name)
+    axes = extremum_axes(op.name, x, axis)
+    return back_to_bool(reduce_axes(op, values, axes, keepdims, values._dtype), x)
 
 
 def extremum_axes(name: str, x: Array, axis: Any) -> tuple[int, ...]:
@@ -102,13 +107,13 @@ def extremum_axes(name: str, x: Array, axis: Any) -> tuple[int, ...]:
 @adapted
 def max(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
-    return _extremum("max", x, axis, keepdims)
+    return _extremum(_MAX, x, axis, keepdims)
 
 
 @adapted
 def min(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
-    return _extremum("min", x, axis, keepdims)
+    return _extremum(_MIN, x, axis, keepdims)
 
 
 @adapted
@@ -126,22 +131,23 @@ def _count(x: Array, axes: tuple[int, ...]) -> int:
 
 
 def _mean(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Array:
-    """The sum (from +0 in numpy mode, as `sum`) divided by the count, complex parts divided
-    separately (so that a NaN in one part stays there); NaN over no elements (spec: mean,
-    "Special cases")."""
+    """`_MEAN`: the sum (from +0 in numpy mode, as `sum`) divided by the count, complex parts
+    divided separately (so that a NaN in one part stays there); NaN over no elements (spec:
+    mean, "Special cases")."""
     count = _count(x, axes)
     if count == 0:
         return _undefined(x, axes, keepdims)
-    total = reduce_axes("sum", x, axes, keepdims, x._dtype, positive_zero=not is_strict())
-    _divide_in_place(total, count)
+    reduction, then = _MEAN
+    total = reduce_axes(reduction, x, axes, keepdims, x._dtype, positive_zero=not is_strict())
+    _in_place(then, total, count)
     return total
 
 
-def _divide_in_place(x: Array, divisor: int | float) -> None:
-    """x /= divisor, part by part for complex x."""
+def _in_place(op: Op, x: Array, value: int | float) -> None:
+    """x = op(x, value) (an element-wise operation: divide), part by part for complex x."""
     backend = x._buffer.device.backend
     for part in _views.parts(x):
-        backend.elementwise(_DIVIDE, (part, divisor), _DIVIDE.signature(part._dtype, part._dtype),
+        backend.elementwise(op, (part, value), op.signature(part._dtype, part._dtype),
                             part._shape, out=part)
 
 
@@ -153,17 +159,23 @@ def _undefined(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Arra
     return x._buffer.device.backend.full(shape, nan, x._dtype, x._buffer.device)
 
 
+def _accumulated(op: Reduction) -> dict[dt.DType, dt.DType]:
+    """The dtype `op` reduces each numeric dtype into by default."""
+    return {d: op.accumulator(d) for d in dt.CATEGORIES["numeric"]}
+
+
 # The compiled fast path: one array below the threading threshold, `axis` and `keepdims` given or
 # not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take.
 # In numpy mode the fast path's sums and means, too, start from +0 (`strict`: the mode's
-# variable, read per call).
-_accumulated = {d: dt.ACCUMULATOR.get(d, d) for d in dt.CATEGORIES["numeric"]}
-sum = fast("Reduction", sum, _accumulated, strict=STRICT)
-prod = fast("Reduction", prod, _accumulated)
+# variable, read per call). A mean is `_MEAN`'s two operations; over no elements, `_mean`.
+sum = fast("Reduction", sum, _accumulated(_SUM), reduction=_SUM, strict=STRICT)
+prod = fast("Reduction", prod, _accumulated(_PROD), reduction=_PROD)
 mean = fast("Reduction", mean, {d: d for d in dt.CATEGORIES["floating-point"]},
-            strict=STRICT)
-max = fast("Reduction", max, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
-min = fast("Reduction", min, {d: d for d in dt.CATEGORIES["real-valued"]}, nonempty=True)
+            reduction=_MEAN[0], then=_MEAN[1], nonempty=True, strict=STRICT)
+max = fast("Reduction", max, {d: d for d in dt.CATEGORIES["real-valued"]}, reduction=_MAX,
+           nonempty=True)
+min = fast("Reduction", min, {d: d for d in dt.CATEGORIES["real-valued"]}, reduction=_MIN,
+           nonempty=True)
 
 
 def _spread(name: str, x: Array, axis: Any, correction: int | float,
@@ -188,7 +200,7 @@ def _spread(name: str, x: Array, axis: Any, correction: int | float,
     result = backend.empty(tuple(n for i, n in enumerate(x._shape) if i not in axes), x._dtype,
                            x._buffer.device)
     backend.squared_deviations(x, axes, result)
-    _divide_in_place(result, dof)
+    _in_place(_DIVIDE, result, dof)
     if name == "std":
         backend.elementwise(_SQRT, (result,), _SQRT.signature(x._dtype), result._shape,
                             out=result)
@@ -207,8 +219,9 @@ def std(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     return _spread("std", x, axis, correction, keepdims)
 
 
-def _cumulative(name: str, x: Array, axis: int | None, dtype: Any,
+def _cumulative(op: Scan, x: Array, axis: int | None, dtype: Any,
                 include_initial: builtins.bool) -> Array:
+    name = op.name
     check_array(x, name)
     x = check_dtype(x, "numeric", name)
     if axis is None:
@@ -219,24 +232,24 @@ def _cumulative(name: str, x: Array, axis: int | None, dtype: Any,
     if x.ndim == 0:
         raise ValueError(f"{name}(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, name)
-    dtype = _sum_dtype(x, dtype, name)
+    dtype = _sum_dtype(op.folds, x, dtype, name)
     include_initial = as_bool(include_initial, name, "include_initial")
     backend = x._buffer.device.backend
     shape = list(x._shape)
     shape[axis] += builtins.bool(include_initial)
     out = backend.empty(tuple(shape), dtype, x._buffer.device)
     if include_initial:  # the sum of nothing, or the product of nothing, comes first
-        backend.assign(_views.slice_axis(out, axis, 0, 1), 0 if name == "cumulative_sum" else 1)
+        backend.assign(_views.slice_axis(out, axis, 0, 1), op.initial)
     if x._shape[axis]:
-        backend.scan(name, x, axis, _views.slice_axis(out, axis, int(include_initial), shape[axis]))
+        backend.scan(op, x, axis, _views.slice_axis(out, axis, int(include_initial), shape[axis]))
     return out
 
 
 def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,
                    include_initial: builtins.bool = False) -> Array:
-    return _cumulative("cumulative_sum", x, axis, dtype, include_initial)
+    return _cumulative(SCANS["cumulative_sum"], x, axis, dtype, include_initial)
 
 
 def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: Any = None,
                     include_initial: builtins.bool = False) -> Array:
-    return _cumulative("cumulative_prod", x, axis, dtype, include_initial)
+    return _cumulative(SCANS["cumulative_prod"], x, axis, dtype, include_initial)

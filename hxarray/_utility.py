@@ -12,7 +12,7 @@ from ._array import Array
 from ._checks import as_int, check_array, check_dtype, normalize_axis
 from ._manipulation import concat
 from ._modes import UnspecifiedType
-from ._ops import OPS
+from ._ops import OPS, REDUCTIONS
 from ._statistical import reduce
 
 __all__ = ["all", "any", "diff"]
@@ -22,14 +22,14 @@ __all__ = ["all", "any", "diff"]
 def all(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "all")
-    return reduce("all", x, axis, keepdims, dt.bool)
+    return reduce(REDUCTIONS["all"], x, axis, keepdims, dt.bool)
 
 
 @adapted
 def any(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
     check_array(x, "any")
-    return reduce("any", x, axis, keepdims, dt.bool)
+    return reduce(REDUCTIONS["any"], x, axis, keepdims, dt.bool)
 
 
 @adapted

@@ -3,9 +3,11 @@
 A third-party backend imports `hxarray` and this module, nothing else of hxarray's: what it
 subclasses (`Backend`, `Allocator`), the HAL's parts it builds on (devices, caching allocators,
 host streams), how it makes arrays over its memory (`make_array`, `numpy_view`), the operation
-table its `elementwise` runs (`OPS`, `Op`, `Signature`) with numpy's kernels for it (`cast`,
-`quiet`, `quietly`), how it is registered (`register_backend`, or the entry-point group
-`ENTRY_POINT_GROUP`), and the oracle its tests compare it with (`check_elementwise`).
+tables its primitives receive objects of (`OPS`, `Op`, `Signature` for `elementwise`;
+`REDUCTIONS`, `Reduction`, `ARG_REDUCTIONS`, `ArgReduction`, `SCANS`, `Scan` for `reduce`,
+`arg_reduce` and `scan`) with numpy's kernels for them (`cast`, `quiet`, `quietly`), how it is
+registered (`register_backend`, or the entry-point group `ENTRY_POINT_GROUP`), and the oracle its
+tests compare it with (`check_elementwise`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,17 @@ from . import _dtypes as dt
 from ._array import Array
 from ._dtypes import DType
 from ._numpy_kernels import cast, quiet, quietly
-from ._ops import OPS, Op, Signature
+from ._ops import (
+    ARG_REDUCTIONS,
+    OPS,
+    REDUCTIONS,
+    SCANS,
+    ArgReduction,
+    Op,
+    Reduction,
+    Scan,
+    Signature,
+)
 from ._views import contiguous_strides
 from .backends.base import Backend
 from .backends.cpu import CpuBackend
@@ -33,9 +45,10 @@ from .hal.device import Device, DeviceType, DeviceUnavailableError
 from .hal.stream import Event, HostEvent, HostStream, Stream, current_stream
 
 __all__ = [
-    "ENTRY_POINT_GROUP", "OPS", "Allocator", "Array", "Backend", "Block", "CachingAllocator",
-    "CpuAllocator", "CpuBackend", "DType", "Device", "DeviceType", "DeviceUnavailableError",
-    "Event", "HostEvent", "HostStream", "MemoryBuffer", "Op", "Signature", "Stream",
+    "ARG_REDUCTIONS", "ENTRY_POINT_GROUP", "OPS", "REDUCTIONS", "SCANS", "Allocator",
+    "ArgReduction", "Array", "Backend", "Block", "CachingAllocator", "CpuAllocator",
+    "CpuBackend", "DType", "Device", "DeviceType", "DeviceUnavailableError", "Event",
+    "HostEvent", "HostStream", "MemoryBuffer", "Op", "Reduction", "Scan", "Signature", "Stream",
     "StreamOrderedAllocator", "cast", "check_elementwise", "current_stream", "hooks",
     "make_array", "numpy_view", "quiet", "quietly", "register_backend",
 ]

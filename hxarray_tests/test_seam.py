@@ -1,5 +1,6 @@
-"""The element-wise seam: what the namespace resolves and hands a backend (`Backend.elementwise`
-takes the operation object and its signature), and the tables derived from `_ops.py`."""
+"""The seam: what the namespace resolves and hands a backend (`Backend.elementwise` takes the
+operation object and its signature; `reduce`, `arg_reduce`, `scan` and `fused_reduce` take the
+reduction's object), and the tables derived from `_ops.py`."""
 
 from __future__ import annotations
 
@@ -10,8 +11,19 @@ import pytest
 
 import hxarray as xp
 from hxarray import _dtypes as dt
+from hxarray import plugin
 from hxarray._numpy_protocols import _UFUNCS
-from hxarray._ops import OPS, Op, Signature
+from hxarray._ops import (
+    ARG_REDUCTIONS,
+    OPS,
+    REDUCTIONS,
+    SCANS,
+    ArgReduction,
+    Op,
+    Reduction,
+    Scan,
+    Signature,
+)
 
 REF = xp.Device("ref")
 
@@ -128,9 +140,78 @@ def test_ufunc_table_is_derived_from_the_numpy_column() -> None:
 
 
 def test_accumulator_rule_is_shared() -> None:
-    from hxarray.backends.cuda.codegen import reduction
+    from hxarray.backends.cuda.codegen import reduction, scan
 
-    for x, acc in reduction.accumulators("sum") + reduction.accumulators("prod"):
-        assert acc is dt.ACCUMULATOR.get(x, x)
+    for op in (REDUCTIONS["sum"], REDUCTIONS["prod"]):
+        for x, acc in reduction.accumulators(op):
+            assert acc is op.accumulator(x) is dt.ACCUMULATOR.get(x, x)
+    assert scan.batch(SCANS["cumulative_sum"], dt.int8, dt.int64, True) == [
+        scan.kernel_name(SCANS["cumulative_sum"], x, REDUCTIONS["sum"].accumulator(x), True)
+        for x in dt.NUMERIC]
     for d in dt.NUMERIC:
-        assert xp.sum(xp.ones(2, dtype=d)).dtype is dt.ACCUMULATOR.get(d, d)
+        assert xp.sum(xp.ones(2, dtype=d)).dtype is REDUCTIONS["sum"].accumulator(d)
+        assert xp.cumulative_prod(xp.ones(2, dtype=d)).dtype is dt.ACCUMULATOR.get(d, d)
+    assert REDUCTIONS["any"].accumulator(dt.float32) is dt.bool
+    assert REDUCTIONS["max"].accumulator(dt.int8) is dt.int8
+
+
+@pytest.fixture
+def folds(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """Every reduce, arg_reduce and scan primitive call on the reference device: (primitive,
+    the operation it received)."""
+    backend = REF.backend
+    seen: list[tuple[str, Any]] = []
+
+    def recorder(primitive: str) -> Any:
+        method = getattr(backend, primitive)
+
+        def recording(op: Any, *args: Any, **kwargs: Any) -> Any:
+            seen.append((primitive, op))
+            return method(op, *args, **kwargs)
+
+        return recording
+
+    for primitive in ("reduce", "arg_reduce", "scan"):
+        monkeypatch.setattr(backend, primitive, recorder(primitive))
+    return seen
+
+
+def test_reductions_cross_the_seam_as_objects(folds: list[tuple[str, Any]]) -> None:
+    x = _on_ref([[1.0, 2.0], [3.0, 5.0]], dt.float64)
+    for name in ("sum", "prod", "max", "min", "mean", "var", "std"):
+        getattr(xp, name)(x, axis=0)
+    xp.all(x)
+    xp.any(x)
+    xp.count_nonzero(x)
+    xp.argmax(x)
+    xp.argmin(x, axis=1)
+    xp.cumulative_sum(x, axis=0)
+    xp.cumulative_prod(x, axis=1, include_initial=True)
+    r, a, s = REDUCTIONS, ARG_REDUCTIONS, SCANS
+    assert folds == [("reduce", r["sum"]), ("reduce", r["prod"]), ("reduce", r["max"]),
+                     ("reduce", r["min"]), ("reduce", r["sum"]),  # mean: a sum, then divide
+                     ("reduce", r["sum"]), ("reduce", r["sum"]),  # var: two passes by default
+                     ("reduce", r["sum"]), ("reduce", r["sum"]),  # std
+                     ("reduce", r["all"]), ("reduce", r["any"]), ("reduce", r["sum"]),
+                     ("arg_reduce", a["argmax"]), ("arg_reduce", a["argmin"]),
+                     ("scan", s["cumulative_sum"]), ("scan", s["cumulative_prod"])]
+
+
+def test_reduction_tables() -> None:
+    """One object per operation, with the data backends read instead of names; exported on the
+    plug-in surface."""
+    assert {op.name for op in REDUCTIONS.values()} == {"sum", "prod", "max", "min", "all", "any"}
+    assert all(op.__class__ is Reduction for op in REDUCTIONS.values())
+    assert all(op.__class__ is ArgReduction for op in ARG_REDUCTIONS.values())
+    assert all(op.__class__ is Scan for op in SCANS.values())
+    assert {name: op.identity for name, op in REDUCTIONS.items()} == {
+        "sum": 0, "prod": 1, "max": None, "min": None, "all": True, "any": False}
+    assert [op.name for op in REDUCTIONS.values() if op.signed_zero] == ["sum"]
+    assert {op.name for op in REDUCTIONS.values() if op.silent} == {"max", "min", "all", "any"}
+    assert SCANS["cumulative_sum"].folds is REDUCTIONS["sum"]
+    assert SCANS["cumulative_prod"].folds is REDUCTIONS["prod"]
+    assert REDUCTIONS["sum"].ufunc is np.add and ARG_REDUCTIONS["argmax"].numpy is np.argmax
+    assert plugin.REDUCTIONS is REDUCTIONS and plugin.ARG_REDUCTIONS is ARG_REDUCTIONS
+    assert plugin.SCANS is SCANS
+    assert (plugin.Reduction, plugin.ArgReduction, plugin.Scan) == (Reduction, ArgReduction,
+                                                                     Scan)

@@ -35,7 +35,7 @@ from .. import _views
 from .._array import Array
 from .._dtypes import COMPLEX_FLOATING, FROM_NUMPY, int64
 from .._forwarding import forwarding
-from .._ops import OPS
+from .._ops import OPS, REDUCTIONS
 from ..hal.device import Device, DeviceType
 from ..hal.hooks import device_of, observe, observers
 from ..hal.scope import scope_pool, scoped_pools
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .._dtypes import DType
-    from .._ops import Op, Signature
+    from .._ops import ArgReduction, Op, Reduction, Scan, Signature
     from ..hal.allocator import Allocator
     from ..hal.stream import Event
 
@@ -72,7 +72,8 @@ def fresh_layout(shape: Shape, dtype: DType) -> tuple[int, Shape]:
 
 
 # The methods observed as the hooks' primitive points (`hal.hooks`); those named by an operation
-# (their first argument: an Op or a name) are reported as "elementwise:add", "reduce:sum", ...
+# (their first argument: an operation object from `_ops.py`, or a name) are reported as
+# "elementwise:add", "reduce:sum", ...
 PRIMITIVES = ("assign", "elementwise", "reduce", "arg_reduce", "scan", "matmul", "sort",
               "argsort", "searchsorted", "nonzero", "gather", "scatter", "unique", "linalg",
               "fft", "full", "copy", "arange", "concat", "compress", "isin", "squared_deviations")
@@ -312,27 +313,31 @@ class Backend(ABC):
         `chain`) from `op` and never looks an operation up by name or promotes dtypes again."""
 
     @abstractmethod
-    def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array, *,
+    def reduce(self, op: Reduction, x: Array, axes: tuple[int, ...], out: Array, *,
                positive_zero: bool = False) -> None:
-        """`name` in sum, prod, max, min, all, any over the (sorted, distinct) `axes` of `x`
-        into `out`, whose shape is x's without those axes and whose dtype is the accumulator
-        (sum/prod accumulate in it; max/min keep x's dtype; all/any are bool). Each result
-        starts from the operation's identity, so over no elements: sum 0, prod 1, all True,
-        any False (max/min never get an empty input), and over no axes each element is
-        combined with the identity alone. A floating-point sum starts from -0, so a sum of
-        zeros that are all -0 is -0 (complex: part by part), or from +0 where `positive_zero`
-        (numpy's sums: such a sum is +0); NaN propagates through max and min."""
+        """The reduction `op` (an `hxarray._ops.Reduction`: sum, prod, max, min, all, any) over
+        the (sorted, distinct) `axes` of `x` into `out`, whose shape is x's without those axes
+        and whose dtype the namespace chose (`op.accumulates`: the operation computes in it, an
+        explicit `dtype=` too; else max/min keep x's dtype and all/any are bool). Each result
+        starts from `op.identity`, so over no elements it is the identity (an operation whose
+        identity is None never gets an empty input), and over no axes each element is combined
+        with the identity alone. Where `op.signed_zero`, a floating-point result starts from
+        -0, so a sum of zeros that are all -0 is -0 (complex: part by part), or from +0 where
+        `positive_zero` (numpy's sums: such a sum is +0); NaN propagates through max and min.
+        A backend takes the operation's data (`op.ufunc`, `op.cuda`, ...) from `op` and never
+        looks a reduction up by name."""
 
     @abstractmethod
-    def arg_reduce(self, name: str, x: Array, axis: int | None, out: Array) -> None:
-        """argmax or argmin along `axis` (None: over the flattened array) into the int64 `out`:
-        the first index of the extremum; a NaN counts as the extremum (its first index). The
-        reduced extent is never empty."""
+    def arg_reduce(self, op: ArgReduction, x: Array, axis: int | None, out: Array) -> None:
+        """The arg-reduction `op` (an `hxarray._ops.ArgReduction`: argmax, argmin) along `axis`
+        (None: over the flattened array) into the int64 `out`: the first index of the extremum;
+        a NaN counts as the extremum (its first index). The reduced extent is never empty."""
 
     @abstractmethod
-    def scan(self, name: str, x: Array, axis: int, out: Array) -> None:
-        """cumulative_sum or cumulative_prod of `x` along `axis` into `out` (a view of x's shape,
-        accumulating in out's dtype)."""
+    def scan(self, op: Scan, x: Array, axis: int, out: Array) -> None:
+        """The scan `op` (an `hxarray._ops.Scan`: cumulative_sum, cumulative_prod, folding with
+        `op.folds`) of `x` along `axis` into `out` (a view of x's shape, accumulating in out's
+        dtype)."""
 
     @abstractmethod
     def matmul(self, a: Array, b: Array, out: Array) -> None:
@@ -397,12 +402,12 @@ class Backend(ABC):
 
         return call
 
-    def fused_reduce(self, name: str, expression: fusion.Expression,
+    def fused_reduce(self, op: Reduction, expression: fusion.Expression,
                      operands: Sequence[Array | Scalar], shape: Shape, axes: tuple[int, ...],
                      out: Array, after: fusion.Expression | None = None,
                      after_operands: Sequence[Scalar | None] = (), *,
                      positive_zero: bool = False) -> None:
-        """out = the reduction `name` (as `reduce`, `positive_zero` too) over `axes` of
+        """out = the reduction `op` (as `reduce`, `positive_zero` too) over `axes` of
         `expression` broadcast to `shape`; with `after`, each result goes through that
         element-wise expression on its way to out (its array operand: the result, in
         `fusion.reduced_dtype(after)`; the others: the scalars of `after_operands`, None at the
@@ -411,13 +416,13 @@ class Backend(ABC):
         device = out._buffer.device
         if after is not None:
             reduced = self.empty(out._shape, fusion.reduced_dtype(after), device)
-            self.fused_reduce(name, expression, operands, shape, axes, reduced,
+            self.fused_reduce(op, expression, operands, shape, axes, reduced,
                               positive_zero=positive_zero)
             self.fused(after, [reduced if v is None else v for v in after_operands], out)
             return
         value = self.empty(shape, expression.dtype, device)
         self.fused(expression, operands, value)
-        self.reduce(name, value, axes, out, positive_zero=positive_zero)
+        self.reduce(op, value, axes, out, positive_zero=positive_zero)
 
     # -- optional primitives: a host copy through the CPU backend by default -----------------------
     def linalg(self, name: str, *args: Array, **params: Any) -> Any:
@@ -503,21 +508,19 @@ class Backend(ABC):
         infinity. Default: two passes (the mean, then the sum of the squared deviations); a
         backend may fold them into one (Welford's update) that is as accurate on data far from
         zero (1e8 plus noise)."""
-        from .._ops import OPS
-
         count = 1
         for a in axes:
             count *= x._shape[a]
         divide, subtract, multiply = OPS["divide"], OPS["subtract"], OPS["multiply"]
         mean = self.empty(out._shape, x._dtype, x._buffer.device)
-        self.reduce("sum", x, axes, mean)
+        self.reduce(REDUCTIONS["sum"], x, axes, mean)
         self.elementwise(divide, (mean, count), divide.signature(x._dtype, x._dtype),
                          mean._shape, out=mean)
         deviation = self.elementwise(subtract, (x, _views.expand(mean, axes)),
                                      subtract.signature(x._dtype, x._dtype), x._shape)
         self.elementwise(multiply, (deviation, deviation), multiply.signature(x._dtype, x._dtype),
                          x._shape, out=deviation)
-        self.reduce("sum", deviation, axes, out)
+        self.reduce(REDUCTIONS["sum"], deviation, axes, out)
 
     def isin(self, x1: Array, x2: Array, invert: bool, out: Array) -> None:
         """out (bool, x1's shape) = whether each element of x1 (of x2's dtype) equals one of
@@ -533,7 +536,7 @@ class Backend(ABC):
             equal = self.elementwise(OPS["equal"], (_views.expand(first, (1,)), flat),
                                      OPS["equal"].signature(x1._dtype, x1._dtype), pairs)
             found = self.empty(first._shape, equal._dtype, device)
-            self.reduce("any", equal, (1,), found)
+            self.reduce(REDUCTIONS["any"], equal, (1,), found)
             self.assign(out, _views.view(found, x1._shape,
                                          _views.contiguous_strides(x1._shape, 1), 0))
         else:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hxarray import _dtypes as dt
-from hxarray._ops import OPS
+from hxarray._ops import OPS, REDUCTIONS
 from hxarray.backends.cuda.backend import CudaBackend
 from hxarray.backends.cuda.sim import SimDriver
 from hxarray.hal.device import Device, DeviceType
@@ -50,7 +50,7 @@ def test_backend_launches_fit_the_oldest_supported_cupy(sim: SimDriver,
             shifted = backend.elementwise(add, (a, 1.5), add.signature(dt.float32, dt.float32),
                                           (1000,))
             total = backend.empty((), dt.float32, device)
-            backend.reduce("sum", shifted, (0,), total)
+            backend.reduce(REDUCTIONS["sum"], shifted, (0,), total)
             picked = backend.empty((3,), dt.float32, device)
             backend.gather(shifted, 0, [backend.from_host(np.array([5, -1, 0]), device)],
                            picked)

@@ -19,6 +19,7 @@ from ... import _dtypes as dt
 from ..._array import Array
 from ..._compiled import speedups
 from ..._numpy_kernels import QUIET_STATE, cast, errstate_var, quiet
+from ..._ops import REDUCTIONS
 from ...hal.allocator import Block, CachingAllocator
 from ...hal.buffer import MemoryBuffer
 from ...hal.device import Device, DeviceType, default_device
@@ -87,9 +88,10 @@ class CpuBackend(Backend):
     def _bind_fast_path(self) -> None:
         """Bind the compiled namespace functions and operator slots (`_speedups.c`) to this
         backend: its device, allocator, element-wise kernels (the bare ufunc where that is all a
-        kernel does), `reduce_into` for the reductions, and the thresholds below which they run
-        on the calling thread; larger or other operands take the general path, and so does
-        every call while a hook is installed (`hal.hooks`) or inside a memory scope."""
+        kernel does), `reduce_into` for the reductions of `_ops.REDUCTIONS`, and the thresholds
+        below which they run on the calling thread; larger or other operands take the general
+        path, and so does every call while a hook is installed (`hal.hooks`) or inside a memory
+        scope."""
         if speedups is None or errstate_var is None:
             return
         self._fresh = speedups.fresh_cpu_array
@@ -98,7 +100,7 @@ class CpuBackend(Backend):
                           make_view=self._block_view,
                           kernels=kernels.FAST_PATH_KERNELS,
                           compute_bound=kernels.COMPUTE_BOUND, reduce=kernels.reduce_into,
-                          reducible=kernels.REDUCING_UFUNCS,
+                          reducible=frozenset(REDUCTIONS.values()),
                           thresholds=(t.compute_bound, t.memory_bound, t.reduction),
                           errstate_var=errstate_var, errstate_quiet=QUIET_STATE,
                           default_device=default_device, default_dtype=dt.float64,
@@ -311,69 +313,67 @@ class CpuBackend(Backend):
     def fused_call(self, expression, scalars):
         return fused.Prepared(expression, scalars)
 
-    def fused_reduce(self, name, expression, operands, shape, axes, out, after=None,
+    def fused_reduce(self, op, expression, operands, shape, axes, out, after=None,
                      after_operands=(), *, positive_zero=False) -> None:
-        if after is None and len(axes) == len(shape) and name == "sum":
+        if after is None and len(axes) == len(shape) and op is REDUCTIONS["sum"]:
             # compiled, pieces as the unfused reduction of the expression's values splits them
             pieces = parallel.get_num_threads() \
                 if math.prod(shape) >= self.thresholds.reduction else 1
             with quiet():
                 if fused.run_sum(expression, operands, shape, out, positive_zero, pieces):
                     return
-        if after is None and len(axes) == len(shape) and name in kernels.REDUCING_UFUNCS:
+        if after is None and len(axes) == len(shape):
             def reduce(chunk: np.ndarray, into: np.ndarray) -> None:
-                kernels.reduce_into(name, chunk, None, False, into, positive_zero)
+                kernels.reduce_into(op, chunk, None, False, into, positive_zero)
 
             with quiet():
                 if fused.run_reduce(expression, operands, shape, reduce, self.native(out)):
                     return
-        super().fused_reduce(name, expression, operands, shape, axes, out, after, after_operands,
+        super().fused_reduce(op, expression, operands, shape, axes, out, after, after_operands,
                              positive_zero=positive_zero)
 
     @reruns_after_memory_error
-    def reduce(self, name, x, axes, out, *, positive_zero=False) -> None:
+    def reduce(self, op, x, axes, out, *, positive_zero=False) -> None:
         h = x._handle if x._handle is not None else self.native(x)
         axis = None if len(axes) == h.ndim else axes
         target = self.native(out)
         exact = h.dtype.kind in "biu" and target.dtype.kind in "biu"
-        if name in kernels.SILENT_REDUCTIONS or exact:
-            self._reduce_into(name, h, axis, target, positive_zero)
+        if op.silent or exact:
+            self._reduce_into(op, h, axis, target, positive_zero)
         else:
             with quiet():  # floating-point overflow, invalid operations and casts
-                self._reduce_into(name, h, axis, target, positive_zero)
+                self._reduce_into(op, h, axis, target, positive_zero)
 
-    def _reduce_into(self, name, h, axis, out, positive_zero) -> None:
+    def _reduce_into(self, op, h, axis, out, positive_zero) -> None:
         """kernels.reduce_into, split on the thread pool when large: along a kept axis, or (over
         all axes) as the same reduction of partial results over chunks."""
         if h.size >= self.thresholds.reduction:
             if axis is not None:
                 if parallel.split_reduction(
-                        lambda part, into: kernels.reduce_into(name, part, axis, False, into,
+                        lambda part, into: kernels.reduce_into(op, part, axis, False, into,
                                                                positive_zero),
                         h, axis, False, out):
                     return
             else:
                 partials = parallel.reduction_partials(
-                    lambda chunk, into: kernels.reduce_into(name, chunk, None, False, into,
+                    lambda chunk, into: kernels.reduce_into(op, chunk, None, False, into,
                                                             positive_zero),
                     h, out.dtype)
                 if partials is not None:
-                    kernels.reduce_into(name, partials, None, False, out.reshape(()),
+                    kernels.reduce_into(op, partials, None, False, out.reshape(()),
                                         positive_zero)
                     return
-        kernels.reduce_into(name, h, axis, False, out, positive_zero)
+        kernels.reduce_into(op, h, axis, False, out, positive_zero)
 
     @reruns_after_memory_error
-    def arg_reduce(self, name, x, axis, out) -> None:
-        function = np.argmax if name == "argmax" else np.argmin
-        self.native(out)[...] = function(self.native(x), axis=axis)
+    def arg_reduce(self, op, x, axis, out) -> None:
+        self.native(out)[...] = op.numpy(self.native(x), axis=axis)
 
     @reruns_after_memory_error
-    def scan(self, name, x, axis, out) -> None:
+    def scan(self, op, x, axis, out) -> None:
         target = self.native(out)
-        function = np.cumsum if name == "cumulative_sum" else np.cumprod
         with quiet():
-            function(self.native(x), axis=axis, dtype=target.dtype, out=target)
+            op.numpy(self.native(x), axis=axis, dtype=target.dtype, out=target)
 
     @reruns_after_memory_error
     def matmul(self, a, b, out) -> None:

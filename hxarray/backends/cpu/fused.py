@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..._array import Array
-from ..._ops import Op
+from ..._ops import REDUCTIONS, Op
 from ..._views import contiguous_strides
 from ...hal.kernel_cache import KernelCache, default_cache_dir
 from ..fusion import SCALAR, Expression, scalar_key
@@ -460,7 +460,7 @@ def run_sum(expression: Expression, operands: Sequence[Any], shape: tuple[int, .
     if pieces == 1:
         target[...] = partials[0]
     else:
-        kernels.reduce_into("sum", partials, None, False, target, positive_zero)
+        kernels.reduce_into(REDUCTIONS["sum"], partials, None, False, target, positive_zero)
     return True
 
 

@@ -1,7 +1,8 @@
-"""The numpy kernels behind the CPU backend, by spec name.
+"""The numpy kernels behind the CPU backend.
 
-Element-wise kernels are those declared in `hxarray._ops` (run quietly, see `_numpy_kernels`);
-this module adds the CPU's faster variants and the other operations' kernels.
+Element-wise kernels and reductions are those declared in `hxarray._ops` (element-wise ones run
+quietly, see `_numpy_kernels`); this module adds the CPU's faster variants and the other
+operations' kernels.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..._numpy_kernels import quietly, where
-from ..._ops import OPS, Op
+from ..._ops import OPS, Op, Reduction
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # unsigned ints by itemsize
 _SELECT_BITS_FROM = 1024  # elements from which selecting bits beats numpy's branching `where`
@@ -121,12 +122,6 @@ COMPRESS_FROM = 1024  # mask elements from which numpy's compress beats its bran
 
 
 # -- reductions ------------------------------------------------------------------------------------
-REDUCING_UFUNCS: dict[str, np.ufunc] = {
-    "sum": np.add, "mean": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
-    "all": np.logical_and, "any": np.logical_or,
-}
-_ACCUMULATING = frozenset({"sum", "mean", "prod"})  # accumulate in the result's dtype
-SILENT_REDUCTIONS = frozenset({"max", "min", "all", "any"})  # never a floating-point warning
 # The zero a floating-point sum starts from, by `positive_zero` and dtype kind.
 _ZEROS = {False: {"f": -0.0, "c": complex(-0.0, -0.0)}, True: {"f": 0.0, "c": 0j}}
 
@@ -138,29 +133,27 @@ def sum_start(dtype: np.dtype, positive_zero: bool) -> Any:
     return _ZEROS[positive_zero].get(dtype.kind)
 
 
-def reduce_into(name: str, x: np.ndarray, axis: tuple[int, ...] | None, keepdims: bool,
-                out: np.ndarray, positive_zero: bool = False, count: int | None = None) -> None:
-    """The reduction `name` (a key of REDUCING_UFUNCS) of `x` over `axis` (None: all axes),
-    written into `out`. A mean is the namespace's composition, fused: the sum, divided part by
-    part by `count` (by default the number of elements reduced), NaN over no elements."""
-    ufunc, dtype = REDUCING_UFUNCS[name], out.dtype
-    if name == "sum" or name == "mean":
+def reduce_into(op: Reduction, x: np.ndarray, axis: tuple[int, ...] | None, keepdims: bool,
+                out: np.ndarray, positive_zero: bool = False, then: Op | None = None) -> None:
+    """The reduction `op` of `x` over `axis` (None: all axes), written into `out`; with `then`
+    (an element-wise operation the namespace composes with the reduction: mean's divide), each
+    result then combined with the number of elements reduced, part by part for complex results,
+    as the namespace's composition does (the caller never reduces nothing with `then`)."""
+    ufunc, dtype = op.ufunc, out.dtype
+    if op.signed_zero:
         start = sum_start(dtype, positive_zero)
         if start is not None and x.size:
             ufunc.reduce(x, axis, dtype, out, keepdims, start)  # type: ignore[call-arg]
         else:
             ufunc.reduce(x, axis, dtype, out, keepdims)  # type: ignore[call-arg]
-        if name == "mean":
-            if count is None:
-                count = x.size if axis is None else math.prod(x.shape[i] for i in axis)
-            if count == 0:
-                out.fill(complex(np.nan, np.nan) if dtype.kind == "c" else np.nan)
-                return
-            for part in (out.real, out.imag) if dtype.kind == "c" else (out,):
-                np.divide(part, count, out=part)
     else:
-        ufunc.reduce(x, axis, dtype if name in _ACCUMULATING else None, out,  # type: ignore[call-arg]
+        ufunc.reduce(x, axis, dtype if op.accumulates else None, out,  # type: ignore[call-arg]
                      keepdims)
+    if then is not None:
+        count = x.size if axis is None else math.prod(x.shape[i] for i in axis)
+        kernel = then.numpy
+        for part in (out.real, out.imag) if dtype.kind == "c" else (out,):
+            kernel(part, count, out=part)
 
 
 # -- sorting and sets ------------------------------------------------------------------------------

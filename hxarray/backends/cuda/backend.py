@@ -21,7 +21,7 @@ import numpy as np
 from ... import _dtypes as dt
 from ... import _views
 from ..._array import Array
-from ..._ops import OPS, Op, Signature
+from ..._ops import OPS, ArgReduction, Op, Reduction, Scan, Signature
 from ...hal.allocator import StreamOrderedAllocator
 from ...hal.device import Device, DeviceType
 from ...hal.hooks import observe, observers
@@ -380,7 +380,7 @@ class CudaBackend(Backend):
                       ew.pack_shape(dims, _contiguous(dims, steps, [out, *arrays]))],
                      [out, *arrays])
 
-    def fused_reduce(self, name: str, expression: Expression,
+    def fused_reduce(self, op: Reduction, expression: Expression,
                      operands: Sequence[Array | Scalar], shape: tuple[int, ...],
                      axes: tuple[int, ...], out: Array, after: Expression | None = None,
                      after_operands: Sequence[Scalar | None] = (), *,
@@ -391,17 +391,17 @@ class CudaBackend(Backend):
         acc = out._dtype if after is None else fusion.reduced_dtype(after)
         layout = rd.split(shape, _views.contiguous_strides(shape, 1), axes, out._strides, False)
         if 0 in shape or len(shape) > ew.MAX_DIMS or not layout.fits:
-            super().fused_reduce(name, expression, operands, shape, axes, out, after,
+            super().fused_reduce(op, expression, operands, shape, axes, out, after,
                                  after_operands, positive_zero=positive_zero)
             return
         device = out._buffer.device
         state = self._state(device)
         index = ew.INDEX_TYPES[math.prod(shape) >= 2**31]
-        kernel = fused_codegen.reduce_kernel_name(name, acc, expression, after, index)
-        key = (name, acc, expression, after)
+        kernel = fused_codegen.reduce_kernel_name(op, acc, expression, after, index)
+        key = (op, acc, expression, after)
         source = self._fused_sources.get(key)
         if source is None:
-            source = self._fused_sources[key] = fused_codegen.reduce_source(name, acc,
+            source = self._fused_sources[key] = fused_codegen.reduce_source(op, acc,
                                                                               expression, after)
         function = self._function(state, source, kernel, lambda: [kernel])
         arrays = [a for a in operands if a.__class__ is Array]
@@ -415,7 +415,7 @@ class CudaBackend(Backend):
                             for v, step in zip(after_operands, after.steps)]
         dense = all(a._shape == shape and a._strides == _views.contiguous_strides(
             shape, a._dtype.itemsize) for a in arrays)
-        passes = self._passes(state, function, name, acc, layout, positive_zero)
+        passes = self._passes(state, function, op, acc, layout, positive_zero)
         self._reduce_passes(device, function, passes, out._buffer.address + out._offset, out,
                             arrays, records,
                             [ew.pack_shape(shape, ew.CONTIGUOUS if dense else ew.STRIDED)])
@@ -430,57 +430,57 @@ class CudaBackend(Backend):
         return self.copy(a)
 
     # -- reductions and scans (codegen/reduction.py, codegen/scan.py) ----------------------------
-    def reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array, *,
+    def reduce(self, op: Reduction, x: Array, axes: tuple[int, ...], out: Array, *,
                positive_zero: bool = False) -> None:
         if 0 in out._shape:
             return
         if any(x._shape[a] == 0 for a in axes):
-            if name not in rd.IDENTITY:
-                raise ValueError(f"{name}() of an empty selection has no value")
-            self.assign(out, rd.IDENTITY[name])
+            if op.identity is None:
+                raise ValueError(f"{op.name}() of an empty selection has no value")
+            self.assign(out, op.identity)
             return
-        self._reduce(name, x, axes, out, out._dtype, positive_zero)
+        self._reduce(op, x, axes, out, out._dtype, positive_zero)
 
     def squared_deviations(self, x: Array, axes: tuple[int, ...], out: Array) -> None:
         """One pass (a launch, or two where rows are split): Welford's update in each thread,
         the threads' moments combined in the reduction's tree."""
         if 0 not in out._shape:
-            self._reduce("squared_deviations", x, axes, out, out._dtype)
+            self._reduce(rd.SQUARED_DEVIATIONS, x, axes, out, out._dtype)
 
-    def arg_reduce(self, name: str, x: Array, axis: int | None, out: Array) -> None:
+    def arg_reduce(self, op: ArgReduction, x: Array, axis: int | None, out: Array) -> None:
         axes = tuple(range(x.ndim)) if axis is None else (axis,)
         if 0 in out._shape:
             return
         if any(x._shape[a] == 0 for a in axes):
-            raise ValueError(f"{name}() of an empty selection has no value")
-        self._reduce(name, x, axes, out, x._dtype)
+            raise ValueError(f"{op.name}() of an empty selection has no value")
+        self._reduce(op, x, axes, out, x._dtype)
 
-    def _reduce(self, name: str, x: Array, axes: tuple[int, ...], out: Array,
+    def _reduce(self, op: rd.Folding, x: Array, axes: tuple[int, ...], out: Array,
                 acc: dt.DType, positive_zero: bool = False) -> None:
-        """out = the reduction `name` of x over the non-empty `axes`, accumulated in `acc` (a
+        """out = the reduction `op` of x over the non-empty `axes`, accumulated in `acc` (a
         sum from +0 where `positive_zero`): one launch, or two where rows are split into parts
         (partial values in a temporary, then reduced in part order)."""
         device = x._buffer.device
         state = self._state(device)
-        key = (name, x._dtype, acc, x._shape, x._strides, axes, out._strides, positive_zero)
+        key = (op, x._dtype, acc, x._shape, x._strides, axes, out._strides, positive_zero)
         plan = state.plans.get(key)
         if plan is None:
             layout = rd.split(x._shape, x._strides, axes, out._strides,
-                              name in rd.ARG_REDUCTIONS)
+                              isinstance(op, ArgReduction))
             if not layout.fits:  # more than MAX_DIMS axes left after merging (rare)
                 kept = tuple(i for i in range(x.ndim) if i not in axes)
                 if len(layout.kept) > ew.MAX_DIMS:  # one reduction per index of the first kept
                     first = kept[0]
                     for i in range(x._shape[first]):
-                        self._reduce(name, _index(x, first, i),
+                        self._reduce(op, _index(x, first, i),
                                      tuple(a - (a > first) for a in axes), _index(out, 0, i), acc,
                                      positive_zero)
                 else:  # a copy with the reduced axes last and merged
                     moved = self.copy(_views.permute(x, kept + axes))
-                    self._reduce(name, moved, tuple(range(len(kept), x.ndim)), out, acc,
+                    self._reduce(op, moved, tuple(range(len(kept), x.ndim)), out, acc,
                                  positive_zero)
                 return
-            plan = self._plan_reduce(state, name, x._dtype, acc, layout, positive_zero)
+            plan = self._plan_reduce(state, op, x._dtype, acc, layout, positive_zero)
             if len(state.plans) >= _MAX_PLANS:
                 state.plans.clear()
             state.plans[key] = plan
@@ -507,16 +507,16 @@ class CudaBackend(Backend):
         self._submit(device, function, final_config, [*before, between, target, final, *after],
                      [*operands, partials, out])
 
-    def _plan_reduce(self, state: _DeviceState, name: str, x: dt.DType, acc: dt.DType,
+    def _plan_reduce(self, state: _DeviceState, op: rd.Folding, x: dt.DType, acc: dt.DType,
                      layout: rd.Split, positive_zero: bool) -> tuple[Any, ...]:
         """The kernel, x's base offset, and `_passes`."""
-        kernel = rd.kernel_name(name, x, acc)
-        function = self._function(state, rd.SOURCE, kernel, lambda: rd.batch(name, x, acc))
+        kernel = rd.kernel_name(op, x, acc)
+        function = self._function(state, rd.SOURCE, kernel, lambda: rd.batch(op, x, acc))
         return (function, layout.base,
-                *self._passes(state, function, name, acc, layout, positive_zero))
+                *self._passes(state, function, op, acc, layout, positive_zero))
 
     @staticmethod
-    def _passes(state: _DeviceState, function: Any, name: str, acc: dt.DType,
+    def _passes(state: _DeviceState, function: Any, op: rd.Folding, acc: dt.DType,
                 layout: rd.Split, positive_zero: bool) -> tuple[Any, ...]:
         """The launch configuration and layout of each pass of a reduction kernel (the second
         only where rows are split: with the temporary's size in bytes, else 0), a sum starting
@@ -526,7 +526,7 @@ class CudaBackend(Backend):
         if launch.parts == 1:
             return (_config(launch), rd.pack(layout, launch, positive_zero=positive_zero), 0,
                     None, None)
-        size = rd.value_size(name, acc)
+        size = rd.value_size(op, acc)
         dense = rd.contiguous(layout.kept, size)
         first = rd.pack(layout, launch, out_kept=dense, part_stride=layout.outputs * size,
                         to_partials=True, positive_zero=positive_zero)
@@ -537,7 +537,7 @@ class CudaBackend(Backend):
         return (_config(launch), first, layout.outputs * launch.parts * size, _config(final),
                 rd.pack(second, final, from_partials=True))
 
-    def scan(self, name: str, x: Array, axis: int, out: Array) -> None:
+    def scan(self, op: Scan, x: Array, axis: int, out: Array) -> None:
         if 0 in x._shape:
             return
         device = x._buffer.device
@@ -549,21 +549,21 @@ class CudaBackend(Backend):
         if len(rows) > ew.MAX_DIMS:  # rare: one scan per index of the first other axis
             first = others[0]
             for i in range(x._shape[first]):
-                self.scan(name, _index(x, first, i), axis - (axis > first), _index(out, first, i))
+                self.scan(op, _index(x, first, i), axis - (axis > first), _index(out, first, i))
             return
         acc, count, length = out._dtype, math.prod(rows), x._shape[axis]
         state = self._state(device)
         inner = not x_rows or abs(x._strides[axis]) <= min(abs(s) for s in x_rows)
         launch = sc.plan(count, length, inner, state.properties, sc.items(acc))
         sequential = launch.sequential  # (the kernel's thread limit never changes it)
-        kernel = sc.kernel_name(name, x._dtype, acc, sequential)
-        batch = lambda: sc.batch(name, x._dtype, acc, sequential)  # noqa: E731
+        kernel = sc.kernel_name(op, x._dtype, acc, sequential)
+        batch = lambda: sc.batch(op, x._dtype, acc, sequential)  # noqa: E731
         limit = self._function(state, sc.SOURCE, kernel, batch).attributes.max_threads_per_block
         if limit < launch.block:
             launch = sc.plan(count, length, inner, state.properties, sc.items(acc), limit)
         operands, totals = [x, out], 0
         if launch.parts > 1:  # the totals of every part but the last, in a first pass
-            reduction = sc.REDUCTIONS[name]
+            reduction = op.folds
             size = acc.itemsize
             partials = self.empty(((launch.parts - 1) * count * size,), dt.uint8, device)
             span = (launch.parts - 1) * launch.chunk

@@ -42,8 +42,6 @@ from hxarray.plugin import (
 __all__ = ["RefBackend", "RefMemory"]
 
 _KERNELS = {op: quietly(op.numpy) for op in OPS.values()}
-_REDUCE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
-           "all": np.logical_and, "any": np.logical_or}
 
 
 class RefMemory(Allocator):
@@ -173,25 +171,21 @@ class RefBackend(Backend):
         self._run(lambda target, *values: kernel(*values, out=target), out, *args)
         return out
 
-    def reduce(self, name, x, axes, out, *, positive_zero=False) -> None:
+    def reduce(self, op, x, axes, out, *, positive_zero=False) -> None:
         def reduction(values, target):
-            ufunc = _REDUCE[name]
             zero = 0.0 if positive_zero else -0.0  # -0: an all -0 sum is -0
             start = {"f": zero, "c": complex(zero, zero)}.get(target.dtype.kind)
-            if name == "sum" and start is not None and values.size:
-                ufunc.reduce(values, axes, target.dtype, target, initial=start)
+            if op.signed_zero and start is not None and values.size:
+                op.ufunc.reduce(values, axes, target.dtype, target, initial=start)
             else:
-                ufunc.reduce(values, axes, target.dtype if name in ("sum", "prod") else None,
-                             target)
+                op.ufunc.reduce(values, axes, target.dtype if op.accumulates else None, target)
         self._run(quietly_call(reduction), x, out)
 
-    def arg_reduce(self, name, x, axis, out) -> None:
-        function = np.argmax if name == "argmax" else np.argmin
-        self._run(lambda values, target: np.copyto(target, function(values, axis=axis)), x, out)
+    def arg_reduce(self, op, x, axis, out) -> None:
+        self._run(lambda values, target: np.copyto(target, op.numpy(values, axis=axis)), x, out)
 
-    def scan(self, name, x, axis, out) -> None:
-        function = np.cumsum if name == "cumulative_sum" else np.cumprod
-        self._run(quietly_call(lambda values, target: function(values, axis=axis,
+    def scan(self, op, x, axis, out) -> None:
+        self._run(quietly_call(lambda values, target: op.numpy(values, axis=axis,
                                                                dtype=target.dtype, out=target)),
                   x, out)
 

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 
 from .... import _dtypes as dt
-from ...._ops import OPS, Op
+from ...._ops import OPS, REDUCTIONS, Op, Reduction
 from ...fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
 from . import C_TYPES, OPTIONS, PREAMBLE
 from .elementwise import INDEX_TYPES, functor
@@ -137,22 +137,22 @@ def cuda_source(expression: Expression) -> str:
             f"}}\n}}  // namespace hx\n")
 
 
-def reduce_key(name: str, acc: dt.DType, expression: Expression,
+def reduce_key(op: Reduction, acc: dt.DType, expression: Expression,
                after: Expression | None) -> str:
     """A short name for a fused reduction's kernel."""
-    text = f"{name}/{acc.name}/{key(expression)}/{after and key(after)}"
+    text = f"{op.name}/{acc.name}/{key(expression)}/{after and key(after)}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def reduce_kernel_name(name: str, acc: dt.DType, expression: Expression,
+def reduce_kernel_name(op: Reduction, acc: dt.DType, expression: Expression,
                        after: Expression | None, index: str) -> str:
-    return f"hx::fused_reduce_{reduce_key(name, acc, expression, after)}<{index}>"
+    return f"hx::fused_reduce_{reduce_key(op, acc, expression, after)}<{index}>"
 
 
-def reduce_source(name: str, acc: dt.DType, expression: Expression,
+def reduce_source(op: Reduction, acc: dt.DType, expression: Expression,
                   after: Expression | None) -> str:
     """The kernel `hx::fused_reduce_<key><Index>`(operands..., after's operands..., x, out,
-    layout, shape): the reduction `name` accumulated in `acc` (reduction.cuh's kernel body, its
+    layout, shape): the reduction `op` accumulated in `acc` (reduction.cuh's kernel body, its
     functor's start and combine) over the expression's values, each computed where the
     reduction reads it. The first pass reads a virtual array at x (any address): the layout's
     strides are those of a C-contiguous array of 1-byte elements of the expression's shape, so
@@ -180,8 +180,8 @@ def reduce_source(name: str, acc: dt.DType, expression: Expression,
         lines = statements(after, lambda k, step: f"hx::cast<{C_TYPES[step.dtype]}>(v)"
                            if step.op == ARRAY else f"load_one<{C_TYPES[step.dtype]}>(y{k}, 0)")
         epilogue = "\n        ".join([*lines, f"return v{len(after.steps) - 1};"])
-    reducer = functor_name(name, acc, acc)
-    tag = reduce_key(name, acc, expression, after)
+    reducer = functor_name(op, acc, acc)
+    tag = reduce_key(op, acc, expression, after)
     functors = _functors(expression, *(() if after is None else (after,)))
     return (f"{PREAMBLE}#include \"elementwise.cuh\"\n#include \"reduction.cuh\"\n{functors}"
             f"namespace hx {{\n"
@@ -380,27 +380,28 @@ def _samples() -> Iterator[Expression]:
                       step("log1p", (1,), f64, f64)), 1)
 
 
-def _reduction_samples() -> Iterator[tuple[str, dt.DType, Expression, Expression | None]]:
+def _reduction_samples() -> Iterator[tuple[Reduction, dt.DType, Expression, Expression | None]]:
     """Fused reductions: each reduction over a sample's values (sum and prod in the default
     accumulators), numpy mode's +0 after a sum, and a mean's division (and +0)."""
     samples = list(_samples())
     f64, f32 = dt.float64, dt.float32
-    yield "sum", f64, samples[0], None
-    yield "sum", f32, samples[1], None
-    yield "prod", f64, samples[0], None
-    yield "max", f64, samples[2], None
-    yield "min", f32, samples[3], None
-    yield "any", dt.bool, samples[2], None
-    yield "all", dt.bool, samples[4], None
-    yield "sum", dt.int64, Expression((samples[3].steps[0], Step(OPS["multiply"], (0, 0),
+    r = REDUCTIONS
+    yield r["sum"], f64, samples[0], None
+    yield r["sum"], f32, samples[1], None
+    yield r["prod"], f64, samples[0], None
+    yield r["max"], f64, samples[2], None
+    yield r["min"], f32, samples[3], None
+    yield r["any"], dt.bool, samples[2], None
+    yield r["all"], dt.bool, samples[4], None
+    yield r["sum"], dt.int64, Expression((samples[3].steps[0], Step(OPS["multiply"], (0, 0),
                                                                  dt.int32, dt.int32)), 1), None
     plus_zero = Expression((Step(ARRAY, (), f64, f64), Step(SCALAR, (), f64, f64),
                             Step(OPS["add"], (0, 1), f64, f64)), 2)
-    yield "sum", f64, samples[0], plus_zero
+    yield r["sum"], f64, samples[0], plus_zero
     mean = Expression((Step(ARRAY, (), f32, f32), Step(SCALAR, (), f32, f32),
                        Step(SCALAR, (), f32, f32), Step(OPS["divide"], (0, 1), f32, f32),
                        Step(OPS["add"], (3, 2), f32, f32)), 3)
-    yield "sum", f32, samples[1], mean
+    yield r["sum"], f32, samples[1], mean
 
 
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
@@ -408,8 +409,8 @@ def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
     for expression in _samples():
         names = [kernel_name(expression, index) for index in INDEX_TYPES]
         yield f"fused/{key(expression)}.cu", cuda_source(expression), OPTIONS, names
-    for name, acc, expression, after in _reduction_samples():
-        names = [reduce_kernel_name(name, acc, expression, after, index)
+    for op, acc, expression, after in _reduction_samples():
+        names = [reduce_kernel_name(op, acc, expression, after, index)
                  for index in INDEX_TYPES]
-        yield (f"reduction/fused_{reduce_key(name, acc, expression, after)}.cu",
-               reduce_source(name, acc, expression, after), OPTIONS, names)
+        yield (f"reduction/fused_{reduce_key(op, acc, expression, after)}.cu",
+               reduce_source(op, acc, expression, after), OPTIONS, names)

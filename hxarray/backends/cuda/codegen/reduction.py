@@ -1,9 +1,12 @@
 """Reduction kernels (`kernels/reduction.cuh`): sum, prod, max, min, all, any, argmax, argmin and
 squared_deviations (var's numerator, in one pass), instantiated by (operation, input dtype,
-accumulator dtype). The first call of an operation compiles its instantiations for every input
-dtype with the namespace's default accumulator at once; other accumulators (an explicit `dtype=`)
-compile one by one. The second pass of a split row runs the same instantiation on the partial
-values, so it costs no compilation.
+accumulator dtype). An operation is its object from `hxarray._ops` (`REDUCTIONS`,
+`ARG_REDUCTIONS`; squared_deviations is this backend's own, below): its functor (`cuda`), the
+input dtypes it takes (`inputs`) and its default accumulator (`accumulator`) come from it. The
+first call of an operation compiles its instantiations for every input dtype with the default
+accumulator at once; other accumulators (an explicit `dtype=`) compile one by one. The second
+pass of a split row runs the same instantiation on the partial values, so it costs no
+compilation.
 
 On the host: `split` moves the reduced axes last and collapses the kept axes (with out's
 strides) and the reduced axes (a row) separately; `plan` picks the threads per output and
@@ -15,11 +18,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from .... import _dtypes as dt
+from ...._ops import ARG_REDUCTIONS, REDUCTIONS, ArgReduction
 from ..launch import WAVES
 from . import C_TYPES, OPTIONS, PREAMBLE, struct
 from .elementwise import MAX_DIMS, SHAPE, collapse, pack_shape
@@ -28,10 +32,6 @@ if TYPE_CHECKING:
     from ..driver import DeviceProperties
 
 SOURCE = PREAMBLE + '#include "reduction.cuh"\n'
-FUNCTORS = {"sum": "Sum", "prod": "Prod", "max": "Max", "min": "Min", "all": "All", "any": "Any",
-            "argmax": "ArgMax", "argmin": "ArgMin", "squared_deviations": "Deviations"}
-ARG_REDUCTIONS = frozenset({"argmax", "argmin"})
-IDENTITY = {"sum": 0, "prod": 1, "all": True, "any": False}  # the result over no elements
 INDEXED_SIZE = 16  # sizeof(hx::Indexed<T>): an element of at most 8 bytes, then an int64 index
 
 BLOCK = 256  # threads per block at most (HX_REDUCE_BLOCK; fewer for tiny launches)
@@ -63,51 +63,76 @@ LAYOUT = c_struct([("kept", SHAPE), ("x_kept", STRIDES), ("out_kept", STRIDES), 
 
 
 # -- instantiations --------------------------------------------------------------------------------
-def accumulators(name: str) -> list[tuple[dt.DType, dt.DType]]:
-    """(input, accumulator) pairs of `name` with the namespace's default accumulator: integers
-    sum and multiply in the 64-bit integer of their signedness (booleans count in int64)."""
-    if name in ("sum", "prod"):
-        inputs = ((dt.bool,) if name == "sum" else ()) + dt.NUMERIC
-        return [(d, dt.ACCUMULATOR.get(d, d)) for d in inputs]
-    if name in ("all", "any"):
-        return [(d, dt.bool) for d in dt.ALL_DTYPES]
-    if name == "squared_deviations":
-        return [(d, d) for d in dt.REAL_FLOATING]
-    return [(d, d) for d in dt.REAL_NUMERIC]  # max, min, argmax, argmin
+class Folding(Protocol):
+    """What the kernels need of an operation: `hxarray._ops.Reduction` and `ArgReduction` are
+    such, and so is SQUARED_DEVIATIONS."""
+
+    name: str
+    cuda: str
+    inputs: tuple[dt.DType, ...]
+
+    def accumulator(self, x: dt.DType) -> dt.DType: ...
 
 
-def functor(name: str, x: dt.DType, acc: dt.DType) -> str:
-    if name in ARG_REDUCTIONS:
-        return f"hx::red::{FUNCTORS[name]}<{C_TYPES[x]}>"
-    return f"hx::red::{FUNCTORS[name]}<{C_TYPES[x]}, {C_TYPES[acc]}>"
+@dataclass(frozen=True, eq=False)
+class Deviations:
+    """var's numerator in one pass (`Backend.squared_deviations`, this backend's own reduction:
+    Welford's update), of real floating-point values in their dtype."""
+
+    name: str = "squared_deviations"
+    cuda: str = "Deviations"
+    inputs: tuple[dt.DType, ...] = dt.REAL_FLOATING
+
+    def accumulator(self, x: dt.DType) -> dt.DType:
+        return x
 
 
-def kernel_name(name: str, x: dt.DType, acc: dt.DType) -> str:
-    return f"hx::reduce<{functor(name, x, acc)}>"
+SQUARED_DEVIATIONS = Deviations()
+FOLDINGS: tuple[Folding, ...] = (*REDUCTIONS.values(), *ARG_REDUCTIONS.values(),
+                                 SQUARED_DEVIATIONS)
 
 
-def batch(name: str, x: dt.DType, acc: dt.DType) -> list[str]:
-    """What to compile with the kernel of (x, acc): every default instantiation of `name` if
+def accumulators(op: Folding) -> list[tuple[dt.DType, dt.DType]]:
+    """(input, accumulator) pairs of `op`: each input dtype it takes with the operation's default
+    accumulator (`op.accumulator`: for sum and prod, `dt.ACCUMULATOR`'s)."""
+    return [(d, op.accumulator(d)) for d in op.inputs]
+
+
+def functor(op: Folding, x: dt.DType, acc: dt.DType) -> str:
+    if isinstance(op, ArgReduction):
+        return f"hx::red::{op.cuda}<{C_TYPES[x]}>"
+    return f"hx::red::{op.cuda}<{C_TYPES[x]}, {C_TYPES[acc]}>"
+
+
+def kernel_name(op: Folding, x: dt.DType, acc: dt.DType) -> str:
+    return f"hx::reduce<{functor(op, x, acc)}>"
+
+
+def batch(op: Folding, x: dt.DType, acc: dt.DType) -> list[str]:
+    """What to compile with the kernel of (x, acc): every default instantiation of `op` if
     (x, acc) is one."""
-    defaults = accumulators(name)
-    return [kernel_name(name, *pair) for pair in (defaults if (x, acc) in defaults else [(x, acc)])]
+    defaults = accumulators(op)
+    return [kernel_name(op, *pair) for pair in (defaults if (x, acc) in defaults else [(x, acc)])]
 
 
-def value_size(name: str, acc: dt.DType) -> int:
+def value_size(op: Folding, acc: dt.DType) -> int:
     """Bytes of the kernel's Op::Value: a partial result in the temporary of a split row."""
-    if name == "squared_deviations":
+    if op is SQUARED_DEVIATIONS:
         return -(-3 * acc.itemsize // 8) * 8 + 8  # sizeof(hx::Moments<T>): the count aligned
-    return INDEXED_SIZE if name in ARG_REDUCTIONS else acc.itemsize
+    return INDEXED_SIZE if isinstance(op, ArgReduction) else acc.itemsize
 
 
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
     """Each operation's default instantiations, plus accumulators the defaults never use (a
     cast on load between every kind), for NVRTC."""
-    extra = {"sum": [(dt.int8, dt.float64), (dt.float32, dt.complex128), (dt.uint8, dt.int16)],
-             "prod": [(dt.int32, dt.float32), (dt.int64, dt.complex64), (dt.float64, dt.float32)]}
-    for name in FUNCTORS:
-        names = [kernel_name(name, x, acc) for x, acc in accumulators(name) + extra.get(name, [])]
-        yield f"reduction/{name}.cu", SOURCE, OPTIONS, names
+    extra: dict[Folding, list[tuple[dt.DType, dt.DType]]] = {
+        REDUCTIONS["sum"]: [(dt.int8, dt.float64), (dt.float32, dt.complex128),
+                            (dt.uint8, dt.int16)],
+        REDUCTIONS["prod"]: [(dt.int32, dt.float32), (dt.int64, dt.complex64),
+                             (dt.float64, dt.float32)]}
+    for op in FOLDINGS:
+        names = [kernel_name(op, x, acc) for x, acc in accumulators(op) + extra.get(op, [])]
+        yield f"reduction/{op.name}.cu", SOURCE, OPTIONS, names
 
 
 # -- layouts ---------------------------------------------------------------------------------------

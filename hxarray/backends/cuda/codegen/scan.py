@@ -1,6 +1,7 @@
-"""Scan kernels (`kernels/scan.cuh`): cumulative_sum and cumulative_prod along one axis, with the
-reductions' Sum and Prod ops and instantiations (input dtype, accumulator dtype); the first use
-of either kernel of an operation compiles it for every input dtype with its default accumulator.
+"""Scan kernels (`kernels/scan.cuh`): cumulative_sum and cumulative_prod (`hxarray._ops.SCANS`)
+along one axis, with the functor and instantiations (input dtype, accumulator dtype) of the
+reduction each folds with (`Scan.folds`: Sum, Prod); the first use of either kernel of an
+operation compiles it for every input dtype with its default accumulator.
 
 `plan` picks one thread per row (numpy's exact sequence of operations: short rows, or enough rows
 to fill the device), blocks scanning tiles of a row (rows inner in memory), or threads scanning
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .... import _dtypes as dt
+from ...._ops import SCANS, Scan
 from . import OPTIONS, PREAMBLE
 from . import reduction as rd
 from .elementwise import SHAPE, pack_shape
@@ -25,7 +27,6 @@ if TYPE_CHECKING:
     from ..driver import DeviceProperties
 
 SOURCE = PREAMBLE + '#include "scan.cuh"\n'
-REDUCTIONS = {"cumulative_sum": "sum", "cumulative_prod": "prod"}  # the op each scan folds with
 MAX_BLOCK = 256  # HX_SCAN_BLOCK: the most threads per block of scan_parts
 SHORT_ROW = 64  # rows up to this long are scanned by one thread each
 MAX_PARTS = 256  # a part's carry combines the earlier parts' totals one by one
@@ -41,29 +42,29 @@ def items(acc: dt.DType) -> int:
     return 16 if acc.itemsize <= 4 else 64 // acc.itemsize
 
 
-def kernel_name(name: str, x: dt.DType, acc: dt.DType, sequential: bool) -> str:
+def kernel_name(op: Scan, x: dt.DType, acc: dt.DType, sequential: bool) -> str:
     """scan_rows (`sequential`: a thread per row or part) or scan_parts (a block per part)."""
     kernel = "scan_rows" if sequential else "scan_parts"
-    return f"hx::{kernel}<{rd.functor(REDUCTIONS[name], x, acc)}>"
+    return f"hx::{kernel}<{rd.functor(op.folds, x, acc)}>"
 
 
-def batch(name: str, x: dt.DType, acc: dt.DType, sequential: bool) -> list[str]:
+def batch(op: Scan, x: dt.DType, acc: dt.DType, sequential: bool) -> list[str]:
     """What to compile with a kernel of (x, acc): that kernel of every default instantiation of
-    `name` if (x, acc) is one (booleans, which the namespace refuses, left out). Each kernel
+    `op` if (x, acc) is one (booleans, which the namespace refuses, left out). Each kernel
     compiles on first use: small arrays, as in most calls, never need scan_parts."""
-    defaults = [pair for pair in rd.accumulators(REDUCTIONS[name]) if pair[0] is not dt.bool]
-    return [kernel_name(name, *pair, sequential)
+    defaults = [pair for pair in rd.accumulators(op.folds) if pair[0] is not dt.bool]
+    return [kernel_name(op, *pair, sequential)
             for pair in (defaults if (x, acc) in defaults else [(x, acc)])]
 
 
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
     """Each operation's default instantiations and one with a cast on load, for NVRTC."""
-    for name, extra in (("cumulative_sum", (dt.int8, dt.float32)),
-                        ("cumulative_prod", (dt.float32, dt.complex128))):
+    for op, extra in ((SCANS["cumulative_sum"], (dt.int8, dt.float32)),
+                      (SCANS["cumulative_prod"], (dt.float32, dt.complex128))):
         names = [k for sequential in (True, False) for k in (
-            *batch(name, dt.float64, dt.float64, sequential),
-            kernel_name(name, *extra, sequential))]
-        yield f"scan/{name}.cu", SOURCE, OPTIONS, names
+            *batch(op, dt.float64, dt.float64, sequential),
+            kernel_name(op, *extra, sequential))]
+        yield f"scan/{op.name}.cu", SOURCE, OPTIONS, names
 
 
 @dataclass(frozen=True)
