@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hxarray as xp
+from hxarray.backends.cpu import fused
 
 from .oracle import (
     COMPLEX_FLOATING,
@@ -453,6 +454,23 @@ def test_arange_floats_are_numpys_bit_for_bit(dtype, start, step, size):
         with xp.threads(threads), thread_thresholds(1000):
             result = np.asarray(xp.arange(start, stop, step, dtype=getattr(xp, dtype)))
         assert result.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("dtype, top", [("float32", 2**24), ("float64", 2**53)])
+def test_compiled_arange_loop_is_exact_up_to_its_bound(dtype, top):
+    """The compiled fill's indices (a block's first one converted, plus exact offsets) up to the
+    last index whose conversion is exact: first + i * delta as numpy computes it, bit for bit."""
+    loop = fused.arange_loop(np.dtype(dtype))
+    if loop is None:
+        pytest.skip("no C++ compiler: arange fills with numpy passes")
+    kind = np.dtype(dtype).type
+    first, delta = kind(-3.7), kind(0.1)
+    for begin in (0, 5, top - 37):
+        out = np.empty(37, dtype)  # the fill of indices [begin, begin + 37), shifted into `out`
+        loop(out.ctypes.data - begin * out.itemsize, begin, begin + 37, float(first),
+             float(delta))
+        indices = np.arange(begin, begin + 37, dtype=np.int64).astype(dtype)
+        assert out.tobytes() == (first + indices * delta).astype(dtype).tobytes()
 
 
 @pytest.mark.parametrize("args,kwargs,expected", [
