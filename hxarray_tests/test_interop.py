@@ -30,6 +30,9 @@ def test_asarray_shares_a_writable_numpy_array(dtype):
         x = xp.asarray(data)
         shared = np.asarray(x)
         assert (_address(shared), shared.strides) == (_address(data), data.strides)
+        block = x._buffer.block  # its address (found once, then kept): where its bytes start
+        assert block.address == block.address == _address(data) + sum(
+            min(0, (n - 1) * s) for n, s in zip(data.shape, data.strides))
         data[0, 0] = data[1, 1]
         assert_matches(x, data)
         x[0, 0] = x[1, 0]

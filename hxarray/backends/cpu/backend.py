@@ -480,12 +480,18 @@ class _ForeignBlock:
     the start of its bytes relative to the first element (<= 0 with negative strides), and
     `nbytes`. Its address and byte view (`handle`) are computed on first use."""
 
-    __slots__ = ("data", "low", "nbytes", "_handle")
+    __slots__ = ("data", "low", "nbytes", "_handle", "_address")
     cache = None  # no typed view is kept for a next user: the block is never reused
 
     @property
     def address(self) -> int:
-        return self.data.__array_interface__["data"][0] + self.low
+        """Found once (numpy builds a dict for it): the memory cannot move while the block holds
+        `data`, since numpy refuses to resize an array another object refers to."""
+        try:
+            return self._address
+        except AttributeError:
+            self._address = self.data.__array_interface__["data"][0] + self.low
+            return self._address
 
     @property
     def handle(self) -> np.ndarray:
