@@ -215,6 +215,14 @@ def reduce_source(op: Reduction, acc: dt.DType, expression: Expression,
             f"}}\n}}  // namespace hx\n")
 
 
+def _scalar_loads(steps: Sequence[Step], n: int, pointers: str) -> str:
+    """The host loop's declarations of the scalar operands among the first `n` steps, each read
+    from its pointer in the C++ array `pointers`."""
+    return "".join(f"    const {C_TYPES[steps[k].dtype]} s{k} = "
+                   f"*reinterpret_cast<const {C_TYPES[steps[k].dtype]}*>({pointers}[{k}]);\n"
+                   for k in range(n) if steps[k].op == SCALAR)
+
+
 def host_source(expression: Expression) -> str:
     """C++ for the CPU: `hx_fused(args)` computes the elements [start, stop) (C order) of a
     2-D layout n0 x n1; args are int64s: a pointer per operand, out, n1, stop, start, n0, out's
@@ -237,9 +245,7 @@ def host_source(expression: Expression) -> str:
         return f"s{k}" if step.op == SCALAR else f"q{k}[j]"
 
     last = len(steps) - 1
-    scalars = "".join(f"    const {C_TYPES[steps[k].dtype]} s{k} = "
-                      f"*reinterpret_cast<const {C_TYPES[steps[k].dtype]}*>(in[{k}]);\n"
-                      for k in range(n) if steps[k].op == SCALAR)
+    scalars = _scalar_loads(steps, n, "in")
     pointers = "".join(f"        const char* p{k} = in[{k}] + i0 * st[{2 * k}] + i1 * "
                        f"st[{2 * k + 1}];\n        const long long st{k} = st[{2 * k + 1}];\n"
                        for k in arrays)
@@ -322,9 +328,7 @@ def host_sum_source(expression: Expression, total: dt.DType) -> str:
     n = expression.operands
     acc = C_TYPES[total]
     last = len(steps) - 1
-    scalars = "".join(f"    const {C_TYPES[steps[k].dtype]} s{k} = "
-                      f"*reinterpret_cast<const {C_TYPES[steps[k].dtype]}*>(args[{k}]);\n"
-                      for k in range(n) if steps[k].op == SCALAR)
+    scalars = _scalar_loads(steps, n, "args")
     typed = "".join(f"    const {C_TYPES[steps[k].dtype]}* const q{k} = "
                     f"reinterpret_cast<const {C_TYPES[steps[k].dtype]}*>(args[{k}]);\n"
                     for k in range(n) if steps[k].op == ARRAY)
