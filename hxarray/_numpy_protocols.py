@@ -28,7 +28,7 @@ from ._array import Array
 from ._indexing import check_writable
 from ._modes import is_strict
 from ._numpy_mode import assign_inplace
-from ._ops import OPS
+from ._ops import OPS, REDUCTIONS, SCANS
 from ._views import may_overlap
 
 _NoValue = np._NoValue  # numpy's "not given" default
@@ -194,10 +194,9 @@ def _ufunc_table() -> dict[np.ufunc, str]:
 
 
 _UFUNCS = _ufunc_table()
-# ufunc.reduce and ufunc.accumulate with a namespace equivalent
-_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-           "logical_and": "all", "logical_or": "any"}
-_ACCUMULATE = {"add": "cumulative_sum", "multiply": "cumulative_prod"}
+# ufunc.reduce and ufunc.accumulate with a namespace equivalent, from the operation tables
+_REDUCE = {r.ufunc: r.name for r in REDUCTIONS.values()}
+_ACCUMULATE = {s.folds.ufunc: s.name for s in SCANS.values()}
 _IGNORED = {"casting": "same_kind", "order": "K", "subok": True}  # numpy's defaults, no effect
 
 
@@ -220,7 +219,7 @@ def _call_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
         function = getattr(hxarray, name)
         return _assign_out(function(*operands), out)
     table = _REDUCE if method == "reduce" else _ACCUMULATE if method == "accumulate" else {}
-    name = table.get(ufunc.__name__)
+    name = table.get(ufunc)
     if name is None or len(inputs) != 1 or set(kwargs) - {"axis", "keepdims"}:
         raise _Fallback
     x = _hx(inputs[0], device)
