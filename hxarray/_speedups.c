@@ -50,13 +50,11 @@ observed(void)
     return observers != NULL && PyList_GET_SIZE(observers) > 0;
 }
 
-/* 1 where the call must take the general path, which the hooks observe and which allocates
- * from the memory scope's pool (0 if not, -1 on error). */
+/* 1 inside a memory scope of this context, whose pool the general path allocates from (0 if
+ * not, -1 on error). */
 static int
-general_only(void)
+in_scope(void)
 {
-    if (observed())
-        return 1;
     if (scopes_var == NULL)
         return 0;
     PyObject *pools;
@@ -64,6 +62,14 @@ general_only(void)
         return -1;
     Py_XDECREF(pools);  /* the context still holds it: comparing the pointer is enough */
     return pools != no_scopes;
+}
+
+/* 1 where the call must take the general path, which the hooks observe and which allocates
+ * from the memory scope's pool (0 if not, -1 on error). */
+static int
+general_only(void)
+{
+    return observed() ? 1 : in_scope();
 }
 
 /* Tell the hooks of an allocation or a free (hooks.allocated and hooks.freed report their
@@ -2265,14 +2271,9 @@ fresh_cpu_array(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     if (cpu_allocator == NULL)
         Py_RETURN_NONE;
-    if (scopes_var != NULL) {
-        PyObject *pools;
-        if (PyContextVar_Get(scopes_var, NULL, &pools) < 0)
-            return NULL;
-        Py_XDECREF(pools);  /* the context still holds it: comparing the pointer is enough */
-        if (pools != no_scopes)
-            Py_RETURN_NONE;
-    }
+    int scoped = in_scope();
+    if (scoped != 0)
+        return scoped < 0 ? NULL : Py_NewRef(Py_None);
     PyObject *item = PyObject_GetAttr(args[1], str_itemsize);
     if (item == NULL)
         return NULL;
@@ -2299,9 +2300,9 @@ static PyMethodDef module_methods[] = {
      "frees by the compiled caching allocator."},
     {"bind_cpu", (PyCFunction)(void (*)(void))bind_cpu, METH_VARARGS | METH_KEYWORDS,
      "Enable the CPU fast path: the device, its caching allocator, the element-wise kernels by "
-     "name, the reduction kernel with the names it serves, the thread thresholds (compute-bound, "
-     "memory-bound, reduction: sizes from which the general path runs) and the defaults of "
-     "creation."},
+     "name, the reduction kernel with the reductions it serves, the thread thresholds "
+     "(compute-bound, memory-bound, reduction: sizes from which the general path runs) and the "
+     "defaults of creation."},
     {"fresh_cpu_array", (PyCFunction)(void (*)(void))fresh_cpu_array, METH_FASTCALL,
      "CpuBackend.empty's common case: a fresh C-contiguous CPU array from the caching "
      "allocator, or None where the Python method must run."},

@@ -315,18 +315,17 @@ class CpuBackend(Backend):
 
     def fused_reduce(self, op, expression, operands, shape, axes, out, after=None,
                      after_operands=(), *, positive_zero=False) -> None:
-        if after is None and len(axes) == len(shape) and op is REDUCTIONS["sum"]:
-            # compiled, pieces as the unfused reduction of the expression's values splits them
-            pieces = parallel.get_num_threads() \
-                if math.prod(shape) >= self.thresholds.reduction else 1
-            with quiet():
-                if fused.run_sum(expression, operands, shape, out, positive_zero, pieces):
-                    return
-        if after is None and len(axes) == len(shape):
+        if after is None and len(axes) == len(shape):  # over all axes: in one pass
             def reduce(chunk: np.ndarray, into: np.ndarray) -> None:
                 kernels.reduce_into(op, chunk, None, False, into, positive_zero)
 
+            # a sum compiled, in pieces as the unfused reduction of the values splits them
+            pieces = parallel.get_num_threads() \
+                if math.prod(shape) >= self.thresholds.reduction else 1
             with quiet():
+                if op is REDUCTIONS["sum"] and fused.run_sum(expression, operands, shape, out,
+                                                             positive_zero, pieces):
+                    return
                 if fused.run_reduce(expression, operands, shape, reduce, self.native(out)):
                     return
         super().fused_reduce(op, expression, operands, shape, axes, out, after, after_operands,

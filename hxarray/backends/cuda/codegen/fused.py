@@ -223,6 +223,11 @@ def _scalar_loads(steps: Sequence[Step], n: int, pointers: str) -> str:
                    for k in range(n) if steps[k].op == SCALAR)
 
 
+def _dense_operand(k: int, step: Step) -> str:
+    """Operand k of a host loop's element j: its scalar, or element j of its typed pointer."""
+    return f"s{k}" if step.op == SCALAR else f"q{k}[j]"
+
+
 def host_source(expression: Expression) -> str:
     """C++ for the CPU: `hx_fused(args)` computes the elements [start, stop) (C order) of a
     2-D layout n0 x n1; args are int64s: a pointer per operand, out, n1, stop, start, n0, out's
@@ -241,9 +246,6 @@ def host_source(expression: Expression) -> str:
             return f"s{k}"
         return f"*reinterpret_cast<const {t}*>(p{k} + j * st{k})"
 
-    def dense(k: int, step: Step) -> str:
-        return f"s{k}" if step.op == SCALAR else f"q{k}[j]"
-
     last = len(steps) - 1
     scalars = _scalar_loads(steps, n, "in")
     pointers = "".join(f"        const char* p{k} = in[{k}] + i0 * st[{2 * k}] + i1 * "
@@ -254,7 +256,7 @@ def host_source(expression: Expression) -> str:
     typed = "".join(f"            const {C_TYPES[steps[k].dtype]}* q{k} = "
                     f"reinterpret_cast<const {C_TYPES[steps[k].dtype]}*>(p{k});\n"
                     for k in arrays)
-    dense_body = "\n                ".join(statements(expression, dense))
+    dense_body = "\n                ".join(statements(expression, _dense_operand))
     strided_body = "\n                ".join(statements(expression, strided))
     return (f"{PREAMBLE}#include \"elementwise.cuh\"\n{_functors(expression)}"
             'extern "C" void hx_fused(const long long* args) {\n'
@@ -332,8 +334,7 @@ def host_sum_source(expression: Expression, total: dt.DType) -> str:
     typed = "".join(f"    const {C_TYPES[steps[k].dtype]}* const q{k} = "
                     f"reinterpret_cast<const {C_TYPES[steps[k].dtype]}*>(args[{k}]);\n"
                     for k in range(n) if steps[k].op == ARRAY)
-    body = "\n        ".join(statements(
-        expression, lambda k, step: f"s{k}" if step.op == SCALAR else f"q{k}[j]"))
+    body = "\n        ".join(statements(expression, _dense_operand))
     if total in (dt.float32, dt.float64):
         sum_ = f"    {acc} sum = hx_pairwise<{acc}>(value, start, stop - start);\n"
     else:
