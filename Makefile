@@ -15,20 +15,24 @@ $(VENV)/bin/python:
 	@$(PYTHON) -m venv $(VENV)
 	@$(INSTALL) --upgrade pip
 
-# setup.py compiles hxarray/_speedups.c; an edit to it needs a rebuild.
-$(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c | $(VENV)/bin/python
+# setup.py compiles hxarray/_speedups.c and, with Cython, the modules listed in its COMPILED: an
+# edit to any of them needs a rebuild (until then, the edited source runs interpreted). Targets
+# below add extras by name ('hxarray[test]'): the installed build satisfies it, so only the
+# extras' packages are installed, without compiling again.
+COMPILED := $(shell sed -n '/^COMPILED = \[/,/^\]/p' setup.py | grep -o 'hxarray/[a-z_/]*\.py')
+$(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c $(COMPILED) | $(VENV)/bin/python
 	@$(INSTALL) -e .
 	@touch $@
 
 # The tests also need the in-repo plug-in backends (device types "toy" and "ref").
 $(VENV)/.installed-test: $(VENV)/.installed hxarray_tests/plugin_pkg/pyproject.toml \
 		hxarray_tests/ref_pkg/pyproject.toml
-	$(INSTALL) -e '.[test]' -e hxarray_tests/plugin_pkg -e hxarray_tests/ref_pkg
+	$(INSTALL) 'hxarray[test]' -e hxarray_tests/plugin_pkg -e hxarray_tests/ref_pkg
 	touch $@
 
 # The CUDA tests and `make cuda-check` also need NVRTC and CuPy's headers (no GPU).
 $(VENV)/.installed-cuda: $(VENV)/.installed-test
-	$(INSTALL) -e '.[cuda-check]'
+	$(INSTALL) 'hxarray[cuda-check]'
 	touch $@
 
 run: $(VENV)/.installed
@@ -62,20 +66,20 @@ endif
 endif
 
 conformance: $(VENV)/.installed
-	$(INSTALL) -e '.[conformance]'
+	$(INSTALL) 'hxarray[conformance]'
 	$(PY) -m conformance --suite $(SUITE) $(CONFORMANCE_ARGS)
 
 # scikit-learn's own array-API tests with hxarray added to the namespaces they test, next to the
 # same run for array-api-strict (conformance/sklearn/README.md); a few minutes on two cores.
 sklearn-check: $(VENV)/.installed
-	$(INSTALL) -e '.[sklearn]'
+	$(INSTALL) 'hxarray[sklearn]'
 	$(PY) -m conformance.sklearn $(SKLEARN_ARGS)
 
 # SciPy's own array-API tests with hxarray added to the backends they test, module by module,
 # next to array-api-strict (conformance/scipy/README.md); SCIPY_ARGS="--devices cpu cuda:0" with
 # HXARRAY_CUDA_DRIVER=sim adds the simulated CUDA device. Long: the better part of an hour.
 scipy-check: $(VENV)/.installed
-	$(INSTALL) -e '.[scipy-check]'
+	$(INSTALL) 'hxarray[scipy-check]'
 	$(PY) -m conformance.scipy $(SCIPY_ARGS)
 
 ifneq ($(filter marray-check,$(MAKECMDGOALS)),)
@@ -87,37 +91,37 @@ endif
 # marray's tests (masked arrays over any namespace) parametrized over hxarray, next to
 # array-api-strict and numpy (conformance/marray/README.md); a few minutes.
 marray-check: $(VENV)/.installed
-	$(INSTALL) -e '.[marray-check]'
+	$(INSTALL) 'hxarray[marray-check]'
 	$(PY) -m conformance.marray --marray $(MARRAY) $(MARRAY_ARGS)
 
 bench: $(VENV)/.installed
-	$(INSTALL) -e '.[bench]'
+	$(INSTALL) 'hxarray[bench]'
 	$(PY) -m benchmarks $(BENCH_ARGS)
 
 # The CUDA figures: the simulator always, hxarray against CuPy where there is a GPU.
 bench-cuda: $(VENV)/.installed-cuda
-	$(INSTALL) -e '.[bench]'
+	$(INSTALL) 'hxarray[bench]'
 	$(PY) -m benchmarks.cuda $(BENCH_ARGS)
 
 # dask.array workloads over hxarray chunks against numpy chunks (threads and a 2-worker cluster);
 # BENCH_ARGS="--gb 4" for a larger X (peak memory stays a few chunks per worker)
 bench-dask: $(VENV)/.installed
-	$(INSTALL) -e '.[dask]'
+	$(INSTALL) 'hxarray[dask]'
 	$(PY) -m benchmarks.dask $(BENCH_ARGS)
 
 bench-quick: $(VENV)/.installed
-	$(INSTALL) -e '.[bench]'
+	$(INSTALL) 'hxarray[bench]'
 	$(PY) -m benchmarks --quick $(BENCH_ARGS)
 
 # The overlap of xp.pipeline on the reference device and the simulated CUDA device (a few minutes).
 bench-pipeline: $(VENV)/.installed-cuda
-	$(INSTALL) -e '.[bench]'
+	$(INSTALL) 'hxarray[bench]'
 	$(PY) -m benchmarks.pipeline $(BENCH_ARGS)
 
 # The documentation site: docs/_build/html, every Sphinx warning an error. The API reference is
 # generated from the docstrings of the pure-Python twins (the compiled functions carry the same).
 docs: $(VENV)/.installed
-	@$(INSTALL) -e '.[docs]'
+	@$(INSTALL) 'hxarray[docs]'
 	HXARRAY_PURE_PYTHON=1 $(PY) -m sphinx -c docs -W --keep-going -q -b html . docs/_build/html
 
 # The built site in headless Chromium (Debian's package, installed here if missing): screenshots
@@ -128,7 +132,7 @@ docs-check: docs
 
 # Lint and types: ruff over everything, mypy over the package (pyproject.toml: [tool.mypy]).
 lint: $(VENV)/.installed-test
-	@$(INSTALL) -e '.[lint]'
+	@$(INSTALL) 'hxarray[lint]'
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import cuda, fft, hal, linalg
+from . import hal  # first: it decides which modules load compiled (hxarray._compiled)
+
+# isort: split
+from . import cuda, fft, linalg
 from ._array import Array
 from ._constants import e, inf, nan, newaxis, pi
 from ._creation import *  # noqa: F403

@@ -90,10 +90,9 @@ def test_environment_variable_sets_the_default(value, strict):
     ("xp.sin(xp.arange(3))", TypeError, r"sin\(\) requires floating-point input, got int64"),
     ("xp.mean(xp.arange(3))", TypeError, r"mean\(\) requires an array of floating-point dtype"),
     ("xp.sum(xp.asarray([True]))", TypeError, r"sum\(\) requires an array of numeric dtype"),
-    ("xp.diff(xp.arange(3), 2)", TypeError, r"diff\(\) takes 1 positional argument but 2 were "
-                                            "given"),
-    ("xp.sum(xp.arange(3), 0)", TypeError, r"sum\(\) takes 1 positional argument but 2 were "
-                                           "given"),
+    # (CPython's wording, or Cython's where the module runs compiled)
+    ("xp.diff(xp.arange(3), 2)", TypeError, r"diff\(\) takes (exactly )?1 positional argument"),
+    ("xp.sum(xp.arange(3), 0)", TypeError, r"sum\(\) takes (exactly )?1 positional argument"),
     ("xp.zeros(3, dtype='float32')", TypeError, "dtype must be an hxarray dtype"),
     ("xp.asarray([1], xp.int8)", TypeError, r"asarray\(\) takes 1 positional argument but 2 "
                                             "were given"),

@@ -102,7 +102,7 @@ def test_where_and_clip_take_their_own_signatures() -> None:
     out = xp.zeros(2)
     with pytest.raises(TypeError, match=r"^where\(\) takes .* positional"):
         xp.where(c, x, y, out)
-    with pytest.raises(TypeError, match=r"^where\(\) got some positional-only"):
+    with pytest.raises(TypeError, match=r"^where\(\) got (some positional-only|an unexpected)"):
         xp.where(condition=c, x1=x, x2=y)
     with pytest.raises(TypeError):
         xp.clip(x, 0.0, 1.0, out)

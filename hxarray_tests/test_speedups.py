@@ -6,10 +6,14 @@ every other test checks both; the tests here are about what only one of them doe
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
+import importlib
 import inspect
 import os
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import hxarray as xp
-from hxarray._compiled import speedups
+from hxarray._compiled import _Sources, speedups
 from hxarray._elementwise import OPERATIONS
 from hxarray._ops import OPS
 from hxarray.backends.base import fresh_layout
@@ -32,11 +36,42 @@ PURE = os.environ.get("HXARRAY_PURE_PYTHON", "0") not in ("", "0")
 compiled = pytest.mark.skipif(speedups is None, reason="runs on the compiled types only "
                               "(HXARRAY_PURE_PYTHON=1 is set)")
 
+ROOT = Path(__file__).resolve().parents[1]
 LARGE = 1 << 16  # float64 elements: 512 KiB, above the 256 KiB elision threshold
 
 
 def test_the_extension_is_built_unless_pure_python_is_asked_for() -> None:
     assert (speedups is None) == PURE
+
+
+def _compiled_modules() -> list[str]:
+    """setup.py's COMPILED: the modules Cython builds from their Python source."""
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    paths = next(ast.literal_eval(node.value) for node in tree.body
+                 if isinstance(node, ast.Assign) and node.targets[0].id == "COMPILED")
+    return [path[:-3].replace("/", ".") for path in paths]
+
+
+@pytest.mark.parametrize("name", _compiled_modules())
+def test_compiled_modules_run_their_source_only_in_pure_python(name) -> None:
+    module = importlib.import_module(name)
+    assert module.__file__ is not None
+    assert module.__file__.endswith(".py") == PURE, (
+        f"{name} loaded from {module.__file__}: the build is missing or older than its source "
+        "(`make` rebuilds it)")
+
+
+def test_a_source_newer_than_its_build_runs_interpreted(tmp_path) -> None:
+    source, build = tmp_path / "module.py", tmp_path / f"module{EXTENSION_SUFFIXES[0]}"
+    build.write_bytes(b"")
+    source.write_text("")
+    os.utime(build, (1_000, 1_000))
+    with pytest.warns(RuntimeWarning, match="changed after it was compiled"):
+        assert _Sources._stale(str(source), str(tmp_path / "module"))
+    os.utime(source, (500, 500))
+    assert not _Sources._stale(str(source), str(tmp_path / "module"))
+    build.unlink()
+    assert not _Sources._stale(str(source), str(tmp_path / "module"))
 
 
 @compiled
@@ -418,6 +453,11 @@ def test_fast_creation_equals_its_general_path(name, shape, dtype) -> None:
 def test_compiled_functions_lead_to_their_python_source(name) -> None:
     function = COMPILED_OPERATIONS.get(name) or getattr(xp, name)
     source = inspect.unwrap(function)  # through numpy mode's positional-form wrapper, if any
-    assert inspect.isfunction(source) and source.__name__ == function.__name__
+    assert source.__name__ == function.__name__
     assert inspect.unwrap(function.__wrapped__) is source
-    assert "def " in inspect.getsource(function)
+    if inspect.isfunction(source):  # defined in a module that runs interpreted
+        assert "def " in inspect.getsource(function)
+    else:  # a module compiled by Cython: its code object still names the source and the line
+        code = source.__code__
+        lines = (ROOT / code.co_filename).read_text().splitlines()[code.co_firstlineno - 1:]
+        assert any(line.startswith(f"def {name}(") for line in lines[:5])
