@@ -4,6 +4,9 @@ waits, timing, error reporting, the current-stream context and the namespace fac
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from typing import Any
@@ -182,6 +185,27 @@ def test_default_stream_errors_raise_at_once() -> None:
     with pytest.raises(ZeroDivisionError):
         current_stream().submit(lambda: 1 / 0)
     current_stream().synchronize()
+
+
+def test_the_collector_may_queue_work_on_a_stream_inside_its_own_submit() -> None:
+    """A finalizer may queue work on a stream (a buffer's records an event where other streams
+    used its block), and the collector runs finalizers at any allocation: also inside that
+    stream's `submit`, or in its worker's bookkeeping. In a subprocess: a deadlock times out."""
+    code = """
+        import gc
+        from hxarray.backends.cpu.stream import CpuStream
+        stream = CpuStream()
+        events = []
+        gc.callbacks.append(lambda phase, info: phase == "start" and
+                            events.append(stream.record_event()))
+        gc.set_threshold(1)  # a collection at nearly every allocation
+        for _ in range(300):
+            stream.submit(int)
+        gc.callbacks.clear()
+        stream.synchronize()
+        assert events and all(event.query() for event in events)
+    """
+    subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True, timeout=60)
 
 
 def test_streams_reject_foreign_events() -> None:

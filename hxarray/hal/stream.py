@@ -220,16 +220,18 @@ def _run(item: _Item, errors: list[BaseException], worker: bool) -> None:
         errors.append(exc)
 
 
-def _work(q: queue.Queue[_Item | None], errors: list[BaseException]) -> None:
-    """A stream's worker thread: run items in order until the stream is closed (`None`)."""
+def _work(q: queue.SimpleQueue[_Item | None], errors: list[BaseException], done: list[int],
+          finished: threading.Condition) -> None:
+    """A stream's worker thread: run items in order until the stream is closed (`None`),
+    counting them in `done[0]` and telling `finished`."""
     while True:
         item = q.get()
-        try:
-            if item is None:
-                return
-            _run(item, errors, worker=True)
-        finally:
-            q.task_done()
+        if item is None:
+            return
+        _run(item, errors, worker=True)
+        with finished:
+            done[0] += 1
+            finished.notify_all()
 
 
 _exiting = False
@@ -249,16 +251,24 @@ def _finish_at_exit() -> None:
 class HostStream(Stream):
     """An in-order queue of host callables run by a worker thread of its own (started on first
     use, ended when the stream is collected); with `inline`, callables run at once on the
-    calling thread instead."""
+    calling thread instead.
+
+    Queuing is reentrant: the garbage collector may run a finalizer that queues work here (a
+    buffer's, whose stream-ordered allocator records an event) at any allocation, also while
+    this thread is inside `submit` or the worker inside its bookkeeping."""
 
     def __init__(self, device: Device | str, *, inline: bool = False) -> None:
         self.device = Device(device)
         self.inline = inline
-        self._queue: queue.Queue[_Item | None] | None = None
+        self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()  # (reentrant put)
         self._thread: threading.Thread | None = None
+        self._running = False  # whether the worker was started
         self._closed = False
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._errors: list[BaseException] = []  # shared with the worker, which must not hold self
+        self._queued = 0  # items queued for the worker so far
+        self._done = [0]  # items the worker has run (a list: the worker must not hold self)
+        self._finished = threading.Condition()  # told when the worker has run one more
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.device})"
@@ -274,15 +284,16 @@ class HostStream(Stream):
         with self._lock:
             here = self._closed or _exiting
             if not here:
-                if self._queue is None:
-                    self._queue = queue.Queue()
+                if not self._running:
+                    self._running = True  # first: what a finalizer queues meanwhile waits for it
                     self._thread = threading.Thread(
-                        target=_work, args=(self._queue, self._errors), daemon=True,
-                        name=f"hxarray-{self.device}-stream")
+                        target=_work, args=(self._queue, self._errors, self._done, self._finished),
+                        daemon=True, name=f"hxarray-{self.device}-stream")
                     self._thread.start()
                     _started.add(self)
                     # the worker ends with the stream (at exit, `_finish_at_exit` ends it)
                     weakref.finalize(self, self._queue.put, None).atexit = False
+                self._queued += 1
                 self._queue.put((fn, marker))
         if here:  # closed: the worker has run everything queued before
             _run((fn, marker), self._errors, worker=False)
@@ -293,21 +304,22 @@ class HostStream(Stream):
             if self._closed:
                 return
             self._closed = True
-            if self._queue is not None:
+            if self._running:
                 self._queue.put(None)
         if wait and self._thread is not None:
             self._thread.join()
 
     def synchronize(self) -> None:
-        if self._queue is not None:
-            self._queue.join()
+        queued = self._queued
+        with self._finished:
+            self._finished.wait_for(lambda: self._done[0] >= queued)
         if self._errors:
             error = self._errors[0]
             self._errors.clear()
             raise RuntimeError(f"work queued on {self!r} failed") from error
 
     def query(self) -> bool:
-        return self._queue is None or self._queue.unfinished_tasks == 0
+        return self._done[0] == self._queued
 
     def record_event(self, event: Event | None = None) -> Event:
         event = HostEvent(self.device) if event is None else event
