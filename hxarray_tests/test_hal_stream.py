@@ -74,6 +74,29 @@ def test_events_complete_after_the_work_before_them() -> None:
     assert later.query() and stream.query()
 
 
+def test_an_event_recorded_again_completes_with_its_latest_recording() -> None:
+    """As CUDA's: a recording reached after the event was recorded again no longer completes
+    it, and a wait is for the recording made before it."""
+    gates = threading.Event(), threading.Event()
+    first, second, waiter = CpuStream(), CpuStream(), CpuStream()
+    event = CpuEvent()
+    first.submit(gates[0].wait)
+    first.record_event(event)
+    second.submit(gates[1].wait)
+    second.record_event(event)
+    waiter.wait_event(event)
+    seen: list[bool] = []
+    waiter.submit(lambda: seen.append(gates[1].is_set()))
+    gates[0].set()
+    first.synchronize()
+    assert not event.query()
+    first.record_event(event)  # reached at once: the waiter still waits for `second`
+    first.synchronize()
+    gates[1].set()
+    waiter.synchronize()
+    assert event.query() and seen == [True]
+
+
 def test_unrecorded_event_counts_as_complete() -> None:
     event = xp.Event()
     assert event.query()

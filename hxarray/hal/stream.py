@@ -135,37 +135,53 @@ class Event(ABC, metaclass=_BackendFactory):
         """Milliseconds between this event and `end`, both recorded and completed."""
 
 
+class _Recording:
+    """One recording of a `HostEvent`: completed once its stream reaches it, with the time it did
+    and the error of the work queued before it."""
+
+    __slots__ = ("done", "time", "error")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.time: float | None = None
+        self.error: BaseException | None = None
+
+    def fire(self, errors: list[BaseException]) -> None:
+        self.time = time.perf_counter()
+        self.error = errors[0] if errors else None
+        self.done.set()
+
+
+_UNRECORDED = _Recording()
+_UNRECORDED.done.set()  # an unrecorded event counts as completed
+
+
 class HostEvent(Event):
     """An event of a `HostStream`: completes when the work queued before it has run, and
-    records the time it did."""
+    records the time it did. Recorded again, it stands for its latest recording alone (as
+    CUDA's events do): an earlier one reached later no longer completes it."""
 
     def __init__(self, device: Device | str, *, enable_timing: bool = True) -> None:
         self.device = Device(device)
         self.enable_timing = enable_timing
-        self._done = threading.Event()
-        self._done.set()  # an unrecorded event counts as completed
-        self._recorded = False
-        self._time: float | None = None
-        #: The exception of work queued before this event on its stream, once completed (the
-        #: stream's `synchronize()` still raises it; this lets a waiter see it without that).
-        self.error: BaseException | None = None
+        self._recording = _UNRECORDED
 
-    def _arm(self) -> None:
-        self._done.clear()
-        self._recorded = True
-        self._time = None
-        self.error = None
+    @property
+    def error(self) -> BaseException | None:
+        """The exception of work queued before this event on its stream, once completed (the
+        stream's `synchronize()` still raises it; this lets a waiter see it without that)."""
+        return self._recording.error
 
-    def _fire(self, errors: list[BaseException] | None = None) -> None:
-        self._time = time.perf_counter()
-        self.error = errors[0] if errors else None
-        self._done.set()
+    def _arm(self) -> _Recording:
+        """A new recording, which the event stands for from now on."""
+        self._recording = recording = _Recording()
+        return recording
 
     def synchronize(self) -> None:
-        self._done.wait()
+        self._recording.done.wait()
 
     def query(self) -> bool:
-        return self._done.is_set()
+        return self._recording.done.is_set()
 
     def elapsed_time(self, end: Event) -> float:
         if not isinstance(end, HostEvent):
@@ -174,13 +190,14 @@ class HostEvent(Event):
         for event in (self, end):
             if not event.enable_timing:
                 raise ValueError("elapsed_time needs events created with enable_timing=True")
-            if not event._recorded:
+            if event._recording is _UNRECORDED:
                 raise ValueError("elapsed_time needs both events to have been recorded")
             if not event.query():
                 raise ValueError("elapsed_time needs both events to have completed; "
                                  "call synchronize() first")
-        assert end._time is not None and self._time is not None  # completed, so dated
-        return (end._time - self._time) * 1000.0
+        start, stop = self._recording.time, end._recording.time
+        assert start is not None and stop is not None  # completed, so dated
+        return (stop - start) * 1000.0
 
 
 _worker_hook: Callable[[], object] | None = None
@@ -326,12 +343,11 @@ class HostStream(Stream):
         if not isinstance(event, HostEvent):
             raise TypeError(f"{self!r} records events of its own kind, got "
                             f"{type(event).__name__}")
-        event._arm()
-        self._put(functools.partial(event._fire, self._errors), marker=True)
+        self._put(functools.partial(event._arm().fire, self._errors), marker=True)
         return event
 
     def wait_event(self, event: Event) -> None:
         if not isinstance(event, HostEvent):
             raise TypeError(f"{self!r} waits on events of its own kind, got "
                             f"{type(event).__name__}")
-        self._put(event.synchronize, marker=True)
+        self._put(event._recording.done.wait, marker=True)  # the recording made so far
