@@ -4,6 +4,9 @@ waits, timing, error reporting, the current-stream context and the namespace fac
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from typing import Any
@@ -69,6 +72,29 @@ def test_events_complete_after_the_work_before_them() -> None:
     assert event.query() and done == ["work"]
     stream.synchronize()
     assert later.query() and stream.query()
+
+
+def test_an_event_recorded_again_completes_with_its_latest_recording() -> None:
+    """As CUDA's: a recording reached after the event was recorded again no longer completes
+    it, and a wait is for the recording made before it."""
+    gates = threading.Event(), threading.Event()
+    first, second, waiter = CpuStream(), CpuStream(), CpuStream()
+    event = CpuEvent()
+    first.submit(gates[0].wait)
+    first.record_event(event)
+    second.submit(gates[1].wait)
+    second.record_event(event)
+    waiter.wait_event(event)
+    seen: list[bool] = []
+    waiter.submit(lambda: seen.append(gates[1].is_set()))
+    gates[0].set()
+    first.synchronize()
+    assert not event.query()
+    first.record_event(event)  # reached at once: the waiter still waits for `second`
+    first.synchronize()
+    gates[1].set()
+    waiter.synchronize()
+    assert event.query() and seen == [True]
 
 
 def test_unrecorded_event_counts_as_complete() -> None:
@@ -182,6 +208,27 @@ def test_default_stream_errors_raise_at_once() -> None:
     with pytest.raises(ZeroDivisionError):
         current_stream().submit(lambda: 1 / 0)
     current_stream().synchronize()
+
+
+def test_the_collector_may_queue_work_on_a_stream_inside_its_own_submit() -> None:
+    """A finalizer may queue work on a stream (a buffer's records an event where other streams
+    used its block), and the collector runs finalizers at any allocation: also inside that
+    stream's `submit`, or in its worker's bookkeeping. In a subprocess: a deadlock times out."""
+    code = """
+        import gc
+        from hxarray.backends.cpu.stream import CpuStream
+        stream = CpuStream()
+        events = []
+        gc.callbacks.append(lambda phase, info: phase == "start" and
+                            events.append(stream.record_event()))
+        gc.set_threshold(1)  # a collection at nearly every allocation
+        for _ in range(300):
+            stream.submit(int)
+        gc.callbacks.clear()
+        stream.synchronize()
+        assert events and all(event.query() for event in events)
+    """
+    subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True, timeout=60)
 
 
 def test_streams_reject_foreign_events() -> None:

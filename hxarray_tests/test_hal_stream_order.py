@@ -65,6 +65,23 @@ def test_a_block_changes_stream_only_once_its_stream_is_idle(gate: threading.Eve
     assert np.array_equal(np.asarray(y), np.full(N, 2.0))
 
 
+def test_a_host_copy_into_a_buffer_on_another_stream_holds_its_block(
+        gate: threading.Event) -> None:
+    xp.empty_cache(REF)  # no block other tests left cached to be taken instead
+    home, copier, other = Stream(REF), Stream(REF), Stream(REF)
+    with home:
+        x = xp.empty(N)
+    copier.submit(gate.wait)
+    with copier:
+        x.buffer.copy_from_host(np.ones(N))  # queued behind the gate on `copier`
+    address = x.buffer.address
+    del x  # `home` is idle, but the copy will still write the block
+    with other:
+        y = xp.empty(N)
+        assert y.buffer.address != address
+    gate.set()
+
+
 def test_a_reader_on_one_stream_never_sees_a_writer_on_another(gate: threading.Event) -> None:
     reader, writer = Stream(REF), Stream(REF)
     with writer:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hxarray as xp
-from hxarray.hal import Device
+from hxarray.hal import Device, StreamOrderedAllocator
 from hxarray.hal.scope import current_pool
 
 from .conftest import DEVICES
@@ -97,6 +97,18 @@ def test_escaping_arrays_stay_valid_and_go_back_when_they_die(device: Device) ->
     assert scope.live_bytes == 0
     if in_use is not None:  # the block went back to the device's raw memory
         assert _eventually(lambda: _raw_in_use(device) <= in_use + 1_000_000)
+
+
+@pytest.mark.parametrize("device", DEVICES, ids=str)
+def test_a_scope_closes_after_its_pool_pooled_idle_streams_blocks(device: Device) -> None:
+    in_use = _raw_in_use(device)
+    with xp.memory_scope(device) as scope:
+        kept = [xp.ones(10) for _ in range(StreamOrderedAllocator.SWEEP_EVERY + 1)]
+        device.backend.synchronize(device)  # idle: a sweep moves the blocks to the shared pool
+        del kept
+    assert scope.pool.stats()["cached_bytes"] == 0
+    if in_use is not None:  # the blocks went back to the device's raw memory
+        assert _eventually(lambda: _raw_in_use(device) <= in_use)
 
 
 def test_nesting_with_device_scope_and_other_scopes() -> None:

@@ -72,9 +72,12 @@ class MemoryBuffer(_Base):
 
     def copy_from_host(self, data: np.ndarray, offset: int = 0) -> None:
         """Copy the contiguous host array `data` into this buffer starting at byte `offset`, in
-        order on the device's current stream."""
+        order on the device's current stream (noted as a user of the block: it is not handed to
+        another stream before the copy is done)."""
         self._check_span(offset, data.nbytes)
-        self.allocator.copy_from_host(self.block, offset, data, current_stream(self.device))
+        stream = current_stream(self.device)
+        self.allocator.record_stream(self.block, stream)
+        self.allocator.copy_from_host(self.block, offset, data, stream)
 
     def _check_span(self, offset: int, nbytes: int) -> None:
         if offset < 0 or offset + nbytes > self.nbytes:

@@ -94,7 +94,7 @@ class StreamOrderedScopePool(StreamOrderedAllocator):
         with self._lock:
             self._release_held()
             for (stream, _), blocks in self._free_lists.items():
-                idle = stream.query()
+                idle = stream is None or stream.query()  # None: the pool of idle streams' blocks
                 while blocks:
                     block = blocks.pop()
                     if idle:

@@ -135,37 +135,53 @@ class Event(ABC, metaclass=_BackendFactory):
         """Milliseconds between this event and `end`, both recorded and completed."""
 
 
+class _Recording:
+    """One recording of a `HostEvent`: completed once its stream reaches it, with the time it did
+    and the error of the work queued before it."""
+
+    __slots__ = ("done", "time", "error")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.time: float | None = None
+        self.error: BaseException | None = None
+
+    def fire(self, errors: list[BaseException]) -> None:
+        self.time = time.perf_counter()
+        self.error = errors[0] if errors else None
+        self.done.set()
+
+
+_UNRECORDED = _Recording()
+_UNRECORDED.done.set()  # an unrecorded event counts as completed
+
+
 class HostEvent(Event):
     """An event of a `HostStream`: completes when the work queued before it has run, and
-    records the time it did."""
+    records the time it did. Recorded again, it stands for its latest recording alone (as
+    CUDA's events do): an earlier one reached later no longer completes it."""
 
     def __init__(self, device: Device | str, *, enable_timing: bool = True) -> None:
         self.device = Device(device)
         self.enable_timing = enable_timing
-        self._done = threading.Event()
-        self._done.set()  # an unrecorded event counts as completed
-        self._recorded = False
-        self._time: float | None = None
-        #: The exception of work queued before this event on its stream, once completed (the
-        #: stream's `synchronize()` still raises it; this lets a waiter see it without that).
-        self.error: BaseException | None = None
+        self._recording = _UNRECORDED
 
-    def _arm(self) -> None:
-        self._done.clear()
-        self._recorded = True
-        self._time = None
-        self.error = None
+    @property
+    def error(self) -> BaseException | None:
+        """The exception of work queued before this event on its stream, once completed (the
+        stream's `synchronize()` still raises it; this lets a waiter see it without that)."""
+        return self._recording.error
 
-    def _fire(self, errors: list[BaseException] | None = None) -> None:
-        self._time = time.perf_counter()
-        self.error = errors[0] if errors else None
-        self._done.set()
+    def _arm(self) -> _Recording:
+        """A new recording, which the event stands for from now on."""
+        self._recording = recording = _Recording()
+        return recording
 
     def synchronize(self) -> None:
-        self._done.wait()
+        self._recording.done.wait()
 
     def query(self) -> bool:
-        return self._done.is_set()
+        return self._recording.done.is_set()
 
     def elapsed_time(self, end: Event) -> float:
         if not isinstance(end, HostEvent):
@@ -174,13 +190,14 @@ class HostEvent(Event):
         for event in (self, end):
             if not event.enable_timing:
                 raise ValueError("elapsed_time needs events created with enable_timing=True")
-            if not event._recorded:
+            if event._recording is _UNRECORDED:
                 raise ValueError("elapsed_time needs both events to have been recorded")
             if not event.query():
                 raise ValueError("elapsed_time needs both events to have completed; "
                                  "call synchronize() first")
-        assert end._time is not None and self._time is not None  # completed, so dated
-        return (end._time - self._time) * 1000.0
+        start, stop = self._recording.time, end._recording.time
+        assert start is not None and stop is not None  # completed, so dated
+        return (stop - start) * 1000.0
 
 
 _worker_hook: Callable[[], object] | None = None
@@ -220,16 +237,18 @@ def _run(item: _Item, errors: list[BaseException], worker: bool) -> None:
         errors.append(exc)
 
 
-def _work(q: queue.Queue[_Item | None], errors: list[BaseException]) -> None:
-    """A stream's worker thread: run items in order until the stream is closed (`None`)."""
+def _work(q: queue.SimpleQueue[_Item | None], errors: list[BaseException], done: list[int],
+          finished: threading.Condition) -> None:
+    """A stream's worker thread: run items in order until the stream is closed (`None`),
+    counting them in `done[0]` and telling `finished`."""
     while True:
         item = q.get()
-        try:
-            if item is None:
-                return
-            _run(item, errors, worker=True)
-        finally:
-            q.task_done()
+        if item is None:
+            return
+        _run(item, errors, worker=True)
+        with finished:
+            done[0] += 1
+            finished.notify_all()
 
 
 _exiting = False
@@ -249,16 +268,24 @@ def _finish_at_exit() -> None:
 class HostStream(Stream):
     """An in-order queue of host callables run by a worker thread of its own (started on first
     use, ended when the stream is collected); with `inline`, callables run at once on the
-    calling thread instead."""
+    calling thread instead.
+
+    Queuing is reentrant: the garbage collector may run a finalizer that queues work here (a
+    buffer's, whose stream-ordered allocator records an event) at any allocation, also while
+    this thread is inside `submit` or the worker inside its bookkeeping."""
 
     def __init__(self, device: Device | str, *, inline: bool = False) -> None:
         self.device = Device(device)
         self.inline = inline
-        self._queue: queue.Queue[_Item | None] | None = None
+        self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()  # (reentrant put)
         self._thread: threading.Thread | None = None
+        self._running = False  # whether the worker was started
         self._closed = False
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._errors: list[BaseException] = []  # shared with the worker, which must not hold self
+        self._queued = 0  # items queued for the worker so far
+        self._done = [0]  # items the worker has run (a list: the worker must not hold self)
+        self._finished = threading.Condition()  # told when the worker has run one more
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.device})"
@@ -274,15 +301,16 @@ class HostStream(Stream):
         with self._lock:
             here = self._closed or _exiting
             if not here:
-                if self._queue is None:
-                    self._queue = queue.Queue()
+                if not self._running:
+                    self._running = True  # first: what a finalizer queues meanwhile waits for it
                     self._thread = threading.Thread(
-                        target=_work, args=(self._queue, self._errors), daemon=True,
-                        name=f"hxarray-{self.device}-stream")
+                        target=_work, args=(self._queue, self._errors, self._done, self._finished),
+                        daemon=True, name=f"hxarray-{self.device}-stream")
                     self._thread.start()
                     _started.add(self)
                     # the worker ends with the stream (at exit, `_finish_at_exit` ends it)
                     weakref.finalize(self, self._queue.put, None).atexit = False
+                self._queued += 1
                 self._queue.put((fn, marker))
         if here:  # closed: the worker has run everything queued before
             _run((fn, marker), self._errors, worker=False)
@@ -293,33 +321,33 @@ class HostStream(Stream):
             if self._closed:
                 return
             self._closed = True
-            if self._queue is not None:
+            if self._running:
                 self._queue.put(None)
         if wait and self._thread is not None:
             self._thread.join()
 
     def synchronize(self) -> None:
-        if self._queue is not None:
-            self._queue.join()
+        queued = self._queued
+        with self._finished:
+            self._finished.wait_for(lambda: self._done[0] >= queued)
         if self._errors:
             error = self._errors[0]
             self._errors.clear()
             raise RuntimeError(f"work queued on {self!r} failed") from error
 
     def query(self) -> bool:
-        return self._queue is None or self._queue.unfinished_tasks == 0
+        return self._done[0] == self._queued
 
     def record_event(self, event: Event | None = None) -> Event:
         event = HostEvent(self.device) if event is None else event
         if not isinstance(event, HostEvent):
             raise TypeError(f"{self!r} records events of its own kind, got "
                             f"{type(event).__name__}")
-        event._arm()
-        self._put(functools.partial(event._fire, self._errors), marker=True)
+        self._put(functools.partial(event._arm().fire, self._errors), marker=True)
         return event
 
     def wait_event(self, event: Event) -> None:
         if not isinstance(event, HostEvent):
             raise TypeError(f"{self!r} waits on events of its own kind, got "
                             f"{type(event).__name__}")
-        self._put(event.synchronize, marker=True)
+        self._put(event._recording.done.wait, marker=True)  # the recording made so far
