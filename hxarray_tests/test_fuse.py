@@ -77,6 +77,14 @@ def test_the_chain_is_bit_for_bit_the_unfused_chain(dtype):
     both(chain, a[:0], b[:0])  # empty
 
 
+def test_an_operand_strided_as_the_wider_result_is_not_read_as_dense():
+    """float32 every other element has the strides of the float64 result: it is strided all
+    the same."""
+    x = xp.asarray(np.arange(20, dtype=np.float32))[::2]
+    both(lambda a, b: a + b, x, xp.zeros(10))
+    both(lambda a, b: xp.sum(a + b), x, xp.zeros(10))
+
+
 def test_a_large_chain_runs_split_over_threads(monkeypatch):
     monkeypatch.setattr(parallel, "machine_busy", lambda: False)
     n = cpu_fused.ONE_PASS_FROM + 3 * 8192 + 7

@@ -28,8 +28,8 @@ from ...hal.kernel_cache import KernelCache, default_cache_dir
 from ..fusion import SCALAR, Expression, scalar_key
 from . import kernels, parallel
 
-__all__ = ["CHUNK", "Prepared", "arange_loop", "compiled", "host_function", "partition_loops",
-           "run", "run_reduce", "run_sum"]
+__all__ = ["CHUNK", "Prepared", "arange_loop", "compiled", "dense", "host_function",
+           "partition_loops", "run", "run_reduce", "run_sum"]
 
 CHUNK = 8192  # elements per chunk of blocked evaluation: a few temporaries stay in L2
 THREADED_FROM = 1 << 18  # elements from which a fused loop is split over the pool
@@ -155,16 +155,10 @@ class Prepared:
                                        for a in self.operands(arrays)], native(out))
             return
         pointers = self.pointers[:]
-        dense = True
-        strides = out._strides
         for k, a in zip(self.slots, arrays):
             pointers[k] = a._buffer.block.address + a._offset
-            if dense and (a._shape != shape or a._strides != strides) and (
-                    a._shape != shape or a._dtype.itemsize == out._dtype.itemsize or
-                    a._strides != contiguous_strides(shape, a._dtype.itemsize)):
-                dense = False
         target = out._buffer.block.address + out._offset
-        if not dense:
+        if not dense(arrays, shape):
             _strided(loop, self.operands(arrays), out, self.constants[1])
         elif size < THREADED_FROM:
             function(loop.head(*pointers, target, size, size) + loop.dense_tail)
@@ -367,6 +361,13 @@ def native(x: Array) -> np.ndarray:
     return CpuBackend.native(None, x)  # type: ignore[arg-type]
 
 
+def dense(operands: Sequence[Any], shape: tuple[int, ...]) -> bool:
+    """Whether every array among `operands` is C-contiguous in `shape` (none broadcast): the
+    loops' dense layout, where each operand advances by its own itemsize."""
+    return all(a._shape == shape and a._strides == contiguous_strides(shape, a._dtype.itemsize)
+               for a in operands if a.__class__ is Array)
+
+
 def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int, ...],
                reduce: Callable[[np.ndarray, np.ndarray], None], out: np.ndarray) -> bool:
     """out = `reduce` over all axes of the expression of same-shaped C-contiguous arrays (and
@@ -374,10 +375,7 @@ def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int
     partial result, the partials reduced in order. False (out untouched) where the operands
     are laid out otherwise or too small to pay."""
     size = math.prod(shape)
-    if size < ONE_PASS_FROM or any(
-            a.__class__ is Array and (a._shape != shape or
-                                      a._strides != contiguous_strides(shape, a._dtype.itemsize))
-            for a in operands):
+    if size < ONE_PASS_FROM or not dense(operands, shape):
         return False
     loop = _loop(expression)
     constants = _scalars(expression, operands)
@@ -426,10 +424,8 @@ def run_sum(expression: Expression, operands: Sequence[Any], shape: tuple[int, .
     total = out._dtype
     size = math.prod(shape)
     if not size or not (total == expression.dtype and total.kind == "f" or
-                        total.kind in "iu" and expression.dtype.kind in "biu") or any(
-            a.__class__ is Array and (a._shape != shape or
-                                      a._strides != contiguous_strides(shape, a._dtype.itemsize))
-            for a in operands):
+                        total.kind in "iu" and expression.dtype.kind in "biu") or \
+            not dense(operands, shape):
         return False
     loop = _sum_loop(expression, total)
     if loop is None:
