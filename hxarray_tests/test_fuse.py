@@ -112,6 +112,114 @@ def test_a_signature_is_traced_once_and_kept():
     assert len(calls) == 5
 
 
+def test_a_warm_call_is_never_reused_for_another_layout(other_device):
+    """A warm call is kept per layout: each array's dtype, shape, strides and device, each
+    scalar's type and bits, and the mode. Calls that differ in one of them, taken in turns and
+    then again (warm), each give the unfused result, or its error."""
+    values = np.random.default_rng(21).standard_normal((4, 6))
+    x, f32 = xp.asarray(values), xp.asarray(values.astype(np.float32))
+    i64 = xp.asarray((values * 10).astype(np.int64))
+    long = xp.asarray(np.random.default_rng(22).standard_normal(2050))
+    there = x.to_device(other_device)
+    calls = [(x[0], x[1]), (f32[0], x[1]), (i64[0], x[1]), (i64[0], i64[1]),
+             (x[:, 0], x[:, 1]), (x[0, :4], x[1, :4]),  # (4,): strided, then contiguous
+             (x, x[0]), (x.mT, x[:, 0]), (x[0, 0], x[1, 1]), (x[0, :0], x[1, :0]),
+             (long[:1023], long[1:1024]), (long[:1024], long[1:1025]),  # around GIL_FROM
+             (long[::2], long[1::2]), (x[0], 2), (x[0], 2.0), (x[0], True), (x[0], 2j),
+             (x[0], 0.0), (x[0], -0.0), (i64[0], 2), (i64[0], 2.5), (there[0], there[1]),
+             (x[0], there[1])]
+
+    def function(a, b):
+        return a * b - 1
+
+    fused = xp.fuse(function)
+    for _ in range(2):
+        for strict in (False, True):
+            with xp.set_strict(strict):
+                for args in calls:
+                    try:
+                        expected = function(*args)
+                    except (TypeError, ValueError) as exc:
+                        with pytest.raises(type(exc)):
+                            fused(*args)
+                        continue
+                    result = fused(*args)
+                    assert result.device == expected.device
+                    same(result, expected)
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["numpy_mode", "strict"])
+def test_a_warm_fused_reduction_is_the_unfused_one(strict):
+    """Sums (numpy's pairwise order), means and keepdims from their warm calls: bit for bit the
+    unfused reduction (and in numpy mode numpy's sum), over no elements, 0-D arrays, NaN, -0.0,
+    integers (wrapping), and once the sum is split over threads after its call was made."""
+    rng = np.random.default_rng(23)
+    floats = rng.standard_normal((2, 1030)) * 1e3
+    floats[0, ::7], floats[1, ::11] = np.nan, -0.0
+    zeros = np.full((2, 10), -0.0)
+    ints = rng.integers(-128, 127, (2, 300), dtype=np.int8)
+    operands = [xp.asarray(floats[:, :10]), xp.asarray(floats.astype(np.float32)),
+                xp.asarray(floats), xp.asarray(zeros), xp.asarray(zeros[:, :0]),
+                xp.asarray(zeros[:, 0]), xp.asarray(ints), xp.asarray(ints.astype(np.uint64)),
+                xp.asarray(floats[:, :12].reshape(2, 3, 4))]
+    functions = [lambda a, b: xp.sum(a * b), lambda a, b: xp.sum(a - b, keepdims=True),
+                 lambda a, b: xp.sum(a * b + 1), lambda a, b: xp.mean(a - b)]
+    fused = [xp.fuse(f) for f in functions]
+    with xp.set_strict(strict):
+        for pair in operands:
+            a, b = pair[0], pair[1]
+            for function, warm in zip(functions, fused):
+                if function is functions[-1] and a.dtype not in (xp.float32, xp.float64):
+                    continue
+                for _ in range(3):
+                    same(warm(a, b), function(a, b))
+            if not strict:
+                expected = np.sum(host(a) * host(b))
+                assert host(fused[0](a, b)).tobytes() == np.asarray(expected).tobytes()
+        a, b = operands[2][0], operands[2][1]  # warm, then split in pieces as unfused
+        with xp.threads(2), thread_thresholds(100):
+            for function, warm in zip(functions, fused):
+                same(warm(a, b), function(a, b))
+
+
+@CPU_ONLY
+def test_a_small_warm_sum_runs_the_pass_prepared_for_it(device, monkeypatch):
+    """On the CPU a warm sum (or mean) of dense operands runs the compiled pass prepared for
+    its layout, not the general reduction path."""
+    x = xp.asarray(np.arange(10.0))
+    y = x - 0.5
+    functions = [lambda a, b: xp.sum(a * b), lambda a, b: xp.mean(a - b)]
+    fused = [xp.fuse(f) for f in functions]
+    for f in fused:
+        f(x, y)
+
+    def general(*args, **kwargs):
+        raise AssertionError("the general path")
+
+    monkeypatch.setattr(type(device.backend), "fused_reduce", general)
+    results = [f(x, y) for f in fused]
+    monkeypatch.undo()
+    for result, function in zip(results, functions):
+        same(result, function(x, y))
+
+
+def test_a_warm_call_allocates_where_unfused_calls_do(device):
+    """A warm call's result, and a warm mean's temporary, come from the memory scope open
+    around the call."""
+    x = xp.asarray(np.arange(10.0))
+    y = x + 1
+    fused = [xp.fuse(chain), xp.fuse(lambda a, b: xp.mean(a - b))]
+    for f in fused:
+        f(x, y)
+    allocations = xp.memory_stats(device)["num_allocs"]
+    with xp.memory_scope(device) as scope:
+        results = [f(x, y) for f in fused]
+    assert scope.allocations >= 2
+    assert xp.memory_stats(device)["num_allocs"] == allocations
+    same(results[0], chain(x, y))
+    same(results[1], xp.mean(x - y))
+
+
 def test_scalars_equal_in_value_but_not_in_bits_are_other_signatures():
     """0.0 and -0.0 (and complex numbers with -0.0 parts), as arguments or as two constants of
     one function, each give their own result; NaN arguments reuse their plan."""
@@ -356,15 +464,17 @@ SUM_SIZES = (1, 7, 8, 9, 127, 128, 129, 136, 257, 1000, 4099, 65543)
 
 
 def compiled_sums(monkeypatch) -> list[bool]:
-    """Records whether each fused sum ran compiled (`run_sum` took it)."""
+    """Records whether each fused sum of dense operands ran compiled: the compiled pass
+    prepared for it (`PreparedSum.of`, by a warm call or `run_sum`), or not."""
     taken: list[bool] = []
-    run_sum = cpu_fused.run_sum
+    prepare = cpu_fused.PreparedSum.of
 
     def spy(*args):
-        taken.append(run_sum(*args))
-        return taken[-1]
+        summed = prepare(*args)
+        taken.append(summed is not None)
+        return summed
 
-    monkeypatch.setattr(cpu_fused, "run_sum", spy)
+    monkeypatch.setattr(cpu_fused.PreparedSum, "of", spy)
     return taken
 
 
@@ -421,8 +531,7 @@ def test_a_fused_sum_of_other_layouts_or_dtypes_runs_as_before(monkeypatch):
     both(lambda x: xp.sum(x * 2), a.mT, exact=False)
     both(lambda x: xp.sum(x * 1j), a, exact=False)
     both(lambda x: xp.sum(x * 2, dtype=xp.float32), a, exact=False)
-    if a.device == xp.Device("cpu"):
-        assert taken == [False] * 4
+    assert not any(taken)
 
 
 def test_on_cuda_a_fused_reduction_is_one_kernel():

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from .._array import Array
     from .base import Backend
 
-__all__ = ["ASTYPE", "ARRAY", "SCALAR", "Expression", "Step", "reduced_dtype", "run_unfused",
-           "scalar_key"]
+__all__ = ["ASTYPE", "ARRAY", "SCALAR", "Expression", "Step", "operands_of", "reduced_dtype",
+           "run_unfused", "scalar_key"]
 
 ARRAY = "array"  # an operand: the array passed at this position
 SCALAR = "scalar"  # an operand: the Python scalar passed at this position
@@ -69,6 +69,12 @@ def scalar_key(value: bool | int | float | complex) -> tuple[type, Any]:
 
 
 _DOUBLES = struct.Struct("<dd")
+
+
+def operands_of(scalars: Sequence[Any], arrays: Sequence[Array]) -> list[Any]:
+    """Every operand: `arrays`, in order, at the places of `scalars` that hold None."""
+    given = iter(arrays)
+    return [next(given) if v is None else v for v in scalars]
 
 
 def run_unfused(backend: Backend, expression: Expression, operands: Sequence[Array | Any],
