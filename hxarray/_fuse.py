@@ -347,40 +347,67 @@ def _run(plan: _Plan, args: Sequence[Any], device: Device) -> Array:
     return _evaluate(backend, plan.after, values, device)
 
 
-def _runner(plan: _Plan, args: Sequence[Any], device: Device) -> Runner:
-    """The call of a traced plan for arguments laid out as `args` (their arrays' dtypes, shapes
-    and strides). An expression, or one that a reduction ends (followed by element-wise work
-    on its result and scalars only), runs from what the trace and the layout fixed: the
+def _scalars(sources: Sequence[tuple[str, Any]]) -> list[Any]:
+    """The scalar operands of an expression whose operands come from `sources`, None at the
+    others' places."""
+    return [value if kind == "scalar" else None for kind, value in sources]
+
+
+class _Traced(NamedTuple):
+    """A traced signature: its plan, what takes the arrays its expression reads from the
+    arguments (a tuple), and for an expression without a reduction the backend's call of it
+    prepared for its scalars (`Backend.fused_call`), which each layout's runner specialises
+    (`Backend.fused_layout`)."""
+
+    plan: _Plan
+    take: Callable[[Sequence[Any]], tuple[Array, ...]]
+    call: Callable[[Sequence[Array], Array], None] | None
+
+    @classmethod
+    def of(cls, plan: _Plan, device: Device) -> _Traced:
+        positions = [value for kind, value in plan.before_sources if kind == "arg"]
+        first = positions[0] if positions else 0
+        take = operator.itemgetter(slice(first, first + len(positions))) \
+            if positions == list(range(first, first + len(positions))) else \
+            operator.itemgetter(*positions)  # (a tuple either way)
+        if plan.reduction is not None or plan.before is None:
+            return cls(plan, take, None)
+        backend = device._backend or device.backend
+        return cls(plan, take, backend.fused_call(plan.before, _scalars(plan.before_sources)))
+
+
+def _runner(traced: _Traced, args: Sequence[Any], device: Device) -> Runner:
+    """The call of a traced signature for arguments laid out as `args` (their arrays' dtypes,
+    shapes and strides). An expression, or one that a reduction ends (followed by element-wise
+    work on its result and scalars only), runs from what the trace and the layout fixed: the
     arguments it reads, its scalars, the result's shape and dtype, the backend's prepared call
-    (`Backend.fused_call` and `fused_layout`, or `fused_reduce_call`); nothing is checked
-    again. Other plans run through `_run`."""
+    (`Backend.fused_layout`, or `fused_reduce_call`); nothing is checked again. Other plans
+    run through `_run`."""
+    plan = traced.plan
     expression = plan.before
     if expression is None or plan.reduction is not None and not plan.epilogue and (
             plan.after is not None or plan.after_sources[0][0] != "reduction"):
         return lambda args: _run(plan, args, device)
     backend = device._backend or device.backend
-    positions = [value for kind, value in plan.before_sources if kind == "arg"]
-    arrays = [args[p] for p in positions]
-    shape = broadcast_shapes(*(a._shape for a in arrays))
-    scalars = [value if kind == "scalar" else None for kind, value in plan.before_sources]
-    if plan.reduction is None:
-        call = backend.fused_layout(backend.fused_call(expression, scalars), arrays, shape)
+    take = traced.take
+    arrays = take(args)
+    shape = arrays[0]._shape if arrays else ()
+    if any(a._shape != shape for a in arrays):  # (a new shape: cheaper than its broadcast)
+        shape = broadcast_shapes(*(a._shape for a in arrays))
+    if traced.call is not None:
+        call = backend.fused_layout(traced.call, arrays, shape)
         kept = seen = shape
         dtype = expression.dtype
     else:
+        assert plan.reduction is not None
         op, axes, dtype, positive_zero = plan.reduction
         after = plan.after if plan.epilogue else None
         call = backend.fused_reduce_call(
-            op, expression, scalars, arrays, shape, axes, dtype, after,
-            [value if kind == "scalar" else None for kind, value in plan.after_sources],
-            positive_zero=positive_zero)
+            op, expression, _scalars(plan.before_sources), arrays, shape, axes, dtype, after,
+            _scalars(plan.after_sources), positive_zero=positive_zero)
         kept = tuple(n for i, n in enumerate(shape) if i not in axes)
         seen = next(value for kind, value in plan.after_sources if kind == "reduction")
         dtype = dtype if after is None else after.dtype
-    first = positions[0] if positions else 0
-    take = operator.itemgetter(slice(first, first + len(positions))) \
-        if positions == list(range(first, first + len(positions))) else \
-        operator.itemgetter(*positions)  # (a tuple either way)
     empty = backend.empty
 
     def run(args: Sequence[Any]) -> Array:
@@ -404,7 +431,7 @@ class Fused:
         self.function = function
         self.fallback = fallback
         self._runs: dict[Any, Runner] = {}  # per layout (the key built in __call__)
-        self._plans: dict[Any, _Plan | None] = {}  # per signature (None: it runs unfused)
+        self._plans: dict[Any, _Traced | None] = {}  # per signature (None: it runs unfused)
         self._lock = threading.Lock()
         functools.update_wrapper(self, function)
 
@@ -445,13 +472,14 @@ class Fused:
         signature = None if key is None else (key[0], *(
             (a._dtype, len(a._shape), a._buffer.device) if a.__class__ is Array else
             scalar_key(a) for a in args))
-        plan = self._plans.get(signature, _MISSING)
+        traced = self._plans.get(signature, _MISSING)
         result = _MISSING
-        if plan is _MISSING or plan is not None and plan.shapes not in (
+        if traced is _MISSING or traced is not None and traced.plan.shapes not in (
                 None, tuple(a._shape for a in args if a.__class__ is Array)):
             plan, result = self._trace(args, device)
-            self._keep(self._plans, signature, plan)
-        run = self._unfused if plan is None else _runner(plan, args, device)
+            traced = None if plan is None else _Traced.of(plan, device)
+            self._keep(self._plans, signature, traced)
+        run = self._unfused if traced is None else _runner(traced, args, device)
         self._keep(self._runs, key, run)
         return run(args) if result is _MISSING else result
 
