@@ -203,6 +203,22 @@ def test_a_small_warm_sum_runs_the_pass_prepared_for_it(device, monkeypatch):
         same(result, function(x, y))
 
 
+@CPU_ONLY
+def test_the_profiler_sees_a_warm_call_as_before(device):
+    """A warm fused call on the CPU is its allocations to the hooks: the result's (and a
+    mean's temporary's), no primitive."""
+    x = xp.asarray(np.arange(10.0))
+    y = x + 1
+    fused = [xp.fuse(chain), xp.fuse(lambda a, b: xp.sum(a * b)),
+             xp.fuse(lambda a, b: xp.mean(a - b))]
+    for f in fused:
+        f(x, y)
+    for f, allocations in zip(fused, (1, 1, 2)):
+        with xp.profile() as profile:
+            f(x, y)
+        assert [e.category for e in profile.events] == ["allocation"] * allocations
+
+
 def test_a_warm_call_allocates_where_unfused_calls_do(device):
     """A warm call's result, and a warm mean's temporary, come from the memory scope open
     around the call."""
