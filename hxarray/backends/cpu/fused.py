@@ -515,11 +515,11 @@ class PreparedSum(_Operands):
         return cls(expression, scalars, loop, size, total.numpy, positive_zero)
 
     def __init__(self, expression: Expression, scalars: Sequence[Any],
-                 loop: tuple[Callable[[bytes], None], Callable[..., bytes]], size: int,
-                 total: np.dtype, positive_zero: bool) -> None:
+                 loop: tuple[Callable[[bytes], None], Callable[[bytes], None],
+                             Callable[..., bytes]],
+                 size: int, total: np.dtype, positive_zero: bool) -> None:
         super().__init__(expression, scalars)
-        self.function, self.pack = loop
-        self.quick = holding_the_gil(self.function)
+        self.function, self.quick, self.pack = loop
         self.size, self.total, self.positive_zero = size, total, positive_zero
         self.initial, self.at_initial = _starts[positive_zero, total]
 
@@ -600,22 +600,24 @@ def _combine(tree: Any, sums: np.ndarray) -> Any:
 
 
 def _sum_loop(expression: Expression, total: Any
-              ) -> tuple[Callable[[bytes], None], Callable[..., bytes]] | None:
-    """The compiled `hx_fused_sum` of the expression into `total` (`host_sum_source`) and the
-    packing of its arguments; None without a compiler."""
+              ) -> tuple[Callable[[bytes], None], Callable[[bytes], None],
+                         Callable[..., bytes]] | None:
+    """The compiled `hx_fused_sum` of the expression into `total` (`host_sum_source`), the
+    same holding the GIL, and the packing of its arguments; None without a compiler."""
     key = (expression, total)
     if key not in _sums:
         from ..cuda.codegen.fused import host_sum_source
 
         function = host_function(host_sum_source(expression, total), "hx_fused_sum",
                                  [ctypes.c_char_p])
-        _sums[key] = None if function is None else \
-            (function, struct.Struct(f"<{expression.operands + 4}q").pack)
+        _sums[key] = None if function is None else (
+            function, holding_the_gil(function),
+            struct.Struct(f"<{expression.operands + 4}q").pack)
     return _sums[key]
 
 
-_sums: dict[tuple[Expression, Any],
-            tuple[Callable[[bytes], None], Callable[..., bytes]] | None] = {}
+_sums: dict[tuple[Expression, Any], tuple[Callable[[bytes], None], Callable[[bytes], None],
+                                          Callable[..., bytes]] | None] = {}
 
 
 def _blocked(expression: Expression, operands: Sequence[Any], out: np.ndarray) -> None:
