@@ -404,7 +404,7 @@ def _runner(traced: _Traced, args: Sequence[Any], device: Device) -> Runner:
         after = plan.after if plan.epilogue else None
         call = backend.fused_reduce_call(
             op, expression, _scalars(plan.before_sources), arrays, shape, axes, dtype, after,
-            _scalars(plan.after_sources), positive_zero=positive_zero)
+            () if after is None else _scalars(plan.after_sources), positive_zero=positive_zero)
         kept = tuple(n for i, n in enumerate(shape) if i not in axes)
         seen = next(value for kind, value in plan.after_sources if kind == "reduction")
         dtype = dtype if after is None else after.dtype
