@@ -565,6 +565,8 @@ class PreparedSum(_Operands):
         else:
             kernels.reduce_into(REDUCTIONS["sum"], partials, None, False, target,
                                 self.positive_zero)
+
+
 class _Starts(dict[tuple[bool, np.dtype], tuple[np.ndarray | None, int]]):
     """(positive_zero, dtype) -> what a sum starts from (`kernels.sum_start`) as a 0-D array
     and its address, or (None, 0): made once."""
