@@ -148,6 +148,22 @@ def test_a_warm_call_is_never_reused_for_another_layout(other_device):
                     same(result, expected)
 
 
+def test_a_warm_call_takes_its_arrays_wherever_they_are():
+    """Arguments read in another order than given, scalars before and among them, an argument
+    not read, one array only: each warm call (written out for its operands) reads the right
+    ones."""
+    rng = np.random.default_rng(24)
+    x, y, z = (xp.asarray(rng.standard_normal(9)) for _ in range(3))
+    for function, args in (
+            (lambda a, b: b - a, (x, y)), (lambda s, a: 2 * a + s, (1.5, x)),
+            (lambda a, s, b: (s - a) * b, (x, 0.25, y)), (lambda a, b, c: c * c, (x, y, z)),
+            (lambda a, b, c: xp.where(c > 0, b, a), (x, y, z)),
+            (lambda a, b: xp.sum(b / 3 - a), (x, y))):
+        fused = xp.fuse(function)
+        for _ in range(3):
+            same(fused(*args), function(*args))
+
+
 @pytest.mark.parametrize("strict", [False, True], ids=["numpy_mode", "strict"])
 def test_a_warm_fused_reduction_is_the_unfused_one(strict):
     """Sums (numpy's pairwise order), means and keepdims from their warm calls: bit for bit the
