@@ -33,7 +33,7 @@ from .hal.device import Device
 __all__ = ["fuse"]
 
 REDUCED = "reduced"  # a step standing for the reduction's result (seen with a shape)
-_MAX_PLANS = 256  # signatures kept per fused function
+_MAX_PLANS = 256  # signatures (and layouts) kept per fused function
 _BYTES = frozenset({dt.bool, dt.int8, dt.uint8})
 
 
@@ -327,24 +327,15 @@ def _evaluate(backend: Backend, expression: Expression | None, operands: list[An
 
 
 def _run(plan: _Plan, args: Sequence[Any], device: Device) -> Array:
+    """A plan `_runner` does not prepare: the result an operand itself (a copy), a reduction
+    of an argument itself, or work after the reduction that reads the arguments."""
     backend = device._backend or device.backend
     operands = _values(plan.before_sources, args, None)
     if plan.reduction is None:
         return _evaluate(backend, plan.before, operands, device)
     op, axes, dtype, positive_zero = plan.reduction
     shape = broadcast_shapes(*(a._shape for a in operands if a.__class__ is Array))
-    kept = tuple(n for i, n in enumerate(shape) if i not in axes)
-    if plan.epilogue:  # the expression after the reduction goes into its kernel
-        assert plan.after is not None and plan.before is not None
-        out = backend.empty(kept, plan.after.dtype, device)
-        backend.fused_reduce(op, plan.before, operands, shape, axes, out, plan.after,
-                             [value if kind == "scalar" else None
-                              for kind, value in plan.after_sources],
-                             positive_zero=positive_zero)
-        seen = next(value for kind, value in plan.after_sources if kind == "reduction")
-        return out if seen == kept else view(out, seen, contiguous_strides(
-            seen, out._dtype.itemsize), 0)
-    reduced = backend.empty(kept, dtype, device)
+    reduced = backend.empty(tuple(n for i, n in enumerate(shape) if i not in axes), dtype, device)
     if plan.before is None:  # a reduction of an argument itself
         backend.reduce(op, operands[0], axes, reduced, positive_zero=positive_zero)
     else:
@@ -356,42 +347,78 @@ def _run(plan: _Plan, args: Sequence[Any], device: Device) -> Array:
     return _evaluate(backend, plan.after, values, device)
 
 
-def _runner(plan: _Plan, arity: int, device: Device) -> Runner:
-    """The call of a traced signature. An element-wise expression (the common case, where the
-    call's own cost matters) runs from what the trace fixed: the arguments it reads, its
-    scalars (`Backend.fused_call`), the result's dtype, the backend."""
+def _scalars(sources: Sequence[tuple[str, Any]]) -> list[Any]:
+    """The scalar operands of an expression whose operands come from `sources`, None at the
+    others' places."""
+    return [value if kind == "scalar" else None for kind, value in sources]
+
+
+class _Traced(NamedTuple):
+    """A traced signature: its plan, what takes the arrays its expression reads from the
+    arguments (a tuple), and for an expression without a reduction the backend's call of it
+    prepared for its scalars (`Backend.fused_call`), which each layout's runner specialises
+    (`Backend.fused_layout`)."""
+
+    plan: _Plan
+    take: Callable[[Sequence[Any]], tuple[Array, ...]]
+    call: Callable[[Sequence[Array], Array], None] | None
+
+    @classmethod
+    def of(cls, plan: _Plan, device: Device) -> _Traced:
+        positions = [value for kind, value in plan.before_sources if kind == "arg"]
+        first = positions[0] if positions else 0
+        take = operator.itemgetter(slice(first, first + len(positions))) \
+            if positions == list(range(first, first + len(positions))) else \
+            operator.itemgetter(*positions)  # (a tuple either way)
+        if plan.reduction is not None or plan.before is None:
+            return cls(plan, take, None)
+        backend = device._backend or device.backend
+        return cls(plan, take, backend.fused_call(plan.before, _scalars(plan.before_sources)))
+
+
+def _runner(traced: _Traced, args: Sequence[Any], device: Device) -> Runner:
+    """The call of a traced signature for arguments laid out as `args` (their arrays' dtypes,
+    shapes and strides). An expression, or one that a reduction ends (followed by element-wise
+    work on its result and scalars only), runs from what the trace and the layout fixed: the
+    arguments it reads, its scalars, the result's shape and dtype, the backend's prepared call
+    (`Backend.fused_layout`, or `fused_reduce_call`); nothing is checked again. Other plans
+    run through `_run`."""
+    plan = traced.plan
     expression = plan.before
-    positions = [value for kind, value in plan.before_sources if kind == "arg"]
-    if plan.reduction is not None or expression is None or not positions:
+    if expression is None or plan.reduction is not None and not plan.epilogue and (
+            plan.after is not None or plan.after_sources[0][0] != "reduction"):
         return lambda args: _run(plan, args, device)
     backend = device._backend or device.backend
-    empty, dtype = backend.empty, expression.dtype
-    call = backend.fused_call(expression, [value if kind == "scalar" else None
-                                           for kind, value in plan.before_sources])
-    if len(positions) == 1:  # (itemgetter of one position gives the item, not a tuple)
-        position = positions[0]
+    take = traced.take
+    arrays = take(args)
+    shape = arrays[0]._shape if arrays else ()
+    if any(a._shape != shape for a in arrays):  # (a new shape: cheaper than its broadcast)
+        shape = broadcast_shapes(*(a._shape for a in arrays))
+    if traced.call is not None:
+        call = backend.fused_layout(traced.call, arrays, shape)
+        kept = seen = shape
+        dtype = expression.dtype
+    else:
+        assert plan.reduction is not None
+        op, axes, dtype, positive_zero = plan.reduction
+        after = plan.after if plan.epilogue else None
+        call = backend.fused_reduce_call(
+            op, expression, _scalars(plan.before_sources), arrays, shape, axes, dtype, after,
+            () if after is None else _scalars(plan.after_sources), positive_zero=positive_zero)
+        kept = tuple(n for i, n in enumerate(shape) if i not in axes)
+        seen = next(value for kind, value in plan.after_sources if kind == "reduction")
+        dtype = dtype if after is None else after.dtype
+    empty = backend.empty
 
-        def run(args: Sequence[Any]) -> Array:
-            array = args[position]
-            out = empty(array._shape, dtype, device)
-            call((array,), out)
-            return out
-
-        return run
-    take = operator.itemgetter(*positions)
-
-    def run_many(args: Sequence[Any]) -> Array:
-        arrays = take(args)
-        shape = arrays[0]._shape
-        for a in arrays:
-            if a._shape != shape:
-                shape = broadcast_shapes(*(a._shape for a in arrays))
-                break
-        out = empty(shape, dtype, device)
-        call(arrays, out)
+    def run(args: Sequence[Any]) -> Array:
+        out = empty(kept, dtype, device)
+        call(take(args), out)
         return out
 
-    return run_many
+    if seen == kept:
+        return run
+    strides = contiguous_strides(seen, dtype.itemsize)
+    return lambda args: view(run(args), seen, strides, 0)  # keepdims
 
 
 class Fused:
@@ -403,7 +430,8 @@ class Fused:
             raise TypeError(f"fuse() takes a function, got {type(function).__name__}")
         self.function = function
         self.fallback = fallback
-        self._plans: dict[Any, Runner] = {}
+        self._runs: dict[Any, Runner] = {}  # per layout (the key built in __call__)
+        self._plans: dict[Any, _Traced | None] = {}  # per signature (None: it runs unfused)
         self._lock = threading.Lock()
         functools.update_wrapper(self, function)
 
@@ -414,17 +442,16 @@ class Fused:
         if kwargs:
             raise TypeError(f"a fused function takes positional arguments only, got "
                             f"{', '.join(kwargs)}")
-        # The plan's key, built inline: the mode, and per argument its dtype, number of
-        # dimensions (-1 where it has no elements) and device, or a scalar's `scalar_key`.
+        # The layout's key, built inline: the mode, and per argument its dtype, shape, strides
+        # and device, or a scalar's `scalar_key`.
         key: Any = (is_strict(),)
         try:
             for a in args:
                 if a.__class__ is Array:
-                    shape = a._shape
-                    key += a._dtype, len(shape) if 0 not in shape else -1, a._buffer.device
+                    key += a._dtype, a._shape, a._strides, a._buffer.device
                 else:
                     key += (scalar_key(a),)
-            run = self._plans.get(key)
+            run = self._runs.get(key)
         except TypeError:  # an unhashable argument: _first names it
             key = run = None
         if run is None:
@@ -435,54 +462,46 @@ class Fused:
         return self.function(*args)
 
     def _first(self, key: Any, args: Sequence[Any]) -> Any:
-        """The first call of a signature: its arguments checked, the function traced."""
+        """The first call of a layout: its arguments checked, its signature (the mode, and per
+        argument its dtype, number of dimensions and device, or a scalar's `scalar_key`) traced
+        where it is new (a reduction's per shape: its counts follow them), its runner made."""
         device, empty = self._check(args)
         if empty or device is None:  # nothing to compute, or no array: as unfused
-            self._keep(self._plans, key, self._unfused)
+            self._keep(self._runs, key, self._unfused)
             return self.function(*args)
-        run, result = self._compile(args, device)
-        self._keep(self._plans, key, run)
+        signature = None if key is None else (key[0], *(
+            (a._dtype, len(a._shape), a._buffer.device) if a.__class__ is Array else
+            scalar_key(a) for a in args))
+        traced = self._plans.get(signature, _MISSING)
+        result = _MISSING
+        if traced is _MISSING or traced is not None and traced.plan.shapes not in (
+                None, tuple(a._shape for a in args if a.__class__ is Array)):
+            plan, result = self._trace(args, device)
+            traced = None if plan is None else _Traced.of(plan, device)
+            self._keep(self._plans, signature, traced)
+        run = self._unfused if traced is None else _runner(traced, args, device)
+        self._keep(self._runs, key, run)
         return run(args) if result is _MISSING else result
 
-    def _compile(self, args: Sequence[Any], device: Device) -> tuple[Runner, Any]:
-        """The runner of the arguments' signature (the function unfused where it cannot be
-        fused), and the result where finding that out computed it."""
+    def _trace(self, args: Sequence[Any], device: Device) -> tuple[_Plan | None, Any]:
+        """The plan of the arguments' signature (None where it cannot be fused: it runs
+        unfused), and the result where finding that out computed it."""
         try:
-            plan = _trace(self.function, args, device)
+            return _trace(self.function, args, device), _MISSING
         except _Unfusable as exc:
             self._refuse(str(exc))
-            return self._unfused, _MISSING
+            return None, _MISSING
         except Exception as exc:
             result = self.function(*args)  # its own errors are raised as they are
             self._refuse(f"an array the function uses without taking it as an argument "
                          f"(tracing raised: {exc})")
-            return self._unfused, result
-        if plan.shapes is None:
-            return _runner(plan, len(args), device), _MISSING
-        return self._per_shape(plan, args, device), _MISSING
+            return None, result
 
-    def _per_shape(self, plan: _Plan, args: Sequence[Any], device: Device) -> Runner:
-        """A signature whose plan depends on the arguments' shapes (a reduction's counts): one
-        plan per shapes."""
-        runs: dict[Any, Runner] = {plan.shapes: _runner(plan, len(args), device)}
-
-        def run(args: Sequence[Any]) -> Any:
-            shapes = tuple(a._shape for a in args if a.__class__ is Array)
-            found = runs.get(shapes)
-            if found is None:
-                found, result = self._compile(args, device)
-                self._keep(runs, shapes, found)
-                if result is not _MISSING:
-                    return result
-            return found(args)
-
-        return run
-
-    def _keep(self, plans: dict[Any, Runner], key: Any, run: Runner) -> None:
+    def _keep(self, table: dict[Any, Any], key: Any, value: Any) -> None:
         with self._lock:
-            if len(plans) >= _MAX_PLANS:
-                plans.clear()
-            plans[key] = run
+            if len(table) >= _MAX_PLANS:
+                table.clear()
+            table[key] = value
 
     def _refuse(self, what: str) -> None:
         """None (run unfused) with `fallback`, else the TypeError naming `what`."""

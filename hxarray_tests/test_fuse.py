@@ -77,6 +77,14 @@ def test_the_chain_is_bit_for_bit_the_unfused_chain(dtype):
     both(chain, a[:0], b[:0])  # empty
 
 
+def test_an_operand_strided_as_the_wider_result_is_not_read_as_dense():
+    """float32 every other element has the strides of the float64 result: it is strided all
+    the same."""
+    x = xp.asarray(np.arange(20, dtype=np.float32))[::2]
+    both(lambda a, b: a + b, x, xp.zeros(10))
+    both(lambda a, b: xp.sum(a + b), x, xp.zeros(10))
+
+
 def test_a_large_chain_runs_split_over_threads(monkeypatch):
     monkeypatch.setattr(parallel, "machine_busy", lambda: False)
     n = cpu_fused.ONE_PASS_FROM + 3 * 8192 + 7
@@ -102,6 +110,146 @@ def test_a_signature_is_traced_once_and_kept():
     assert len(calls) == 1 + 3  # one trace, and the three unfused calls above
     fused(xp.asarray([1, 2]), xp.asarray([3, 4]))  # another dtype: traced anew
     assert len(calls) == 5
+
+
+def test_a_warm_call_is_never_reused_for_another_layout(other_device):
+    """A warm call is kept per layout: each array's dtype, shape, strides and device, each
+    scalar's type and bits, and the mode. Calls that differ in one of them, taken in turns and
+    then again (warm), each give the unfused result, or its error."""
+    values = np.random.default_rng(21).standard_normal((4, 6))
+    x, f32 = xp.asarray(values), xp.asarray(values.astype(np.float32))
+    i64 = xp.asarray((values * 10).astype(np.int64))
+    long = xp.asarray(np.random.default_rng(22).standard_normal(2050))
+    there = x.to_device(other_device)
+    calls = [(x[0], x[1]), (f32[0], x[1]), (i64[0], x[1]), (i64[0], i64[1]),
+             (x[:, 0], x[:, 1]), (x[0, :4], x[1, :4]),  # (4,): strided, then contiguous
+             (x, x[0]), (x.mT, x[:, 0]), (x[0, 0], x[1, 1]), (x[0, :0], x[1, :0]),
+             (long[:1023], long[1:1024]), (long[:1024], long[1:1025]),  # around GIL_FROM
+             (long[::2], long[1::2]), (x[0], 2), (x[0], 2.0), (x[0], True), (x[0], 2j),
+             (x[0], 0.0), (x[0], -0.0), (i64[0], 2), (i64[0], 2.5), (there[0], there[1]),
+             (x[0], there[1])]
+
+    def function(a, b):
+        return a * b - 1
+
+    fused = xp.fuse(function)
+    for _ in range(2):
+        for strict in (False, True):
+            with xp.set_strict(strict):
+                for args in calls:
+                    try:
+                        expected = function(*args)
+                    except (TypeError, ValueError) as exc:
+                        with pytest.raises(type(exc)):
+                            fused(*args)
+                        continue
+                    result = fused(*args)
+                    assert result.device == expected.device
+                    same(result, expected)
+
+
+def test_a_warm_call_takes_its_arrays_wherever_they_are():
+    """Arguments read in another order than given, scalars before and among them, an argument
+    not read, one array only: each warm call (written out for its operands) reads the right
+    ones."""
+    rng = np.random.default_rng(24)
+    x, y, z = (xp.asarray(rng.standard_normal(9)) for _ in range(3))
+    for function, args in (
+            (lambda a, b: b - a, (x, y)), (lambda s, a: 2 * a + s, (1.5, x)),
+            (lambda a, s, b: (s - a) * b, (x, 0.25, y)), (lambda a, b, c: c * c, (x, y, z)),
+            (lambda a, b, c: xp.where(c > 0, b, a), (x, y, z)),
+            (lambda a, b: xp.sum(b / 3 - a), (x, y))):
+        fused = xp.fuse(function)
+        for _ in range(3):
+            same(fused(*args), function(*args))
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["numpy_mode", "strict"])
+def test_a_warm_fused_reduction_is_the_unfused_one(strict):
+    """Sums (numpy's pairwise order), means and keepdims from their warm calls: bit for bit the
+    unfused reduction (and in numpy mode numpy's sum), over no elements, 0-D arrays, NaN, -0.0,
+    integers (wrapping), and once the sum is split over threads after its call was made."""
+    rng = np.random.default_rng(23)
+    floats = rng.standard_normal((2, 1030)) * 1e3
+    floats[0, ::7], floats[1, ::11] = np.nan, -0.0
+    zeros = np.full((2, 10), -0.0)
+    ints = rng.integers(-128, 127, (2, 300), dtype=np.int8)
+    operands = [xp.asarray(floats[:, :10]), xp.asarray(floats.astype(np.float32)),
+                xp.asarray(floats), xp.asarray(zeros), xp.asarray(zeros[:, :0]),
+                xp.asarray(zeros[:, 0]), xp.asarray(ints), xp.asarray(ints.astype(np.uint64)),
+                xp.asarray(floats[:, :12].reshape(2, 3, 4))]
+    functions = [lambda a, b: xp.sum(a * b), lambda a, b: xp.sum(a - b, keepdims=True),
+                 lambda a, b: xp.sum(a * b + 1), lambda a, b: xp.mean(a - b)]
+    fused = [xp.fuse(f) for f in functions]
+    with xp.set_strict(strict):
+        for pair in operands:
+            a, b = pair[0], pair[1]
+            for function, warm in zip(functions, fused):
+                if function is functions[-1] and a.dtype not in (xp.float32, xp.float64):
+                    continue
+                for _ in range(3):
+                    same(warm(a, b), function(a, b))
+            if not strict:
+                expected = np.sum(host(a) * host(b))
+                assert host(fused[0](a, b)).tobytes() == np.asarray(expected).tobytes()
+        a, b = operands[2][0], operands[2][1]  # warm, then split in pieces as unfused
+        with xp.threads(2), thread_thresholds(100):
+            for function, warm in zip(functions, fused):
+                same(warm(a, b), function(a, b))
+
+
+@CPU_ONLY
+def test_a_small_warm_sum_runs_the_pass_prepared_for_it(device, monkeypatch):
+    """On the CPU a warm sum (or mean) of dense operands runs the compiled pass prepared for
+    its layout, not the general reduction path."""
+    x = xp.asarray(np.arange(10.0))
+    y = x - 0.5
+    functions = [lambda a, b: xp.sum(a * b), lambda a, b: xp.mean(a - b)]
+    fused = [xp.fuse(f) for f in functions]
+    for f in fused:
+        f(x, y)
+
+    def general(*args, **kwargs):
+        raise AssertionError("the general path")
+
+    monkeypatch.setattr(type(device.backend), "fused_reduce", general)
+    results = [f(x, y) for f in fused]
+    monkeypatch.undo()
+    for result, function in zip(results, functions):
+        same(result, function(x, y))
+
+
+@CPU_ONLY
+def test_the_profiler_sees_a_warm_call_as_before(device):
+    """A warm fused call on the CPU is its allocations to the hooks: the result's (and a
+    mean's temporary's), no primitive."""
+    x = xp.asarray(np.arange(10.0))
+    y = x + 1
+    fused = [xp.fuse(chain), xp.fuse(lambda a, b: xp.sum(a * b)),
+             xp.fuse(lambda a, b: xp.mean(a - b))]
+    for f in fused:
+        f(x, y)
+    for f, allocations in zip(fused, (1, 1, 2)):
+        with xp.profile() as profile:
+            f(x, y)
+        assert [e.category for e in profile.events] == ["allocation"] * allocations
+
+
+def test_a_warm_call_allocates_where_unfused_calls_do(device):
+    """A warm call's result, and a warm mean's temporary, come from the memory scope open
+    around the call."""
+    x = xp.asarray(np.arange(10.0))
+    y = x + 1
+    fused = [xp.fuse(chain), xp.fuse(lambda a, b: xp.mean(a - b))]
+    for f in fused:
+        f(x, y)
+    allocations = xp.memory_stats(device)["num_allocs"]
+    with xp.memory_scope(device) as scope:
+        results = [f(x, y) for f in fused]
+    assert scope.allocations >= 2
+    assert xp.memory_stats(device)["num_allocs"] == allocations
+    same(results[0], chain(x, y))
+    same(results[1], xp.mean(x - y))
 
 
 def test_scalars_equal_in_value_but_not_in_bits_are_other_signatures():
@@ -348,15 +496,17 @@ SUM_SIZES = (1, 7, 8, 9, 127, 128, 129, 136, 257, 1000, 4099, 65543)
 
 
 def compiled_sums(monkeypatch) -> list[bool]:
-    """Records whether each fused sum ran compiled (`run_sum` took it)."""
+    """Records whether each fused sum of dense operands ran compiled: the compiled pass
+    prepared for it (`PreparedSum.of`, by a warm call or `run_sum`), or not."""
     taken: list[bool] = []
-    run_sum = cpu_fused.run_sum
+    prepare = cpu_fused.PreparedSum.of
 
     def spy(*args):
-        taken.append(run_sum(*args))
-        return taken[-1]
+        summed = prepare(*args)
+        taken.append(summed is not None)
+        return summed
 
-    monkeypatch.setattr(cpu_fused, "run_sum", spy)
+    monkeypatch.setattr(cpu_fused.PreparedSum, "of", spy)
     return taken
 
 
@@ -413,8 +563,7 @@ def test_a_fused_sum_of_other_layouts_or_dtypes_runs_as_before(monkeypatch):
     both(lambda x: xp.sum(x * 2), a.mT, exact=False)
     both(lambda x: xp.sum(x * 1j), a, exact=False)
     both(lambda x: xp.sum(x * 2, dtype=xp.float32), a, exact=False)
-    if a.device == xp.Device("cpu"):
-        assert taken == [False] * 4
+    assert not any(taken)
 
 
 def test_on_cuda_a_fused_reduction_is_one_kernel():

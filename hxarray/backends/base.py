@@ -397,9 +397,16 @@ class Backend(ABC):
         at the arrays' places): a function of the array operands, in order, and out (a fused
         function's warm call). Default: `fused` with the operands put together."""
         def call(arrays: Sequence[Array], out: Array) -> None:
-            given = iter(arrays)
-            self.fused(expression, [next(given) if v is None else v for v in scalars], out)
+            self.fused(expression, fusion.operands_of(scalars, arrays), out)
 
+        return call
+
+    def fused_layout(self, call: Callable[[Sequence[Array], Array], None],
+                     arrays: Sequence[Array], shape: Shape
+                     ) -> Callable[[Sequence[Array], Array], None]:
+        """`call` (from `fused_call`) for array operands laid out as `arrays` (their dtypes,
+        shapes and strides; the memory may be other) and a fresh out of `shape`: a cheaper call
+        where the layout decides how it runs, which checks nothing. Default: `call`."""
         return call
 
     def fused_reduce(self, op: Reduction, expression: fusion.Expression,
@@ -423,6 +430,24 @@ class Backend(ABC):
         value = self.empty(shape, expression.dtype, device)
         self.fused(expression, operands, value)
         self.reduce(op, value, axes, out, positive_zero=positive_zero)
+
+    def fused_reduce_call(self, op: Reduction, expression: fusion.Expression,
+                          scalars: Sequence[Scalar | None], arrays: Sequence[Array],
+                          shape: Shape, axes: tuple[int, ...], dtype: DType,
+                          after: fusion.Expression | None = None,
+                          after_operands: Sequence[Scalar | None] = (), *,
+                          positive_zero: bool = False
+                          ) -> Callable[[Sequence[Array], Array], None]:
+        """`fused_reduce` prepared for calls whose scalar operands are `scalars` (None at the
+        arrays' places) and whose array operands are laid out as `arrays` (broadcast to
+        `shape`), reducing into `dtype` (out's, or with `after` its array operand's): a
+        function of the array operands, in order, and out (a fused function's warm call).
+        Default: `fused_reduce` with the operands put together."""
+        def call(arrays: Sequence[Array], out: Array) -> None:
+            self.fused_reduce(op, expression, fusion.operands_of(scalars, arrays), shape, axes,
+                              out, after, after_operands, positive_zero=positive_zero)
+
+        return call
 
     # -- optional primitives: a host copy through the CPU backend by default -----------------------
     def linalg(self, name: str, *args: Array, **params: Any) -> Any:

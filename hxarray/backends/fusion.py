@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from .._array import Array
     from .base import Backend
 
-__all__ = ["ASTYPE", "ARRAY", "SCALAR", "Expression", "Step", "reduced_dtype", "run_unfused",
-           "scalar_key"]
+__all__ = ["ASTYPE", "ARRAY", "SCALAR", "Expression", "Step", "operands_of", "reduced_dtype",
+           "run_unfused", "scalar_key"]
 
 ARRAY = "array"  # an operand: the array passed at this position
 SCALAR = "scalar"  # an operand: the Python scalar passed at this position
@@ -63,12 +63,21 @@ def reduced_dtype(after: Expression) -> dt.DType:
 def scalar_key(value: bool | int | float | complex) -> tuple[type, Any]:
     """A key that tells apart every scalar operand value: its type, and a float's or complex
     number's bytes (0.0 apart from -0.0, each NaN payload apart)."""
+    kind = value.__class__
+    if kind is float:  # (the common case first: a float's bytes alone)
+        return kind, _DOUBLE(value)
     if isinstance(value, (float, complex)):
-        return value.__class__, _DOUBLES.pack(value.real, value.imag)
-    return value.__class__, value
+        return kind, _DOUBLES(value.real, value.imag)
+    return kind, value
 
 
-_DOUBLES = struct.Struct("<dd")
+_DOUBLE, _DOUBLES = struct.Struct("<d").pack, struct.Struct("<dd").pack
+
+
+def operands_of(scalars: Sequence[Any], arrays: Sequence[Array]) -> list[Any]:
+    """Every operand: `arrays`, in order, at the places of `scalars` that hold None."""
+    given = iter(arrays)
+    return [next(given) if v is None else v for v in scalars]
 
 
 def run_unfused(backend: Backend, expression: Expression, operands: Sequence[Array | Any],

@@ -313,6 +313,39 @@ class CpuBackend(Backend):
     def fused_call(self, expression, scalars):
         return fused.Prepared(expression, scalars)
 
+    def fused_layout(self, call, arrays, shape):
+        return call.laid_out(arrays, shape)
+
+    def fused_reduce_call(self, op, expression, scalars, arrays, shape, axes, dtype, after=None,
+                          after_operands=(), *, positive_zero=False):
+        """A sum over all axes of dense operands of fewer than `fused.THREADED_FROM` elements:
+        its compiled pass, then `after` (a prepared call too); the same as `fused_reduce`
+        runs it, less what the layout already decided."""
+        call = super().fused_reduce_call(op, expression, scalars, arrays, shape, axes, dtype,
+                                         after, after_operands, positive_zero=positive_zero)
+        size = math.prod(shape)
+        if op is not REDUCTIONS["sum"] or len(axes) != len(shape) or \
+                size >= fused.THREADED_FROM or not fused.dense(arrays, shape):
+            return call
+        summed = fused.PreparedSum.of(expression, scalars, shape, dtype, positive_zero)
+        if summed is None:
+            return call
+        single = summed.single()
+        finish = None if after is None else self.fused_layout(
+            self.fused_call(after, after_operands), [self.empty((), dtype)], ())
+
+        def run(arrays, out) -> None:
+            if size >= self.thresholds.reduction:  # split in pieces, as unfused
+                call(arrays, out)
+            elif finish is None:
+                single(arrays, out)
+            else:
+                reduced = self.empty((), dtype)
+                single(arrays, reduced)
+                finish((reduced,), out)
+
+        return run
+
     def fused_reduce(self, op, expression, operands, shape, axes, out, after=None,
                      after_operands=(), *, positive_zero=False) -> None:
         if after is None and len(axes) == len(shape):  # over all axes: in one pass

@@ -12,6 +12,7 @@ hxarray says so once.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import struct
 import threading
@@ -25,14 +26,15 @@ from ..._array import Array
 from ..._ops import REDUCTIONS, Op
 from ..._views import contiguous_strides
 from ...hal.kernel_cache import KernelCache, default_cache_dir
-from ..fusion import SCALAR, Expression, scalar_key
+from ..fusion import SCALAR, Expression, operands_of, scalar_key
 from . import kernels, parallel
 
-__all__ = ["CHUNK", "Prepared", "arange_loop", "compiled", "host_function", "partition_loops",
-           "run", "run_reduce", "run_sum"]
+__all__ = ["CHUNK", "Prepared", "PreparedSum", "arange_loop", "compiled", "dense",
+           "holding_the_gil", "host_function", "partition_loops", "run", "run_reduce", "run_sum"]
 
 CHUNK = 8192  # elements per chunk of blocked evaluation: a few temporaries stay in L2
 THREADED_FROM = 1 << 18  # elements from which a fused loop is split over the pool
+GIL_FROM = 1 << 10  # elements from which a loop releases the GIL (below: that costs more)
 ONE_PASS_FROM = 1 << 21  # elements from which a fused reduction runs chunk by chunk
 
 _lock = threading.Lock()
@@ -82,17 +84,27 @@ def compiled(expression: Expression) -> Callable[[bytes], None] | None:
     return host_function(host_source(expression), "hx_fused", [ctypes.c_char_p])
 
 
-class _Loop:
-    """An expression's compiled loop (`function`, None without a compiler) and what every call
-    of it reuses: the packing of its arguments (`host_source`'s int64s: `head`, the part that
-    changes from call to call, and `tail`) and the tail of a dense call (every operand
-    contiguous in the output's shape)."""
+def holding_the_gil(function: Any) -> Callable[[bytes], None]:
+    """The compiled `function` of one `char*` called as numpy calls its loops of fewer than
+    GIL_FROM elements: without releasing the GIL, and with its bytes passed as they are, not
+    through `argtypes` (together about 0.5 µs of a 0.7 µs ctypes call)."""
+    quick: Any = ctypes.cast(function, ctypes.PYFUNCTYPE(None))
+    quick.argtypes = None
+    return quick
 
-    __slots__ = ("function", "head", "tail", "dense", "dense_tail")
+
+class _Loop:
+    """An expression's compiled loop (`function`, None without a compiler; `quick`: the same
+    holding the GIL) and what every call of it reuses: the packing of its arguments
+    (`host_source`'s int64s: `head`, the part that changes from call to call, and `tail`) and
+    the tail of a dense call (every operand contiguous in the output's shape)."""
+
+    __slots__ = ("function", "quick", "head", "tail", "dense", "dense_tail")
 
     def __init__(self, expression: Expression, function: Callable[[bytes], None] | None) -> None:
         operands = expression.steps[:expression.operands]
         self.function = function
+        self.quick = None if function is None else holding_the_gil(function)
         self.head = struct.Struct(f"<{len(operands) + 3}q").pack
         self.tail = struct.Struct(f"<{4 + 2 * len(operands)}q").pack
         self.dense = tuple(x for s in operands
@@ -127,54 +139,98 @@ def _loop(expression: Expression) -> _Loop:
 _loops: dict[Expression, _Loop] = {}
 
 
-class Prepared:
-    """An expression prepared for calls with the same scalar operands (`CpuBackend.fused_call`):
-    the loop, the scalars' table, and where each array operand's pointer goes."""
+class _Operands:
+    """An expression's operands for calls with the same scalars (None at the arrays' places):
+    the scalars' table (`_scalars`), and each call's operand pointers."""
 
-    __slots__ = ("expression", "loop", "scalars", "constants", "pointers", "slots")
+    __slots__ = ("expression", "scalars", "constants", "pointers", "slots")
 
     def __init__(self, expression: Expression, scalars: Sequence[Any]) -> None:
         self.expression = expression
-        self.loop = _loop(expression)
         self.scalars = scalars
         self.constants = _scalars(expression, scalars)
         address = iter(range(self.constants[1], self.constants[1] + 16 * len(scalars), 16))
         self.pointers = [0 if v is None else next(address) for v in scalars]
         self.slots = [k for k, v in enumerate(scalars) if v is None]
 
+    def addresses(self, arrays: Sequence[Array]) -> list[int]:
+        """Each operand's address: the arrays' (in order) and the scalars' in the table."""
+        pointers = self.pointers[:]
+        for k, a in zip(self.slots, arrays):
+            pointers[k] = a._buffer.block.address + a._offset
+        return pointers
+
+    def calling(self, function: Callable[[bytes], None], pack: Callable[..., bytes],
+                rest: Sequence[int], tail: bytes = b"") -> Callable[[Sequence[Array], Array], None]:
+        """A call of the array operands and out: `function` of `pack` of the operands'
+        addresses, out's and `rest`, then `tail` (`_caller`)."""
+        return _caller(tuple(self.slots), len(self.pointers), len(rest))(
+            function, pack, self.pointers, rest, tail)
+
+
+@functools.cache
+def _caller(slots: tuple[int, ...], operands: int, extra: int) -> Callable[..., Any]:
+    """What makes `_Operands.calling`'s call for `operands` operands, the arrays at `slots` and
+    `extra` values after out's address: the call written out for them (as `dataclasses` writes
+    `__init__`), so that a warm call builds no list and runs no loop (a quarter of the
+    instructions of a warm fused call on 10 elements)."""
+    scalars = [k for k in range(operands) if k not in slots]
+    values = [f"a{k}._buffer.block.address + a{k}._offset" if k in slots else f"p{k}"
+              for k in range(operands)]
+    values += ["out._buffer.block.address + out._offset", *(f"r{i}" for i in range(extra))]
+    lines = ["def make(function, pack, pointers, rest, tail):",
+             *(f"    p{k} = pointers[{k}]" for k in scalars),
+             *(f"    r{i} = rest[{i}]" for i in range(extra)),
+             "    def call(arrays, out):",
+             f"        ({''.join(f'a{k}, ' for k in slots)}) = arrays",
+             f"        function(pack({', '.join(values)}) + tail)",
+             "    return call"]
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines), f"<fused call, arrays at {slots} of {operands}>", "exec"),
+         namespace)
+    return namespace["make"]
+
+
+class Prepared(_Operands):
+    """An expression prepared for calls with the same scalar operands (`CpuBackend.fused_call`):
+    the loop and the operands."""
+
+    __slots__ = ("loop",)
+
+    def __init__(self, expression: Expression, scalars: Sequence[Any]) -> None:
+        super().__init__(expression, scalars)
+        self.loop = _loop(expression)
+
     def __call__(self, arrays: Sequence[Array], out: Array) -> None:
         """out = the expression of the array operands (in order) and the scalars."""
         shape = out._shape
         size = math.prod(shape)
         loop = self.loop
-        function = loop.function
         if size == 0:
             return
-        if function is None:
+        if loop.function is None:
             _blocked(self.expression, [native(a) if a.__class__ is Array else a
-                                       for a in self.operands(arrays)], native(out))
-            return
-        pointers = self.pointers[:]
-        dense = True
-        strides = out._strides
-        for k, a in zip(self.slots, arrays):
-            pointers[k] = a._buffer.block.address + a._offset
-            if dense and (a._shape != shape or a._strides != strides) and (
-                    a._shape != shape or a._dtype.itemsize == out._dtype.itemsize or
-                    a._strides != contiguous_strides(shape, a._dtype.itemsize)):
-                dense = False
-        target = out._buffer.block.address + out._offset
-        if not dense:
-            _strided(loop, self.operands(arrays), out, self.constants[1])
+                                       for a in operands_of(self.scalars, arrays)], native(out))
+        elif not dense(arrays, shape):
+            _strided(loop, operands_of(self.scalars, arrays), out, self.constants[1])
         elif size < THREADED_FROM:
-            function(loop.head(*pointers, target, size, size) + loop.dense_tail)
+            self.laid_out(arrays, shape)(arrays, out)
         else:
-            loop(1, size, target, (0, out._dtype.itemsize), pointers, loop.dense)
+            loop(1, size, out._buffer.block.address + out._offset, (0, out._dtype.itemsize),
+                 self.addresses(arrays), loop.dense)
 
-    def operands(self, arrays: Sequence[Array]) -> list[Any]:
-        """Every operand: the arrays in their places among the scalars."""
-        given = iter(arrays)
-        return [next(given) if v is None else v for v in self.scalars]
+    def laid_out(self, arrays: Sequence[Array], shape: tuple[int, ...]
+                 ) -> Callable[[Sequence[Array], Array], None]:
+        """This call for array operands laid out as `arrays` and a fresh out of `shape`
+        (`CpuBackend.fused_layout`): where they are dense and fewer than THREADED_FROM, the
+        compiled loop on the calling thread, with nothing checked."""
+        size = math.prod(shape)
+        loop = self.loop
+        if not size or size >= THREADED_FROM or loop.function is None or loop.quick is None or \
+                not dense(arrays, shape):
+            return self
+        return self.calling(loop.quick if size < GIL_FROM else loop.function, loop.head,
+                            (size, size), loop.dense_tail)
 
 
 _ARANGE = """
@@ -367,6 +423,13 @@ def native(x: Array) -> np.ndarray:
     return CpuBackend.native(None, x)  # type: ignore[arg-type]
 
 
+def dense(operands: Sequence[Any], shape: tuple[int, ...]) -> bool:
+    """Whether every array among `operands` is C-contiguous in `shape` (none broadcast): the
+    loops' dense layout, where each operand advances by its own itemsize."""
+    return all(a._shape == shape and a._strides == contiguous_strides(shape, a._dtype.itemsize)
+               for a in operands if a.__class__ is Array)
+
+
 def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int, ...],
                reduce: Callable[[np.ndarray, np.ndarray], None], out: np.ndarray) -> bool:
     """out = `reduce` over all axes of the expression of same-shaped C-contiguous arrays (and
@@ -374,10 +437,7 @@ def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int
     partial result, the partials reduced in order. False (out untouched) where the operands
     are laid out otherwise or too small to pay."""
     size = math.prod(shape)
-    if size < ONE_PASS_FROM or any(
-            a.__class__ is Array and (a._shape != shape or
-                                      a._strides != contiguous_strides(shape, a._dtype.itemsize))
-            for a in operands):
+    if size < ONE_PASS_FROM or not dense(operands, shape):
         return False
     loop = _loop(expression)
     constants = _scalars(expression, operands)
@@ -416,63 +476,95 @@ def run_reduce(expression: Expression, operands: Sequence[Any], shape: tuple[int
 def run_sum(expression: Expression, operands: Sequence[Any], shape: tuple[int, ...], out: Array,
             positive_zero: bool, pieces: int) -> bool:
     """out (0-D) = the sum over all axes of the expression of same-shaped C-contiguous arrays
-    (and scalars) in one compiled pass, bit for bit what `kernels.reduce_into` gives for the
+    (and scalars) in one compiled pass (`PreparedSum`); False (out untouched) where it does not
+    run: other layouts, dtypes, no elements, no compiler."""
+    if not dense(operands, shape):
+        return False
+    summed = PreparedSum.of(expression, [None if a.__class__ is Array else a for a in operands],
+                            shape, out._dtype, positive_zero)
+    if summed is None:
+        return False
+    summed([a for a in operands if a.__class__ is Array], out, pieces)
+    return True
+
+
+class PreparedSum(_Operands):
+    """The sum over all axes of an expression of dense operands of one shape and the same
+    scalars, in one compiled pass, bit for bit what `kernels.reduce_into` gives for the
     expression's values (`positive_zero` as there) split into `pieces` partial sums as
     `parallel.reduction_partials` splits them (1: not split): numpy's pairwise order is kept
-    (`host_sum_source`). Floating-point sums in the expression's own dtype and integer sums;
-    False (out untouched) for others, other layouts, no elements, or without a compiler. Large
-    sums run on the pool: the pieces, or one piece's pairwise halves (which numpy adds last).
-    The caller keeps numpy's floating-point warnings quiet."""
-    total = out._dtype
-    size = math.prod(shape)
-    if not size or not (total == expression.dtype and total.kind == "f" or
-                        total.kind in "iu" and expression.dtype.kind in "biu") or any(
-            a.__class__ is Array and (a._shape != shape or
-                                      a._strides != contiguous_strides(shape, a._dtype.itemsize))
-            for a in operands):
-        return False
-    loop = _sum_loop(expression, total)
-    if loop is None:
-        return False
-    function, pack = loop
-    constants = 0 if all(a.__class__ is Array for a in operands) else \
-        _scalars(expression, operands)[1]
-    scalar = iter(range(constants, constants + 16 * len(operands), 16))
-    pointers = [a._buffer.block.address + a._offset if a.__class__ is Array else next(scalar)
-                for a in operands]
-    initial, at_initial = _starts[positive_zero, total.numpy]
-    count = 1 if size < THREADED_FROM or parallel.machine_busy() else \
-        parallel.get_num_threads()
-    if pieces == 1 and count < 2:
-        function(pack(*pointers, out._buffer.block.address + out._offset, at_initial, 0, size))
-        return True
-    # each piece, halved numpy's way until there are runs enough for the threads
-    depth = 0 if pieces >= count else (count - 1).bit_length()
-    runs: list[tuple[int, int]] = []
-    trees = [_halves(size * p // pieces, size * (p + 1) // pieces, depth, runs)
-             for p in range(pieces)]
-    sums = np.empty(len(runs), total.numpy)
-    at_sums = sums.ctypes.data
+    (`host_sum_source`). Large sums run on the pool: the pieces, or one piece's pairwise halves
+    (which numpy adds last). The caller keeps numpy's floating-point warnings quiet where the
+    sum is split or large."""
 
-    def part(first: int, last: int) -> None:
-        for r in range(first, last):
-            function(pack(*pointers, at_sums + r * sums.itemsize, 0, *runs[r]))
+    __slots__ = ("function", "quick", "pack", "size", "total", "positive_zero", "initial",
+                 "at_initial")
 
-    if count < 2:
-        part(0, len(runs))
-    else:
-        parallel.run_chunks(part, len(runs), min(count, len(runs)))
-    partials = np.array([_combine(tree, sums) for tree in trees], total.numpy)
-    if initial is not None:  # numpy's reduction: the start, then the pairwise sum added to it
-        empty = np.diff([size * p // pieces for p in range(pieces + 1)]) == 0
-        np.add(initial, partials, out=partials)
-        partials[empty] = 0  # a piece of no elements has no start: numpy's empty sum, +0
-    target = native(out)
-    if pieces == 1:
-        target[...] = partials[0]
-    else:
-        kernels.reduce_into(REDUCTIONS["sum"], partials, None, False, target, positive_zero)
-    return True
+    @classmethod
+    def of(cls, expression: Expression, scalars: Sequence[Any], shape: tuple[int, ...],
+           total: Any, positive_zero: bool) -> PreparedSum | None:
+        """The prepared sum into `total`: floating-point sums in the expression's own dtype and
+        integer sums; None for others, no elements, or without a compiler."""
+        size = math.prod(shape)
+        if not size or not (total == expression.dtype and total.kind == "f" or
+                            total.kind in "iu" and expression.dtype.kind in "biu"):
+            return None
+        loop = _sum_loop(expression, total)
+        if loop is None:
+            return None
+        return cls(expression, scalars, loop, size, total.numpy, positive_zero)
+
+    def __init__(self, expression: Expression, scalars: Sequence[Any],
+                 loop: tuple[Callable[[bytes], None], Callable[[bytes], None],
+                             Callable[..., bytes]],
+                 size: int, total: np.dtype, positive_zero: bool) -> None:
+        super().__init__(expression, scalars)
+        self.function, self.quick, self.pack = loop
+        self.size, self.total, self.positive_zero = size, total, positive_zero
+        self.initial, self.at_initial = _starts[positive_zero, total]
+
+    def single(self) -> Callable[[Sequence[Array], Array], None]:
+        """The sum not split: one compiled pass on the calling thread (of fewer than
+        THREADED_FROM elements, or on a busy machine)."""
+        return self.calling(self.quick if self.size < GIL_FROM else self.function, self.pack,
+                            (self.at_initial, 0, self.size))
+
+    def __call__(self, arrays: Sequence[Array], out: Array, pieces: int) -> None:
+        """out (0-D) = the sum of the expression of `arrays` (in order) and the scalars."""
+        size, total = self.size, self.total
+        count = 1 if size < THREADED_FROM or parallel.machine_busy() else \
+            parallel.get_num_threads()
+        if pieces == 1 and count < 2:
+            self.single()(arrays, out)
+            return
+        # each piece, halved numpy's way until there are runs enough for the threads
+        depth = 0 if pieces >= count else (count - 1).bit_length()
+        runs: list[tuple[int, int]] = []
+        trees = [_halves(size * p // pieces, size * (p + 1) // pieces, depth, runs)
+                 for p in range(pieces)]
+        sums = np.empty(len(runs), total)
+        at_sums = sums.ctypes.data
+        function, pack, pointers = self.function, self.pack, self.addresses(arrays)
+
+        def part(first: int, last: int) -> None:
+            for r in range(first, last):
+                function(pack(*pointers, at_sums + r * sums.itemsize, 0, *runs[r]))
+
+        if count < 2:
+            part(0, len(runs))
+        else:
+            parallel.run_chunks(part, len(runs), min(count, len(runs)))
+        partials = np.array([_combine(tree, sums) for tree in trees], total)
+        if self.initial is not None:  # numpy's reduction: the start, then the pairwise sum added
+            empty = np.diff([size * p // pieces for p in range(pieces + 1)]) == 0
+            np.add(self.initial, partials, out=partials)
+            partials[empty] = 0  # a piece of no elements has no start: numpy's empty sum, +0
+        target = native(out)
+        if pieces == 1:
+            target[...] = partials[0]
+        else:
+            kernels.reduce_into(REDUCTIONS["sum"], partials, None, False, target,
+                                self.positive_zero)
 
 
 class _Starts(dict[tuple[bool, np.dtype], tuple[np.ndarray | None, int]]):
@@ -510,22 +602,24 @@ def _combine(tree: Any, sums: np.ndarray) -> Any:
 
 
 def _sum_loop(expression: Expression, total: Any
-              ) -> tuple[Callable[[bytes], None], Callable[..., bytes]] | None:
-    """The compiled `hx_fused_sum` of the expression into `total` (`host_sum_source`) and the
-    packing of its arguments; None without a compiler."""
+              ) -> tuple[Callable[[bytes], None], Callable[[bytes], None],
+                         Callable[..., bytes]] | None:
+    """The compiled `hx_fused_sum` of the expression into `total` (`host_sum_source`), the
+    same holding the GIL, and the packing of its arguments; None without a compiler."""
     key = (expression, total)
     if key not in _sums:
         from ..cuda.codegen.fused import host_sum_source
 
         function = host_function(host_sum_source(expression, total), "hx_fused_sum",
                                  [ctypes.c_char_p])
-        _sums[key] = None if function is None else \
-            (function, struct.Struct(f"<{expression.operands + 4}q").pack)
+        _sums[key] = None if function is None else (
+            function, holding_the_gil(function),
+            struct.Struct(f"<{expression.operands + 4}q").pack)
     return _sums[key]
 
 
-_sums: dict[tuple[Expression, Any],
-            tuple[Callable[[bytes], None], Callable[..., bytes]] | None] = {}
+_sums: dict[tuple[Expression, Any], tuple[Callable[[bytes], None], Callable[[bytes], None],
+                                          Callable[..., bytes]] | None] = {}
 
 
 def _blocked(expression: Expression, operands: Sequence[Any], out: np.ndarray) -> None:
