@@ -3,6 +3,10 @@ several host threads and streams at once, errors confined to their stream."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 from collections.abc import Callable
 
@@ -11,6 +15,7 @@ import pytest
 
 from hxarray.backends.cuda.driver import Driver, KernelError, Module
 from hxarray.backends.cuda.sim import SimDriver
+from hxarray.hal.kernel_cache import KernelCache
 
 from .conftest import DeviceArrays
 
@@ -118,3 +123,58 @@ def test_a_dropped_stream_ends_its_thread(sim: SimDriver) -> None:
     gc.collect()
     thread.join(timeout=5)
     assert not thread.is_alive()
+
+
+
+
+def test_the_collector_may_queue_work_and_free_memory_inside_the_drivers_bookkeeping(
+        kernel_cache: KernelCache) -> None:
+    """A finalizer may queue work on a simulated stream (a buffer's records an event where other
+    streams used its block) or free device memory (past a memory limit), and the collector runs
+    finalizers at any allocation: also while this thread waits in that stream's `synchronize`,
+    or is inside the driver's memory bookkeeping (a failed malloc's error). In a subprocess: a
+    deadlock times out."""
+    code = """
+        import gc
+        import threading
+        import time
+        from hxarray.backends.cuda.sim import SimDriver
+
+        class Kept:
+            pass
+
+        driver = SimDriver(memory=1 << 20)
+        stream = driver.create_stream(0)
+        spare = [driver.malloc(0, 64) for _ in range(100)]
+        events, kept = [], []
+        every = False
+
+        def as_a_finalizer_would(phase, info):
+            if not every or threading.current_thread() is not threading.main_thread():
+                return
+            if phase == "start":
+                if spare:
+                    driver.free(0, spare.pop())
+                events.append(driver.create_event(0))
+                driver.event_record(events[-1], stream)
+            else:  # objects kept past the threshold: this thread's next allocation collects
+                for _ in range(4):
+                    kept.append(Kept())
+
+        gc.callbacks.append(as_a_finalizer_would)
+        gc.set_threshold(1)
+        for _ in range(3):
+            stream.submit(lambda: time.sleep(0.05))  # work for synchronize to wait for
+            every = True
+            gc.collect(0)
+            driver.stream_synchronize(stream)  # (waiting allocates inside the stream's lock)
+            try:
+                driver.malloc(0, 2 << 20)  # (its error is allocated inside the driver's lock)
+            except MemoryError:
+                pass
+            every = False
+        driver.stream_synchronize(stream)
+        assert len(spare) < 100 and all(driver.event_query(event) for event in events)
+    """
+    subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True, timeout=120,
+                   env={**os.environ, "HXARRAY_KERNEL_CACHE": str(kernel_cache.directory)})

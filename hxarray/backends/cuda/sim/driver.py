@@ -124,13 +124,20 @@ class _Record:
 
 class _WorkQueue:
     """An in-order queue of host callables run by one worker thread. The thread holds only this
-    object, so a stream that is dropped without destroy_stream is collected and its thread ends."""
+    object, so a stream that is dropped without destroy_stream is collected and its thread ends.
+
+    Queuing is reentrant: the garbage collector may run a finalizer that queues work here or
+    queries it (a buffer's, whose stream-ordered allocator records an event) at any allocation,
+    also while this thread waits in `synchronize` or the worker counts work done. So the lock
+    is an RLock, and waiting and counting use a condition of their own that no finalizer
+    takes."""
 
     def __init__(self, name: str) -> None:
         self._queue: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._pending = 0
-        self._idle = threading.Condition(self._lock)
+        self._lock = threading.RLock()
+        self._queued = 0  # work queued so far
+        self._done = 0  # work the worker has run
+        self._finished = threading.Condition()  # told when the worker has run one more
         self._error: BaseException | None = None
         self.closed = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -138,11 +145,11 @@ class _WorkQueue:
         _open_queues.add(self)
 
     def submit(self, work: Callable[[], object]) -> bool:
-        with self._lock:
+        with self._lock:  # (put here: never after the None that `close` puts)
             if self.closed:
                 return False
-            self._pending += 1
-        self._queue.put(work)
+            self._queued += 1
+            self._queue.put(work)
         return True
 
     def _run(self) -> None:
@@ -159,26 +166,26 @@ class _WorkQueue:
                         self._error = exc
             finally:
                 del work
-                with self._lock:
-                    self._pending -= 1
-                    if self._pending == 0:
-                        self._idle.notify_all()
+                with self._finished:
+                    self._done += 1
+                    self._finished.notify_all()
 
     def pending_error(self) -> BaseException | None:
         with self._lock:
             return self._error
 
     def synchronize(self) -> None:
+        """Wait for the work queued before this call, then raise its first error, if any."""
+        queued = self._queued
+        with self._finished:
+            self._finished.wait_for(lambda: self._done >= queued)
         with self._lock:
-            while self._pending:
-                self._idle.wait()
             error, self._error = self._error, None
         if error is not None:
             raise error
 
     def query(self) -> bool:
-        with self._lock:
-            return self._pending == 0
+        return self._done == self._queued  # (read first: work done never outruns work queued)
 
     def close(self, wait: bool = False) -> None:
         """Refuse new work; the worker ends after the work queued so far (waited for with
@@ -371,7 +378,9 @@ class SimDriver(Driver):
         self.cache = cache if cache is not None else KernelCache(default_cache_dir())
         self.compiler = _compiler(self.cache)
         self.runtime = _load_runtime(self.compiler, env["workers"], env["stack"], env["fibers"])
-        self._lock = threading.Lock()
+        # reentrant: a finalizer the collector runs while this thread holds it (at any
+        # allocation) may free device memory (a buffer's, through its allocator)
+        self._lock = threading.RLock()
         self._allocs: dict[int, tuple[int, int, bool]] = {}  # address -> (device, size, guarded)
         self._starts: list[int] = []  # sorted allocation addresses
         self._used = [0] * self.devices
