@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import hxarray as xp
-from hxarray.hal import Device, Stream, StreamOrderedAllocator
+from hxarray.hal import Allocator, Block, Device, HostStream, Stream, StreamOrderedAllocator
 
 REF = next((d for d in xp.__array_namespace_info__().devices() if d.type.name == "ref"), None)
 pytestmark = pytest.mark.skipif(REF is None, reason="needs the reference backend plug-in "
@@ -138,3 +138,43 @@ def test_the_allocator_lets_dropped_streams_go(gate: threading.Event) -> None:
     gate.set()
     with busy:
         assert np.array_equal(np.asarray(y), np.full(N, 2.0))
+
+
+class _Addresses(Allocator):
+    """Raw memory that is only addresses: enough for the allocator's bookkeeping."""
+
+    def __init__(self) -> None:
+        self.device, self.next = Device("cpu"), 1 << 20
+
+    def malloc(self, nbytes: int) -> Block:
+        self.next += nbytes
+        return Block(self.next, nbytes, None)
+
+    def free(self, block: Block) -> None:
+        pass
+
+    def copy_to_host(self, block, offset, out, stream=None) -> None:
+        raise NotImplementedError
+
+    def copy_from_host(self, block, offset, data, stream=None) -> None:
+        raise NotImplementedError
+
+
+def test_a_block_another_stream_used_is_held_by_events_recorded_outside_the_lock() -> None:
+    """Queuing an event may run a finalizer that frees into the same allocator (and, where the
+    collector may run anywhere, deadlock two threads): free records them outside its lock."""
+    allocator = StreamOrderedAllocator(_Addresses())
+    locked: list[bool] = []
+
+    class Watched(HostStream):
+        def record_event(self, event=None):
+            locked.append(allocator._lock._owner == threading.get_ident())
+            return super().record_event(event)
+
+    home, other = HostStream(Device("cpu")), Watched(Device("cpu"))
+    block = allocator.malloc(64, home)
+    allocator.record_stream(block, other)
+    allocator.free(block)
+    assert locked == [False]
+    other.synchronize()
+    assert allocator.malloc(64, home) is block  # back once the other stream's work is done

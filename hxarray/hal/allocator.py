@@ -563,13 +563,17 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
                 self._num_raw_frees += 1
             else:
                 self._cached += size
-                if users:
-                    self._held.append((block, home, [_marker(s) for s in users]))
-                else:
+                if not users:
                     self._free_lists.setdefault((home, size), []).append(block)
             self._unswept += 1
             if self._unswept >= self.SWEEP_EVERY:
                 self._sweep()
+        if users:  # held back until the other streams' work is done: recorded outside the lock,
+            # as queuing may run a finalizer that frees into this allocator (the block is in no
+            # list meanwhile, so nothing takes it)
+            markers = [_marker(s) for s in users]
+            with self._lock:
+                self._held.append((block, home, markers))
         if observers:
             freed(self, block)
         if release:
