@@ -75,8 +75,15 @@ def worker(directory: str, seed: int, calls: int, fsize_limit: int) -> dict[str,
     return {**counts, "examples": examples[:5]}
 
 
+def _reopen(path: str, flags: int) -> Any:
+    """`path` opened for writing only if it still exists: the name came from a listing, and a
+    writer may have renamed its temporary file away since (creating it again would leave a
+    temporary file that no cache ever made)."""
+    return os.fdopen(os.open(path, os.O_WRONLY | flags), "wb")
+
+
 def corrupt(directory: str, seed: int, stop: str) -> dict[str, Any]:
-    """Damage random files of the directory until the file `stop` exists."""
+    """Damage random files of the directory until the file `stop` exists; never creates one."""
     rng = random.Random(seed)
     done = 0
     while not os.path.exists(stop):
@@ -98,12 +105,12 @@ def corrupt(directory: str, seed: int, stop: str) -> dict[str, Any]:
                     f.seek(rng.randrange(max(1, size)))
                     f.write(os.urandom(rng.randrange(1, 16)))
             elif how == 2:
-                open(path, "wb").close()
+                _reopen(path, os.O_TRUNC).close()
             elif how == 3:
-                with open(path, "wb") as f:
+                with _reopen(path, os.O_TRUNC) as f:
                     f.write(os.urandom(rng.randrange(1, 4096)))
             elif how == 4:
-                with open(path, "ab") as f:
+                with _reopen(path, os.O_APPEND) as f:
                     f.write(b"junk")
             else:
                 os.unlink(path)
