@@ -456,3 +456,43 @@ def test_loop_mode_runs_every_thread_with_its_indices(sim: SimDriver) -> None:
         _run(sim, arrays, module, "trap7", 2, 32, arrays.zeros(32 * 4))
     arrays.free_all()
     sim.destroy_stream(arrays.stream)
+
+
+THREAD_KERNELS = r'''
+extern "C" __global__ void each(int* out, int base, float scale) {
+    int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    int b = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    int* row = out + 4 * (b * blockDim.x * blockDim.y * blockDim.z + t);
+    base += t;  // a by-value parameter: the next thread starts from the caller's value again
+    scale *= 2.0f;
+    row[0] = threadIdx.x; row[1] = threadIdx.y * 10 + threadIdx.z * 100; row[2] = base;
+    row[3] = int(scale);
+}
+extern "C" __global__ inline void declared_inline(int* out) { out[threadIdx.x] = 1; }
+extern "C" __forceinline__ __global__ void declared_forceinline(int* out) { out[threadIdx.x] = 2; }
+'''
+
+
+@pytest.mark.parametrize("loop", [True, False], ids=["loop", "fibers"])
+def test_every_thread_gets_its_indices_and_the_launch_arguments(sim: SimDriver,
+                                                                loop: bool) -> None:
+    module = sim.compile(0, THREAD_KERNELS)
+    assert module.loop
+    module.loop = loop
+    arrays = DeviceArrays(sim)
+    grid, block = (2, 3, 1), (5, 3, 2)  # 30 threads: a block is not a whole warp
+    threads = 6 * 30
+    out = arrays.zeros(threads * 4 * 4)
+    sim.launch(module.get_function("each"), grid, block, (out, np.int32(7), np.float32(1.5)), 0,
+               arrays.stream)
+    sim.stream_synchronize(arrays.stream)
+    got = arrays.get(out, (threads, 4), np.int32)
+    z, y, x = np.meshgrid(np.arange(2), np.arange(3), np.arange(5), indexing="ij")
+    t = np.arange(30)
+    one_block = np.stack([x.ravel(), y.ravel() * 10 + z.ravel() * 100, 7 + t, np.full(30, 3)], 1)
+    assert np.array_equal(got, np.tile(one_block, (6, 1)))
+    for name, value in [("declared_inline", 1), ("declared_forceinline", 2)]:
+        small = arrays.zeros(32 * 4)
+        _run(sim, arrays, module, name, 1, 32, small)
+        assert np.array_equal(arrays.get(small, 32, np.int32), np.full(32, value))
+    arrays.free_all()

@@ -142,6 +142,22 @@ def kernel_names(source: str) -> list[str]:
     return names
 
 
+_SPECIFIERS = r"static|inline|__forceinline__|__host__|__device__|__noinline__"
+
+
+def _kernels_not_inline(source: str) -> str:
+    """`source` with `inline` and `__forceinline__` next to `__global__` blanked out: the
+    simulator's `__global__` is `inline` already (a kernel's thunk is its one caller), and g++
+    refuses a repeated `inline`."""
+    code = strip_comments_and_strings(source)
+    out = list(source)
+    run = rf"(?:\b(?:{_SPECIFIERS})\b\s*)*"
+    for m in re.finditer(rf"{run}\b__global__\b\s*{run}", code):
+        for word in re.finditer(r"\b(?:inline|__forceinline__)\b", m.group()):
+            out[m.start() + word.start():m.start() + word.end()] = " " * len(word.group())
+    return "".join(out)
+
+
 def _thunks(names: Sequence[str], expressions: Sequence[str]) -> str:
     lines = ['\n#line 1 "<hxarray simulator thunks>"']
     entries = []
@@ -418,7 +434,8 @@ class HostCompiler:
         with tempfile.TemporaryDirectory(dir=self.workdir) as tmp:
             tmpdir = Path(tmp)
             src = tmpdir / "kernel.cu"
-            src.write_text('#line 1 "kernel.cu"\n' + source + _thunks(names, expressions))
+            src.write_text('#line 1 "kernel.cu"\n' + _kernels_not_inline(source)
+                           + _thunks(names, expressions))
             obj = tmpdir / "kernel.o"
             includes = [f"-I{header_dir}"] + [f"-isystem{d}" for d in self.includes]
             self._run([self.cxx, *self._flags(debug), *includes, *flags, "-include",

@@ -23,7 +23,7 @@
 #include "hxsim_abi.h"
 
 // ---- language ---------------------------------------------------------------------------------
-#define __global__ __attribute__((used))
+#define __global__ inline  // called only by its thunk (hxsim::thunks)
 #define __device__
 #define __host__
 #define __constant__
@@ -442,30 +442,51 @@ constexpr hxsim_param param() {
                  : std::is_integral<U>::value || std::is_enum<U>::value   ? HXSIM_PARAM_UNSIGNED
                                                         : HXSIM_PARAM_OTHER)};
 }
+// The kernel's arguments as locals (a flat std::tuple, cheaper to instantiate).
+template <size_t I, class T>
+struct slot { T value; };
+template <class Indices, class... T>
+struct slots;
+template <size_t... I, class... T>
+struct slots<std::index_sequence<I...>, T...> : slot<I, T>... {};
+
+// F's thunk: the arguments unpacked once, then F called for `count` consecutive threads of the
+// block in `t`, the first being t's, with `t` advanced in place (a fiber runs one thread, loop mode
+// all of a block's). It is F's one call site and `__global__` is `inline`: the module holds one
+// copy of each kernel, inlined into the loop where the compiler sees fit.
+template <auto F, class... A>
+struct thunks {
+    static constexpr hxsim_param params[sizeof...(A) + 1] = {param<A>()..., hxsim_param{0, 0, 0}};
+    template <size_t... I>
+    static void run(void** args, hxsim_thread* t, unsigned count, std::index_sequence<I...>) {
+        const slots<std::index_sequence<I...>, std::remove_cv_t<A>...> values{
+            {*static_cast<std::remove_cv_t<A>*>(args[I])}...};
+        const dim3 d = t->block_dim;
+        for (;;) {
+            F(static_cast<const slot<I, std::remove_cv_t<A>>&>(values).value...);
+            if (--count == 0) return;
+            if (++t->thread_idx.x == d.x) {
+                t->thread_idx.x = 0;
+                if (++t->thread_idx.y == d.y) {
+                    t->thread_idx.y = 0;
+                    t->thread_idx.z++;
+                }
+            }
+            t->linear++;
+            t->lane = t->linear % HXSIM_WARP;
+        }
+    }
+    static void invoke(void** args, hxsim_thread* t, unsigned count) {
+        run(args, t, count, std::index_sequence_for<A...>{});
+    }
+    static constexpr hxsim_kernel_info info(const char* name) {
+        return hxsim_kernel_info{name, &invoke, uint32_t(sizeof...(A)), params};
+    }
+};
 template <auto F>
 struct kernel;
 template <class... A, void (*F)(A...)>
-struct kernel<F> {
-    static constexpr hxsim_param params[sizeof...(A) + 1] = {param<A>()..., hxsim_param{0, 0, 0}};
-    template <size_t... I>
-    static void call(void** args, std::index_sequence<I...>) {
-        F(*static_cast<std::remove_cv_t<A>*>(args[I])...);
-    }
-    static void invoke(void** args) { call(args, std::index_sequence_for<A...>{}); }
-    static constexpr hxsim_kernel_info info(const char* name) {
-        return hxsim_kernel_info{name, &invoke, uint32_t(sizeof...(A)), params};
-    }
-};
+struct kernel<F> : thunks<F, A...> {};
 template <class... A, void (*F)(A...) noexcept>
-struct kernel<F> {
-    static constexpr hxsim_param params[sizeof...(A) + 1] = {param<A>()..., hxsim_param{0, 0, 0}};
-    template <size_t... I>
-    static void call(void** args, std::index_sequence<I...>) {
-        F(*static_cast<std::remove_cv_t<A>*>(args[I])...);
-    }
-    static void invoke(void** args) { call(args, std::index_sequence_for<A...>{}); }
-    static constexpr hxsim_kernel_info info(const char* name) {
-        return hxsim_kernel_info{name, &invoke, uint32_t(sizeof...(A)), params};
-    }
-};
+struct kernel<F> : thunks<F, A...> {};
 }  // namespace hxsim

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HXSIM_ABI_VERSION 1
+#define HXSIM_ABI_VERSION 2
 #define HXSIM_MAX_DYNAMIC_SHARED 49152  // bytes of extern __shared__ per block
 #define HXSIM_WARP 32
 
@@ -39,7 +39,9 @@ struct hxsim_param { uint32_t size, align, kind; };
 
 struct hxsim_kernel_info {
     const char* name;                  // the name (or name expression) it was registered under
-    void (*invoke)(void** args);       // calls the kernel with *args[i] as parameter i
+    // calls the kernel with *args[i] as parameter i for `count` consecutive threads of t's block,
+    // the first being t's, advancing t's thread fields through them
+    void (*invoke)(void** args, struct hxsim_thread* t, unsigned count);
     uint32_t nparams;
     const struct hxsim_param* params;
 };

@@ -10,7 +10,8 @@
 // Loop mode: where a kernel's module has no barrier, warp collective or shared memory (the driver
 // reads that from the module's symbols), no thread ever waits for another, and fibers would run
 // each thread to its end in turn anyway; one fiber then runs the block's threads as a plain loop
-// of calls (same stack size, faults and watchdog; no switch per thread).
+// in the module (the kernel's thunk; same stack size, faults and watchdog; no switch and no call
+// through the runtime per thread).
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -497,17 +498,7 @@ void install_handlers() {
 extern "C" void hxsim_fiber_main(Fiber* f) {
     Worker* w = tls_worker;
     Launch* L = w->launch;
-    if (L->loop) {
-        const unsigned bx = L->block.x, by = L->block.y;
-        for (unsigned i = 0; i < L->nthreads; i++) {
-            f->t.thread_idx = uint3{i % bx, (i / bx) % by, i / (bx * by)};
-            f->t.lane = i % HXSIM_WARP;
-            f->t.linear = i;
-            L->kernel->invoke(L->args);
-        }
-    } else {
-        L->kernel->invoke(L->args);
-    }
+    L->kernel->invoke(L->args, &f->t, L->loop ? L->nthreads : 1);  // a loop starts at thread 0
     f->state = EXITED;
     to_scheduler(w, f);
     __builtin_unreachable();
