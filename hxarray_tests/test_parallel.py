@@ -16,6 +16,7 @@ from .oracle import DTYPES, FLOATING, REAL, VIEWS, ids, sample, thread_threshold
 
 SPLIT_FROM = 4096  # the thresholds, lowered so that small test arrays take the threaded paths
 N = SPLIT_FROM * 3 + 7  # large enough to split, not a multiple of the thread count
+MACHINE_BUSY = parallel.machine_busy  # the real one (the fixture below replaces it)
 
 
 @pytest.fixture(autouse=True)
@@ -265,6 +266,46 @@ def test_a_busy_machine_sorts_with_numpy_alone(monkeypatch, data):
         result = xp.sort(xp.asarray(data[0]))
     assert calls == []
     np.testing.assert_array_equal(np.asarray(result), np.sort(data[0]))
+
+
+@pytest.mark.parametrize("readings, cpus, busy", [
+    ([(0.4, 0)], 2, False),
+    ([(0.4, 1), (0.4, 1)], 2, True),  # another process holds one of the two CPUs
+    ([(0.4, 1), (0.4, 0)], 2, False),  # a thread that ran for an instant
+    ([(2.1, 0)], 2, True),  # the last minute's load fills both
+    ([(1.9, 3)], 8, False),
+    ([(1.9, 4), (1.9, 5)], 8, True),
+    ([(0.0, 0)], 1, False),
+])
+def test_machine_busy_reads_the_runnable_threads_and_the_load(monkeypatch, readings, cpus,
+                                                               busy):
+    left = list(readings)
+    monkeypatch.setattr(parallel, "_kernel_load", lambda: left.pop(0))
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: set(range(cpus)),
+                        raising=False)
+    assert MACHINE_BUSY() is busy
+    assert left == []  # a second reading only to confirm a busy first one
+
+
+def test_kernel_load_reads_proc_loadavg_or_falls_back(monkeypatch):
+    load, others = parallel._kernel_load()
+    assert load >= 0 and others >= 0
+    real_open = parallel.os.open
+
+    def missing(path, *args):
+        if path == "/proc/loadavg":
+            raise FileNotFoundError(path)
+        return real_open(path, *args)
+
+    monkeypatch.setattr(parallel.os, "open", missing)
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (1.5, 1.0, 0.5))
+    assert parallel._kernel_load() == (1.5, 0)
+
+    def unavailable():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(parallel.os, "getloadavg", unavailable)
+    assert parallel._kernel_load() == (0.0, 0)
 
 
 def test_run_chunks_finishes_every_chunk_before_raising():

@@ -345,11 +345,32 @@ def _sample_sort(x: np.ndarray, out: np.ndarray, count: int) -> bool:
 
 
 def machine_busy() -> bool:
-    """Whether the machine's load average (over the last minute) already fills the CPUs this
-    process may use: then threads would wait for each other's turn."""
+    """Whether other work already fills the CPUs this process may use, so that threads would
+    wait for each other's turn: the threads runnable right now besides the caller fill at least
+    half of them (another process holding one of two CPUs; read twice, so that a thread the
+    kernel ran for an instant does not count), or the load average over the last minute fills
+    them all. Both are the kernel's figures for the whole machine (`_kernel_load`)."""
+    cpus = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+            else os.cpu_count()) or 1
+    load, others = _kernel_load()
+    if 2 * others >= cpus:
+        others = min(others, _kernel_load()[1])
+    return 2 * others >= cpus or load >= cpus
+
+
+def _kernel_load() -> tuple[float, int]:
+    """(load average over the last minute, threads runnable right now besides the caller) from
+    /proc/loadavg; where that file cannot be read, the load average alone (0 when that is not
+    available either) and 0."""
     try:
-        load = os.getloadavg()[0]
-    except OSError:  # not available here
-        return False
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return load >= (cpus or 1)
+        fd = os.open("/proc/loadavg", os.O_RDONLY)
+        try:
+            fields = os.read(fd, 128).split()
+        finally:
+            os.close(fd)
+        return float(fields[0]), max(0, int(fields[3].split(b"/")[0]) - 1)
+    except (OSError, ValueError, IndexError):
+        try:
+            return os.getloadavg()[0], 0
+        except OSError:
+            return 0.0, 0
