@@ -297,6 +297,7 @@ def test_kernel_load_reads_proc_loadavg_or_falls_back(monkeypatch):
             raise FileNotFoundError(path)
         return real_open(path, *args)
 
+    monkeypatch.setattr(parallel, "_loadavg", [])
     monkeypatch.setattr(parallel.os, "open", missing)
     monkeypatch.setattr(parallel.os, "getloadavg", lambda: (1.5, 1.0, 0.5))
     assert parallel._kernel_load() == (1.5, 0)

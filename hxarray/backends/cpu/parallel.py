@@ -358,16 +358,17 @@ def machine_busy() -> bool:
     return 2 * others >= cpus or load >= cpus
 
 
+_loadavg: list[int] = []  # /proc/loadavg, opened once (each read at offset 0 is a fresh one)
+
+
 def _kernel_load() -> tuple[float, int]:
     """(load average over the last minute, threads runnable right now besides the caller) from
     /proc/loadavg; where that file cannot be read, the load average alone (0 when that is not
     available either) and 0."""
     try:
-        fd = os.open("/proc/loadavg", os.O_RDONLY)
-        try:
-            fields = os.read(fd, 128).split()
-        finally:
-            os.close(fd)
+        if not _loadavg:
+            _loadavg.append(os.open("/proc/loadavg", os.O_RDONLY))
+        fields = os.pread(_loadavg[0], 128, 0).split()
         return float(fields[0]), max(0, int(fields[3].split(b"/")[0]) - 1)
     except (OSError, ValueError, IndexError):
         try:
