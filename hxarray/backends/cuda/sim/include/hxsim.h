@@ -453,7 +453,8 @@ struct slots<std::index_sequence<I...>, T...> : slot<I, T>... {};
 // F's thunk: the arguments unpacked once, then F called for `count` consecutive threads of the
 // block in `t`, the first being t's, with `t` advanced in place (a fiber runs one thread, loop mode
 // all of a block's). It is F's one call site and `__global__` is `inline`: the module holds one
-// copy of each kernel, inlined into the loop where the compiler sees fit.
+// copy of each kernel, inlined into the loop where the compiler sees fit (then `hxsim_self()` is
+// called once per run, not once per thread).
 template <auto F, class... A>
 struct thunks {
     static constexpr hxsim_param params[sizeof...(A) + 1] = {param<A>()..., hxsim_param{0, 0, 0}};

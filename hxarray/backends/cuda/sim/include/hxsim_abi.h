@@ -59,8 +59,10 @@ enum hxsim_barrier_kind { HXSIM_BAR = 0, HXSIM_BAR_COUNT = 1, HXSIM_BAR_AND = 2,
 #ifdef __cplusplus
 extern "C" {
 #endif
-// The calling CUDA thread. Stable for the thread's lifetime, hence `const` for the optimiser.
-const struct hxsim_thread* hxsim_self(void) __attribute__((const));
+// The calling CUDA thread. Stable for the thread's lifetime (in loop mode one record whose
+// fields a block's threads take in turn), hence `const` and `nothrow` for the optimiser: a
+// kernel inlined into its thunk's loop asks once per block.
+const struct hxsim_thread* hxsim_self(void) __attribute__((const, nothrow));
 // `line` is the source line of the __syncthreads() call (its identity, robust to the optimiser
 // duplicating the call).
 int hxsim_barrier(int kind, int predicate, int line);
