@@ -470,13 +470,15 @@ extern "C" __global__ void each(int* out, int base, float scale) {
 }
 extern "C" __global__ inline void declared_inline(int* out) { out[threadIdx.x] = 1; }
 extern "C" __forceinline__ __global__ void declared_forceinline(int* out) { out[threadIdx.x] = 2; }
+template <int V> __global__ void fill(int* out) { out[threadIdx.x] = V; }
+template __global__ void fill<3>(int*);  // an explicit instantiation
 '''
 
 
 @pytest.mark.parametrize("loop", [True, False], ids=["loop", "fibers"])
 def test_every_thread_gets_its_indices_and_the_launch_arguments(sim: SimDriver,
                                                                 loop: bool) -> None:
-    module = sim.compile(0, THREAD_KERNELS)
+    module = sim.compile(0, THREAD_KERNELS, name_expressions=["fill<3>"])
     assert module.loop
     module.loop = loop
     arrays = DeviceArrays(sim)
@@ -491,7 +493,7 @@ def test_every_thread_gets_its_indices_and_the_launch_arguments(sim: SimDriver,
     t = np.arange(30)
     one_block = np.stack([x.ravel(), y.ravel() * 10 + z.ravel() * 100, 7 + t, np.full(30, 3)], 1)
     assert np.array_equal(got, np.tile(one_block, (6, 1)))
-    for name, value in [("declared_inline", 1), ("declared_forceinline", 2)]:
+    for name, value in [("declared_inline", 1), ("declared_forceinline", 2), ("fill<3>", 3)]:
         small = arrays.zeros(32 * 4)
         _run(sim, arrays, module, name, 1, 32, small)
         assert np.array_equal(arrays.get(small, 32, np.int32), np.full(32, value))

@@ -146,14 +146,17 @@ _SPECIFIERS = r"static|inline|__forceinline__|__host__|__device__|__noinline__"
 
 
 def _kernels_not_inline(source: str) -> str:
-    """`source` with `inline` and `__forceinline__` next to `__global__` blanked out: the
-    simulator's `__global__` is `inline` already (a kernel's thunk is its one caller), and g++
-    refuses a repeated `inline`."""
+    """`source` with `inline` and `__forceinline__` next to `__global__` blanked out, and
+    `__global__` itself in explicit instantiations (`template __global__ void k<float>(...);`):
+    the simulator's `__global__` is `inline` already (a kernel's thunk is its one caller), and
+    g++ refuses a repeated `inline` and an inline explicit instantiation."""
     code = strip_comments_and_strings(source)
     out = list(source)
     run = rf"(?:\b(?:{_SPECIFIERS})\b\s*)*"
-    for m in re.finditer(rf"{run}\b__global__\b\s*{run}", code):
-        for word in re.finditer(r"\b(?:inline|__forceinline__)\b", m.group()):
+    for m in re.finditer(rf"(\btemplate\s+(?!<))?{run}\b__global__\b\s*{run}", code):
+        words = r"\b(?:inline|__forceinline__|__global__)\b" if m.group(1) else \
+            r"\b(?:inline|__forceinline__)\b"
+        for word in re.finditer(words, m.group()):
             out[m.start() + word.start():m.start() + word.end()] = " " * len(word.group())
     return "".join(out)
 
