@@ -307,6 +307,8 @@ def test_kernel_load_reads_proc_loadavg_or_falls_back(monkeypatch):
 
     monkeypatch.setattr(parallel.os, "getloadavg", unavailable)
     assert parallel._kernel_load() == (0.0, 0)
+    monkeypatch.delattr(parallel.os, "getloadavg")  # as on Windows
+    assert parallel._kernel_load() == (0.0, 0)
 
 
 def test_run_chunks_finishes_every_chunk_before_raising():

@@ -358,20 +358,25 @@ def machine_busy() -> bool:
     return 2 * others >= cpus or load >= cpus
 
 
-_loadavg: list[int] = []  # /proc/loadavg, opened once (each read at offset 0 is a fresh one)
+_loadavg: list[int] = []  # /proc/loadavg's descriptor, opened once (-1: none here)
 
 
 def _kernel_load() -> tuple[float, int]:
     """(load average over the last minute, threads runnable right now besides the caller) from
-    /proc/loadavg; where that file cannot be read, the load average alone (0 when that is not
-    available either) and 0."""
-    try:
-        if not _loadavg:
-            _loadavg.append(os.open("/proc/loadavg", os.O_RDONLY))
-        fields = os.pread(_loadavg[0], 128, 0).split()
-        return float(fields[0]), max(0, int(fields[3].split(b"/")[0]) - 1)
-    except (OSError, ValueError, IndexError):
+    /proc/loadavg (each read at offset 0 is a fresh one); where that file cannot be read, the
+    load average alone (0 where there is none either, as on Windows) and 0."""
+    if not _loadavg:
         try:
-            return os.getloadavg()[0], 0
+            _loadavg.append(os.open("/proc/loadavg", os.O_RDONLY))
         except OSError:
-            return 0.0, 0
+            _loadavg.append(-1)
+    try:
+        if _loadavg[0] >= 0:
+            fields = os.pread(_loadavg[0], 128, 0).split()
+            return float(fields[0]), max(0, int(fields[3].split(b"/")[0]) - 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.getloadavg()[0], 0
+    except (OSError, AttributeError):
+        return 0.0, 0
