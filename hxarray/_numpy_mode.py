@@ -72,9 +72,16 @@ def describe_dtype(value: Any) -> str:
 
 
 def result_type(*values: dt.DType | Scalar) -> dt.DType:
-    """numpy's result dtype of dtypes and Python scalars (weak, NEP 50)."""
+    """numpy's result dtype of dtypes and Python scalars (weak, NEP 50). OverflowError where it
+    would be numpy's object dtype: a Python int that no integer dtype holds, and no floating
+    or complex operand to take it."""
     found = np.result_type(*(v.numpy if v.__class__ is dt.DType else v for v in values))
-    return dt.FROM_NUMPY[found]
+    result = dt.FROM_NUMPY.get(found)
+    if result is None:
+        big = [v for v in values if isinstance(v, int) and not -2**63 <= v < 2**64]
+        raise OverflowError(f"Python int {big[0] if big else values} is out of bounds for every "
+                            "hxarray integer dtype (int64 and uint64)")
+    return result
 
 
 def can_cast(source: dt.DType, target: dt.DType) -> builtins.bool:

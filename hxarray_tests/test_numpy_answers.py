@@ -111,6 +111,15 @@ def test_result_type_of_python_scalars_alone(scalars):
         xp.result_type(*scalars)
 
 
+@pytest.mark.parametrize("scalars", [(2**64,), (-(2**63) - 1,), (2**100,)])
+def test_result_type_of_a_python_int_no_dtype_holds_is_an_overflow(scalars):
+    """numpy answers its object dtype, which hxarray does not have."""
+    assert np.result_type(*scalars) == np.dtype(object)
+    with pytest.raises(OverflowError, match=r"Python int -?\d+ is out of bounds for every"):
+        xp.result_type(*scalars)
+    assert xp.result_type(xp.float32, *scalars) == xp.float32  # as numpy: a float takes it
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int64", "bool"])
 def test_full_takes_whole_float_fill_values_in_numpy_mode(dtype):
     """numpy's cast where it loses nothing; a fraction, which numpy's cast drops, raises."""

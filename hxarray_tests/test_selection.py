@@ -148,6 +148,16 @@ def test_bad_arguments(reg: BackendRegistry) -> None:
         select_device(prefer=[3], registry=reg)
     with pytest.raises(ValueError, match="unknown dtype"):
         select_device(dtype="float16", registry=reg)
+    for bad in [False, 0, "cpu", None]:
+        for call in (select_device, best_device, devices_report):
+            with pytest.raises(TypeError, match=r"registry must be a BackendRegistry, got "):
+                call(registry=bad)
+    with pytest.raises(TypeError, match=r"vendor must be a str or None, got int"):
+        select_device(vendor=-1, registry=reg)
+    for name in ("min_memory_gb", "min_tflops"):
+        for bad in [True, "1", [1]]:
+            with pytest.raises(TypeError, match=rf"{name} must be a real number or None, got "):
+                select_device(**{name: bad}, registry=reg)
 
 
 def test_report(reg: BackendRegistry) -> None:

@@ -16,6 +16,7 @@ selection that no device meets.
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING, Any
 
 from .._dtypes import ALL_DTYPES
@@ -48,6 +49,20 @@ def _preference(prefer: Any) -> list[Device | DeviceType]:
             raise TypeError(f"prefer takes device types or devices (or their names), got "
                             f"{type(item).__name__}")
     return ranked
+
+
+def _checked(registry: Any, **requirements: Any) -> BackendRegistry:
+    """`registry`, after TypeError for a `registry` that is not a BackendRegistry, a `vendor`
+    that is not a str, or a minimum that is not a real number (None: no requirement)."""
+    if not isinstance(registry, BackendRegistry):
+        raise TypeError(f"registry must be a BackendRegistry, got {type(registry).__name__}")
+    vendor = requirements.pop("vendor", None)
+    if vendor is not None and not isinstance(vendor, str):
+        raise TypeError(f"vendor must be a str or None, got {type(vendor).__name__}")
+    for name, value in requirements.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            raise TypeError(f"{name} must be a real number or None, got {type(value).__name__}")
+    return registry
 
 
 def _dtype_name(dtype: DType | str | None) -> str:
@@ -106,6 +121,8 @@ def select_device(*, min_memory_gb: float | None = None, min_tflops: float | Non
     supporting `dtype`; `prefer` (device types or devices) ranks devices first without
     requiring them. DeviceUnavailableError lists every device and why it was rejected, and every
     device type that cannot be used here."""
+    registry = _checked(registry, min_memory_gb=min_memory_gb, min_tflops=min_tflops,
+                        vendor=vendor)
     dtype_name = _dtype_name(dtype)
     preferred = _preference(prefer)
     candidates, rejected = [], []
@@ -152,6 +169,7 @@ def devices_report(registry: BackendRegistry = registry) -> dict[str, Any]:
     units, peak FLOP/s per dtype, memory bandwidth), grouped by type and by vendor, the default
     and the best device, and every device type that cannot be used here with the reason.
     JSON-serialisable."""
+    registry = _checked(registry)
     entries = [_entry(registry, device) for device in registry.devices()]
     entries.sort(key=lambda e: (-e["priority"], -e["free_memory"], e["type"], e["index"]))
     by_type: dict[str, list[str]] = {}
