@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextvars
 import dis
 import gc
+import linecache
 import os
 import re
 import resource
@@ -35,11 +36,8 @@ def origin(exc: BaseException, name: str) -> str:
     tb, last = exc.__traceback__, None
     while tb is not None:
         last, tb = tb, tb.tb_next
-    if last is not None and last.tb_frame.f_code.co_filename.startswith(_PACKAGE):
-        code = last.tb_frame.f_code.co_code
-        if 0 <= last.tb_lasti < len(code) and \
-                dis.opname[code[last.tb_lasti]] in ("RAISE_VARARGS", "RERAISE"):
-            return "hxarray"
+    if last is not None and _raised_in_hxarray(last):
+        return "hxarray"
     message = str(exc)
     bare = name.strip("_")
     if "hxarray" in message or message.startswith((f"{name}()", f"{bare}()", f"{name}:")):
@@ -47,6 +45,20 @@ def origin(exc: BaseException, name: str) -> str:
     if _PYTHON_MESSAGE.match(message):
         return "python"
     return "foreign"
+
+
+def _raised_in_hxarray(tb: Any) -> bool:
+    """Whether traceback entry `tb` is a `raise` in hxarray: its instruction where the code runs
+    interpreted; its source line where Cython compiled it (a compiled frame's code has no real
+    bytecode, and its file name is relative to the package's parent)."""
+    code = tb.tb_frame.f_code
+    filename = code.co_filename
+    if not os.path.isabs(filename):  # compiled
+        filename = os.path.join(os.path.dirname(_PACKAGE), filename)
+        return filename.startswith(_PACKAGE) and \
+            linecache.getline(filename, tb.tb_lineno).lstrip().startswith("raise")
+    return filename.startswith(_PACKAGE) and 0 <= tb.tb_lasti < len(code.co_code) and \
+        dis.opname[code.co_code[tb.tb_lasti]] in ("RAISE_VARARGS", "RERAISE")
 
 
 def _arrays(value: Any, found: list[Any]) -> list[Any]:
