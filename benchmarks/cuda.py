@@ -146,10 +146,6 @@ def gpu(quick: bool) -> dict[str, Any]:
     return {"device": props.name, "peak_bandwidth_GBps": peak / 1e9, "rows": rows}
 
 
-def _met(met: bool) -> str:
-    return "met" if met else "**not met**"
-
-
 def markdown(document: dict[str, Any]) -> str:
     sim = document["simulator"]
     lines = ["### The simulator", "", "| figure | value |", "| --- | --- |"]
@@ -163,9 +159,10 @@ def markdown(document: dict[str, Any]) -> str:
     raw = sim["raw_kernels_s"]
     loop = raw["saxpy_per_element_fibers"] / raw["saxpy_per_element"]
     launches = sim["fused_chain_launches"]
+    verdict = cuda_host.verdict
     lines += ["", "Targets: an element-wise kernel in loop mode at least 10x faster than the same "
-              f"launch with fibers (2^20 elements): {loop:.1f}x, {_met(loop >= 10)}; a fused "
-              f"chain (`hxarray.fuse`) is 1 launch: {launches}, {_met(launches == 1)}."]
+              f"launch with fibers (2^20 elements): {loop:.1f}x, {verdict(loop >= 10)}; a fused "
+              f"chain (`hxarray.fuse`) is 1 launch: {launches}, {verdict(launches == 1)}."]
     lines += ["", f"Kernel launches {stats['kernel_launches']}, compilations "
               f"{stats['compilations']}, host fallbacks {stats['host_fallbacks'] or 'none'}.", ""]
     lines += ["### Host overhead", "", "hxarray's own host time per call on the null driver "

@@ -74,10 +74,15 @@ def measure(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def verdict(met: bool) -> str:
+    """A target's verdict as the CUDA report writes it: "met", or "not met" in bold."""
+    return "met" if met else "**not met**"
+
+
 def _judged(value: str, target: float | None, unit: str, met: bool | None) -> str:
     if met is None:
         return f"{value} (no target)"
-    return f"{value} (<= {target:g}{unit}: {'met' if met else '**not met**'})"
+    return f"{value} (<= {target:g}{unit}: {verdict(met)})"
 
 
 def table(rows: list[dict[str, Any]]) -> str:
