@@ -36,6 +36,9 @@ _FITS = {dt.bool: lambda d: True, dt.int64: lambda d: True,
          dt.float64: lambda d: d in dt.FLOATING, dt.complex128: lambda d: d in dt.COMPLEX_FLOATING}
 
 
+_ARANGE_FITS = 2**60  # arange(n) below this spans less than 2**63 bytes of int64
+
+
 def _optional_dtype(dtype: Any, function: str) -> dt.DType | None:
     return None if dtype is None else as_dtype(dtype, function)
 
@@ -48,7 +51,8 @@ def _scalar_dtype(value: Any, function: str) -> dt.DType:
                     f"got {type(value).__name__}")
 
 
-def asarray(obj: Any, /, *args: Any, dtype: Any = None, device: Any = None,
+@adapted
+def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
             copy: builtins.bool | None = None) -> Array:
     """Convert `obj` to an array. Host data (numpy arrays, DLPack CPU tensors, nested sequences,
     buffer-protocol objects, whose format gives the dtype; bytes are uint8) is copied into device
@@ -56,14 +60,16 @@ def asarray(obj: Any, /, *args: Any, dtype: Any = None, device: Any = None,
     its memory (in about a microsecond, as np.asarray would; `copy=True` copies it), and that
     `copy=False` shares the memory of a numpy array, DLPack CPU tensor or writable buffer, or
     raises ValueError. numpy mode also takes numpy's positional `dtype`: `asarray(obj, float32)`."""
-    if obj.__class__ is _ndarray and dtype is None and copy is None and device is None and \
-            not args:
+    if obj.__class__ is _ndarray and dtype is None and copy is None and device is None:
         target = default_device()  # the common case: share a numpy array's memory
         shared = (target._backend or target.backend).adopt(obj)
         if shared is not None:
             return shared
-    if args:  # numpy's asarray(obj, dtype)
-        dtype = numpy_mode.asarray_dtype(args, dtype)
+    if obj.__class__ is Array and dtype is None and device is None:  # the other common cases
+        if copy is True:
+            return obj._buffer.device.backend.copy(obj)
+        if copy is None:
+            return obj
     dtype = _optional_dtype(dtype, "asarray")
     if copy is not None and copy is not True and copy is not False:
         copy = as_copy(copy, "asarray")
@@ -299,6 +305,10 @@ def _number(value: Any, function: str, name: str, allow_complex: builtins.bool =
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> Array:
     if stop is None:
+        if start.__class__ is int and 0 < start < _ARANGE_FITS and dtype is None and \
+                device is None:  # the common case, `arange(n)`, which needs no other check
+            target = default_device()
+            return target.backend.arange(0, start, 1, dt.int64, target)
         start, stop = 0, start
     integers = start.__class__ is stop.__class__ is step.__class__ is int
     if not integers:

@@ -18,24 +18,35 @@ from typing import Any
 _PREFIX = "_hx_"  # the wrapper's own names: no parameter of a wrapped function starts so
 
 
-def forwarding(target: Callable[..., Any], body: str, /, **names: Any) -> Callable[..., Any]:
+def forwarding(target: Callable[..., Any], body: str, /, *, surplus: bool = False,
+               **names: Any) -> Callable[..., Any]:
     """A function with `target`'s parameters (their defaults included) that runs `body` (a
     function body, dedented here), dressed as `target` (`functools.update_wrapper`). In `body`,
     `ARGS` stands for the tuple of the positional arguments, `KWARGS` for the dict of the keyword
-    ones, and `CALL` for the argument list that passes all of them on as given; the free names
-    are `names`, each prefixed `_hx_` (as `_hx_point`, the wrapper itself, is). Some targets get
-    `(*args, **kwargs)` (`_parameters`)."""
+    ones, and `CALL` for the argument list that passes all of them on as given; with `surplus`,
+    the wrapper also takes positional arguments beyond the target's own, as the tuple `_hx_extra`
+    (always empty where the target takes `*args`). The free names are `names`, each prefixed
+    `_hx_` (as `_hx_point`, the wrapper itself, is). Some targets get `(*args, **kwargs)`
+    (`_parameters`)."""
     signature: list[str] = []
     positional: list[str] = []
     keywords: list[str] = []
     free = {_PREFIX + key: value for key, value in names.items()}
-    for p in _parameters(target):
+    free[f"{_PREFIX}extra"] = ()
+    parameters = _parameters(target)
+    for p in parameters:
         if p.name.startswith(_PREFIX):
-            raise ValueError(f"{target.__qualname__}: parameter {p.name} clashes with the "
+            raise ValueError(f"{target!r}: parameter {p.name} clashes with the "
                              "wrapper's own names")
+    if surplus and not any(p.kind is p.VAR_POSITIONAL for p in parameters):
+        at = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
+        parameters.insert(at, inspect.Parameter(f"{_PREFIX}extra",
+                                                inspect.Parameter.VAR_POSITIONAL))
+    for p in parameters:
         if p.kind is p.VAR_POSITIONAL:
             signature.append(f"*{p.name}")
-            positional.append(f"*{p.name}")
+            if not p.name.startswith(_PREFIX):  # (the surplus is not passed on)
+                positional.append(f"*{p.name}")
             continue
         if p.kind is p.VAR_KEYWORD:
             signature.append(f"**{p.name}")
@@ -60,7 +71,8 @@ def forwarding(target: Callable[..., Any], body: str, /, **names: Any) -> Callab
                                                            "CALL": call}[m.group(1)],
                   textwrap.dedent(body).strip("\n"))
     source = f"def {_PREFIX}point({', '.join(signature)}):\n" + textwrap.indent(body, "    ")
-    exec(compile(source, f"<wrapper of {target.__qualname__}>", "exec"), free)
+    title = getattr(target, "__qualname__", None) or getattr(target, "__name__", "a function")
+    exec(compile(source, f"<wrapper of {title}>", "exec"), free)
     return functools.update_wrapper(free[f"{_PREFIX}point"], target)
 
 

@@ -558,15 +558,6 @@ POSITIONAL: dict[str, tuple[str, ...]] = {
 }
 
 
-def asarray_dtype(args: tuple[Any, ...], dtype: Any) -> Any:
-    """The dtype of numpy's `asarray(obj, dtype)` (`args`: the positional arguments after obj);
-    strict mode: Python's own TypeError. (asarray reads its positional forms itself: it has no
-    adapter, to keep its per-call cost.)"""
-    if STRICT.get():
-        raise TypeError(f"asarray() takes 1 positional argument but {1 + len(args)} were given")
-    return numpy_keywords("asarray", 0, args, {} if dtype is None else {"dtype": dtype})[1]["dtype"]
-
-
 def numpy_keywords(function: str, standard: int, args: tuple[Any, ...], kwargs: dict[str, Any]
                    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The call `function(*args, **kwargs)` with numpy's positional form of its keyword-only

@@ -50,6 +50,28 @@ def test_var_positional_and_unreadable_signatures_take_the_generic_form():
     assert wrapper([1, 2]) == 2 and seen == [(([1, 2],), {})]
 
 
+def test_surplus_positional_arguments_reach_the_body_only_when_asked_for():
+    def target(a, b=2, /, *, c=3):
+        return a, b, c
+
+    body = "return _hx_extra, _hx_target(CALL)"
+    wrapper = forwarding(target, body, surplus=True, target=target)
+    assert inspect.signature(wrapper) == inspect.signature(target)  # (through __wrapped__)
+    assert wrapper(1) == ((), (1, 2, 3))
+    assert wrapper(1, 5, 6, 7, c=8) == ((6, 7), (1, 5, 8))  # not passed on to the target
+    strict = forwarding(target, body, target=target)
+    assert strict(1, 5) == ((), (1, 5, 3))
+    with pytest.raises(TypeError, match="positional"):
+        strict(1, 5, 6)
+
+    def variadic(a, *rest):
+        return a, rest
+
+    generic = forwarding(variadic, "return _hx_extra, _hx_target(CALL)", surplus=True,
+                         target=variadic)
+    assert generic(1, 2, 3) == ((), (1, (2, 3)))  # the target's own *args take them
+
+
 def test_the_wrapper_refers_to_itself_and_refuses_clashing_names():
     def target(value):
         return value

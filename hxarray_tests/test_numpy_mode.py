@@ -398,3 +398,8 @@ def test_positional_forms_refuse_conflicts_and_out():
         xp.sum(x, 0, None, xp.ones(3))
     with pytest.raises(TypeError, match="at most"):
         xp.diff(x, 1, 0, None, None, 5)
+    with pytest.raises(TypeError, match="multiple values for argument 'dtype'"):
+        xp.asarray([1, 2], xp.float32, dtype=xp.int8)
+    # a keyword left at its default beside a positional form is no conflict, as in numpy
+    assert_matches(xp.asarray([1, 2], xp.float32, copy=True), np.asarray([1, 2], np.float32))
+    assert_matches(xp.sum(x, 0, keepdims=False), np.sum(np.ones((2, 3)), 0))
