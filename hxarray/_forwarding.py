@@ -33,11 +33,11 @@ def forwarding(target: Callable[..., Any], body: str, /, *, surplus: bool = Fals
     keywords: list[str] = []
     free = {_PREFIX + key: value for key, value in names.items()}
     free[f"{_PREFIX}extra"] = ()
+    title = getattr(target, "__qualname__", None) or getattr(target, "__name__", "a function")
     parameters = _parameters(target)
     for p in parameters:
         if p.name.startswith(_PREFIX):
-            raise ValueError(f"{target!r}: parameter {p.name} clashes with the "
-                             "wrapper's own names")
+            raise ValueError(f"{title}: parameter {p.name} clashes with the wrapper's own names")
     if surplus and not any(p.kind is p.VAR_POSITIONAL for p in parameters):
         at = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
         parameters.insert(at, inspect.Parameter(f"{_PREFIX}extra",
@@ -71,7 +71,6 @@ def forwarding(target: Callable[..., Any], body: str, /, *, surplus: bool = Fals
                                                            "CALL": call}[m.group(1)],
                   textwrap.dedent(body).strip("\n"))
     source = f"def {_PREFIX}point({', '.join(signature)}):\n" + textwrap.indent(body, "    ")
-    title = getattr(target, "__qualname__", None) or getattr(target, "__name__", "a function")
     exec(compile(source, f"<wrapper of {title}>", "exec"), free)
     return functools.update_wrapper(free[f"{_PREFIX}point"], target)
 
