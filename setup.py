@@ -1,9 +1,11 @@
 """The compiled parts, both optional: an install without a C compiler (or, outside pip's build
 isolation, without Cython) still works, on the Python source alone and more slowly.
 
-- `hxarray/_speedups.c`: hand-written C (docs/hal.md, "Compiled twins").
 - `COMPILED`: modules that Cython compiles from their own Python source, unchanged: the same
-  source that `HXARRAY_PURE_PYTHON=1` runs interpreted (`hxarray/_compiled.py` loads it there).
+  source that `HXARRAY_PURE_PYTHON=1` runs interpreted (`hxarray/hal/sources.py` loads it there).
+  A `.pxd` beside a module declares C types for it (the HAL's block, buffer and allocator).
+- `hxarray/_speedups.c`: hand-written C (docs/hal.md, "Compiled twins"), which reads the
+  layout of the HAL's compiled types from the headers Cython generates for them.
 
 Everything else about the package is in pyproject.toml."""
 
@@ -11,9 +13,9 @@ import os
 
 from setuptools import Extension, setup
 
-# The namespace and CPU-backend modules on every small call's path. Not the HAL: it is imported
-# first and decides (in hxarray._compiled) which of these load compiled.
+# The HAL's memory types and the namespace and CPU-backend modules on every small call's path.
 COMPILED = [
+    "hxarray/hal/allocator.py", "hxarray/hal/buffer.py",
     "hxarray/_adapter.py", "hxarray/_array.py", "hxarray/_array_methods.py", "hxarray/_checks.py",
     "hxarray/_creation.py", "hxarray/_data_types.py", "hxarray/_dtypes.py",
     "hxarray/_manipulation.py",
@@ -39,6 +41,8 @@ def _compiled() -> list[Extension]:
                      nthreads=os.cpu_count() or 1, quiet=True)
 
 
-setup(ext_modules=[Extension("hxarray._speedups", ["hxarray/_speedups.c"], optional=True,
-                             extra_compile_args=["-O2"]), *_compiled()],
+compiled = _compiled()  # first: it writes the headers _speedups.c includes
+setup(ext_modules=[*compiled] + ([Extension(
+          "hxarray._speedups", ["hxarray/_speedups.c"], optional=True, extra_compile_args=["-O2"],
+          include_dirs=["build/cython/hxarray/hal"])] if compiled else []),
       options={"build_ext": {"parallel": os.cpu_count() or 1}})

@@ -11,7 +11,7 @@ import pytest
 import hxarray as xp
 from hxarray.backends.cpu.allocator import CpuAllocator
 from hxarray.hal import Block, CachingAllocator, Device
-from hxarray.hal.buffer import _MemoryBufferBase
+from hxarray.hal.buffer import MemoryBuffer
 
 
 class CountingRaw(CpuAllocator):
@@ -99,7 +99,7 @@ def test_buffer_frees_its_block_once(alloc: CachingAllocator) -> None:
 
 def test_pure_python_buffer_frees_once_even_if_del_is_called_twice(
         alloc: CachingAllocator) -> None:
-    buffer = _MemoryBufferBase(alloc.device, 100, alloc.malloc(100), alloc)
+    buffer = MemoryBuffer(alloc.device, 100, alloc.malloc(100), alloc)
     address = buffer.block.address
     buffer.__del__()  # an explicit call, then the real one when the reference goes
     del buffer

@@ -31,11 +31,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("backends", ("hxarray.backends.cpu", "hxarray.backends.cuda")),
     ("namespace", ("hxarray",)),
 ]
-# The one exception: the HAL's allocator, buffer and hooks load the compiled C twins of their
-# types through `hxarray._compiled` (which reads a HAL setting), until those twins are generated
-# from the HAL's own Python source.
-ALLOWED = {(f"hxarray.hal.{name}", "hxarray._compiled")
-           for name in ("allocator", "buffer", "hooks")}
 PUBLIC = {"hxarray", "hxarray.plugin"}  # what a plug-in may import
 PLUGINS = [ROOT / "hxarray_tests" / "ref_pkg" / "hxarray_ref",
            ROOT / "hxarray_tests" / "plugin_pkg" / "hxarray_toy"]
@@ -117,7 +112,7 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
     upward = [f"{module}:{line} imports {target} ({LAYERS[_layer(target)][0]}, above "
               f"{LAYERS[_layer(module)][0]})"
               for module, target, line in _edges()
-              if _layer(target) > _layer(module) and (module, target) not in ALLOWED]
+              if _layer(target) > _layer(module)]
     assert not upward, "\n".join(upward)
 
 
@@ -125,11 +120,8 @@ def test_the_hal_imports_nothing_above_it() -> None:
     """Stated on its own, since it is what lets the HAL be read, tested and reused alone: the
     HAL's run-time imports stay in the HAL, so no import cycle passes through it."""
     leaving = sorted({f"{module} imports {target}" for module, target, _ in _edges()
-                      if _layer(module) == 0 and _layer(target) != 0
-                      and (module, target) not in ALLOWED})
+                      if _layer(module) == 0 and _layer(target) != 0})
     assert not leaving, "\n".join(leaving)
-    assert ALLOWED <= {(module, target) for module, target, _ in _edges()}, \
-        "an allowance no longer used: remove it"
 
 
 def test_the_hal_loads_and_works_without_the_rest_of_hxarray() -> None:
@@ -167,8 +159,7 @@ print(" ".join(sorted(m for m in sys.modules if m.startswith("hxarray."))))
     assert result.returncode == 0, result.stderr
     loaded = set(result.stdout.split())
     assert {"hxarray.hal.device", "hxarray.hal.allocator", "hxarray.hal.scope"} <= loaded
-    above = {m for m in loaded if _layer(m) != 0} - {target for _, target in ALLOWED} - \
-        {"hxarray._speedups"}  # the compiled twins, loaded by hxarray._compiled
+    above = {m for m in loaded if _layer(m) != 0}
     assert not above, above
 
 

@@ -22,13 +22,13 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import hxarray as xp
-from hxarray._compiled import _Sources, speedups
+from hxarray._compiled import speedups
 from hxarray._elementwise import OPERATIONS
 from hxarray._ops import OPS
 from hxarray.backends.base import fresh_layout
 from hxarray.backends.cpu.allocator import CpuAllocator
-from hxarray.hal import Allocator, CachingAllocator, Device, size_class
-from hxarray.hal.allocator import _CachingAllocatorBase, _OverRaw, _size_class
+from hxarray.hal import CachingAllocator, Device, size_class
+from hxarray.hal.sources import _Sources
 
 from .oracle import DTYPES, INTEGER, NUMERIC, np_dtype, thread_thresholds
 
@@ -74,48 +74,11 @@ def test_a_source_newer_than_its_build_runs_interpreted(tmp_path) -> None:
     assert not _Sources._stale(str(source), str(tmp_path / "module"))
 
 
-@compiled
-def test_size_class_matches_its_pure_python_twin() -> None:
-    sizes = [*range(0, 4100), *(2**k + d for k in range(12, 62) for d in (-1, 0, 1, 12345))]
-    assert [size_class(n) for n in sizes] == [_size_class(n) for n in sizes]
-    with pytest.raises(ValueError, match="non-negative"):
-        size_class(-1)
-
-
-class PurePythonCaching(_OverRaw, _CachingAllocatorBase, Allocator):
-    """The pure-Python caching allocator, whatever this process runs on."""
-
-
-@compiled
-@pytest.mark.parametrize("limit", [None, 0, 1000])
-def test_compiled_caching_allocator_matches_its_twin(limit: int | None) -> None:
-    device = Device("cpu")
-    pair = [CachingAllocator(CpuAllocator(device), max_cached_bytes=limit),
-            PurePythonCaching(CpuAllocator(device), max_cached_bytes=limit)]
-    rng = np.random.default_rng(0)
-    held: list[list] = [[], []]
-    for _ in range(500):
-        if held[0] and rng.random() < 0.45:
-            i = int(rng.integers(len(held[0])))
-            for alloc, blocks in zip(pair, held):
-                alloc.free(blocks.pop(i))
-        else:
-            n = int(rng.integers(0, 5000))
-            for alloc, blocks in zip(pair, held):
-                blocks.append(alloc.malloc(n))
-    assert pair[0].stats() == pair[1].stats()
-    assert pair[0].max_cached_bytes == pair[1].max_cached_bytes == limit
-    for alloc in pair:
-        alloc.empty_cache()
-    assert pair[0].stats() == pair[1].stats()
-
-
 def test_caching_allocator_rejects_a_negative_bound() -> None:
     with pytest.raises(ValueError, match="max_cached_bytes"):
         CachingAllocator(CpuAllocator(Device("cpu")), max_cached_bytes=-1)
 
 
-@compiled
 def test_block_fields() -> None:
     block = xp.hal.Block(4096, 64, "handle")
     assert (block.address, block.nbytes, block.handle, block.cache) == (4096, 64, "handle", None)

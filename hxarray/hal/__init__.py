@@ -2,7 +2,9 @@
 observe them. It imports nothing from hxarray above it; the backends that run its devices live in
 `hxarray.backends` (docs/hal.md, "Layers")."""
 
-from . import hooks
+from . import sources  # noqa: F401  (first: it decides which modules load compiled)
+
+from . import hooks  # isort: skip
 from .allocator import Allocator, Block, CachingAllocator, StreamOrderedAllocator, size_class
 from .buffer import MemoryBuffer
 from .device import Device, DeviceType, DeviceUnavailableError, default_device, device_scope

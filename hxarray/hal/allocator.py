@@ -8,16 +8,16 @@ raw allocator, and an out-of-memory error frees the whole cache and retries once
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .._compiled import speedups
 from .buffer import MemoryBuffer
 from .hooks import allocated, freed, observers
+from .sources import compiled
 from .stream import current_stream
 
 if TYPE_CHECKING:
@@ -29,40 +29,36 @@ if TYPE_CHECKING:
 __all__ = ["Block", "Allocator", "CachingAllocator", "StreamOrderedAllocator", "size_class"]
 
 
-class _Block:
+class Block:
     """A piece of raw device memory: its address, size, the backend's handle for it, and a slot in
-    which a backend may cache a derived object (e.g. a typed view) for the block's next user.
-    (The pure-Python twin of `_speedups.Block`.)"""
+    which a backend may cache a derived object (e.g. a typed view) for the block's next user."""
 
-    __slots__ = ("address", "nbytes", "handle", "cache")
-    address: int
-    nbytes: int
+    __slots__ = ("_address", "_nbytes", "handle", "cache", "_owner")
     handle: Any
     cache: Any
+    _owner: Any  # the caching allocator that handed the block out and has not taken it back
 
     def __init__(self, address: int, nbytes: int, handle: Any) -> None:
-        if hasattr(self, "address"):
+        if getattr(self, "_address", None) is not None:  # fixed: views rely on them
             raise TypeError("a Block is initialised once")
         if not isinstance(address, int):
             raise TypeError(f"a block's address is an int, got {type(address).__name__}")
         nbytes = operator.index(nbytes)
         if nbytes < 0:
             raise ValueError(f"a block cannot have {nbytes} bytes")
-        object.__setattr__(self, "address", address)
-        object.__setattr__(self, "nbytes", nbytes)
+        self._address = address
+        self._nbytes = nbytes
         self.handle = handle
         self.cache = None
+        self._owner = None
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in ("address", "nbytes"):  # fixed: views rely on them
-            raise AttributeError("readonly attribute")
-        object.__setattr__(self, name, value)
+    @property
+    def address(self) -> int:
+        return self._address
 
-
-if TYPE_CHECKING:  # type checkers see the pure-Python twin, whose interface both share
-    Block = _Block
-else:
-    Block = _Block if speedups is None else speedups.Block
+    @property
+    def nbytes(self) -> int:
+        return self._nbytes
 
 
 class Allocator(ABC):
@@ -123,7 +119,7 @@ class Allocator(ABC):
 MAX_BLOCK = 1 << 62  # the largest request (4 EiB)
 
 
-def _size_class(nbytes: int) -> int:
+def size_class(nbytes: int) -> int:
     """The rounded size a request of `nbytes` (0 to 2**62) is served with."""
     if nbytes < 0:
         raise ValueError(f"nbytes must be non-negative, got {nbytes}")
@@ -133,10 +129,6 @@ def _size_class(nbytes: int) -> int:
         return max(64, (nbytes + 63) & ~63)
     step = 1 << (nbytes.bit_length() - 3)
     return (nbytes + step - 1) // step * step
-
-
-size_class: Callable[[int], int] = lru_cache(maxsize=8192)(_size_class) if speedups is None \
-    else speedups.size_class
 
 
 def _exact_size(nbytes: int) -> int:
@@ -177,30 +169,46 @@ class _Guard:
         return False
 
 
+_UNLOCKED = contextlib.nullcontext()
+
+
+def _note_allocated(allocator: _CachingAllocatorBase, size: int) -> None:
+    """Count `size` more bytes in use, and the peaks (lock held)."""
+    allocator._allocated += size
+    allocator._peak_allocated = max(allocator._peak_allocated, allocator._allocated)
+    allocator._peak_reserved = max(allocator._peak_reserved,
+                                   allocator._allocated + allocator._cached)
+
+
 class _CachingAllocatorBase:
-    """The pure-Python twin of `_speedups.CachingAllocatorBase`: size-class free lists and
-    statistics over `raw`, under a lock. A miss calls the subclass's `_raw_malloc(size)`."""
+    """Size-class free lists and statistics over `raw`. A miss calls the subclass's
+    `_raw_malloc(size)`.
+
+    The bookkeeping is thread-safe. Run interpreted, it takes a lock (`_lock`, a `_Guard`); run
+    compiled, it calls no Python code between its reads and writes, so the GIL makes it atomic
+    and `_lock` is None (subclasses whose bookkeeping does call Python code, as the stream-
+    ordered allocator's does, set `_locked = True` to keep the lock)."""
 
     raw: Allocator
     device: Device
+    _locked = not compiled(__file__)
 
     if TYPE_CHECKING:  # provided by the subclass (`_OverRaw`)
         def _raw_malloc(self, size: int) -> Block: ...
         def _over_limit(self, size: int) -> MemoryError: ...
 
     def __init__(self, raw: Allocator, max_cached_bytes: int | None = None) -> None:
-        if hasattr(self, "_free_lists"):
+        if getattr(self, "_free_lists", None) is not None:  # blocks in use point at it
             raise TypeError("a CachingAllocator is initialised once")
         if max_cached_bytes is not None and max_cached_bytes < 0:
             raise ValueError("max_cached_bytes must be None or >= 0")
-        self._live: set[int] = set()  # ids of the blocks handed out and not freed yet
         self._memory_limit: int | None = None
         self._pending = 0  # bytes of raw requests under way, counted against the limit
         self.raw = raw
         self.device = raw.device
         self.max_cached_bytes = max_cached_bytes
         self._free_lists: dict[Any, list[Block]] = {}
-        self._lock = _Guard(self.free)
+        self._lock: _Guard | None = _Guard(self.free) if self._locked else None
         self._allocated = self._cached = self._peak_allocated = self._peak_reserved = 0
         self._num_allocs = self._num_frees = self._cache_hits = 0
         self._num_raw_allocs = self._num_raw_frees = self._num_ooms = 0
@@ -225,13 +233,13 @@ class _CachingAllocatorBase:
         requests count against the limit, so concurrent ones stay within it."""
         limit = self._memory_limit
         if limit is not None:
-            with self._lock:
+            with self._lock or _UNLOCKED:
                 over = self._allocated + self._cached + self._pending + size > limit
                 if over:
                     self._num_ooms += 1
             if over:
                 self.empty_cache()
-        with self._lock:
+        with self._lock or _UNLOCKED:
             over = limit is not None and \
                 self._allocated + self._cached + self._pending + size > limit
             if not over:
@@ -240,28 +248,20 @@ class _CachingAllocatorBase:
             raise self._over_limit(size)
 
     def _unreserve(self, size: int) -> None:
-        with self._lock:
+        with self._lock or _UNLOCKED:
             self._pending -= size
-
-    def _note_allocated(self, size: int) -> None:
-        self._allocated += size
-        self._peak_allocated = max(self._peak_allocated, self._allocated)
-        self._peak_reserved = max(self._peak_reserved, self._allocated + self._cached)
 
     def malloc(self, nbytes: int) -> Block:
         if nbytes > MAX_BLOCK:
             raise MemoryError(f"cannot allocate {nbytes} bytes on {self.device!r}: more than any "
                               "block (2**62 bytes)")
         size = size_class(nbytes)
-        with self._lock:
-            free_list = self._free_lists.get(size)
-            cached = free_list.pop() if free_list else None
-            if cached is not None:
-                self._num_allocs += 1
-                self._cache_hits += 1
-                self._cached -= size
-                self._note_allocated(size)
-                self._live.add(id(cached))
+        lock = self._lock
+        if lock is None:
+            cached = self._take(size)
+        else:
+            with lock:
+                cached = self._take(size)
         if cached is not None:
             if observers:
                 allocated(self, cached)
@@ -271,39 +271,64 @@ class _CachingAllocatorBase:
             block = self._raw_malloc(size)
         finally:
             self._unreserve(size)
-        with self._lock:
+        with self._lock or _UNLOCKED:
             self._num_allocs += 1
             self._num_raw_allocs += 1
-            self._note_allocated(block.nbytes)  # a raw allocator may round up; `free` counts this
-            self._live.add(id(block))
+            _note_allocated(self, block.nbytes)  # a raw allocator may round up; `free` counts this
+            block._owner = self
         if observers:
             allocated(self, block)
+        return block
+
+    def _take(self, size: int) -> Block | None:
+        """A cached block of `size` bytes, now in use, or None (lock held)."""
+        free_list = self._free_lists.get(size)
+        if not free_list:
+            return None
+        block: Block = free_list.pop()
+        self._num_allocs += 1
+        self._cache_hits += 1
+        self._cached -= size
+        _note_allocated(self, size)
+        block._owner = self
         return block
 
     def free(self, block: Block) -> None:
         if not isinstance(block, Block):
             raise TypeError(f"free() takes a Block, got {type(block).__name__}")
-        size = block.nbytes
-        if self._lock.defer(block):
+        lock = self._lock
+        if lock is None:
+            keep = self._give(block)
+        elif lock.defer(block):
             return
-        with self._lock:
-            if id(block) not in self._live:  # freeing twice would hand one block to two arrays
-                raise ValueError(f"block at {block.address!r} is not in use from this allocator "
-                                 f"of {self.device!r}: it was freed already or allocated "
-                                 "elsewhere")
-            self._live.discard(id(block))
-            self._num_frees += 1
-            self._allocated -= size
-            keep = self._keeps(size)
-            if keep:
-                self._cached += size
-                self._free_lists.setdefault(size, []).append(block)
-            else:
-                self._num_raw_frees += 1
+        else:
+            with lock:
+                keep = self._give(block)
         if observers:
             freed(self, block)
         if not keep:
             self.raw.free(block)
+
+    def _give(self, block: Block) -> bool:
+        """Take `block` back: True if it stays in the cache, False if the caller must hand it
+        to the raw allocator (lock held). Raises ValueError for a block that is not in use
+        from this allocator (freeing twice would hand one block to two arrays)."""
+        if block._owner is not self:
+            raise ValueError(f"block at {block.address!r} is not in use from this allocator "
+                             f"of {self.device!r}: it was freed already or allocated elsewhere")
+        block._owner = None
+        size = block._nbytes
+        self._num_frees += 1
+        self._allocated -= size
+        if not self._keeps(size):
+            self._num_raw_frees += 1
+            return False
+        self._cached += size
+        free_list = self._free_lists.get(size)
+        if free_list is None:  # (setdefault: the new list's collection may run a finalizer
+            free_list = self._free_lists.setdefault(size, [])  # that makes one)
+        free_list.append(block)
+        return True
 
     def _keeps(self, size: int) -> bool:
         """Whether a freed block of `size` bytes stays in the cache: within its bound, and not
@@ -314,7 +339,7 @@ class _CachingAllocatorBase:
             (limit is None or self._allocated + self._cached + size <= limit)
 
     def empty_cache(self) -> None:
-        with self._lock:
+        with self._lock or _UNLOCKED:
             blocks = [b for free_list in self._free_lists.values() for b in free_list]
             self._free_lists.clear()
             self._cached = 0
@@ -323,7 +348,7 @@ class _CachingAllocatorBase:
             self.raw.free(block)
 
     def stats(self) -> dict[str, int]:
-        with self._lock:
+        with self._lock or _UNLOCKED:
             return {
                 "allocated_bytes": self._allocated,
                 "reserved_bytes": self._allocated + self._cached,
@@ -340,19 +365,19 @@ class _CachingAllocatorBase:
             }
 
     def reset_peak_stats(self) -> None:
-        with self._lock:
+        with self._lock or _UNLOCKED:
             self._peak_allocated = self._allocated
             self._peak_reserved = self._allocated + self._cached
 
     def _note_oom(self) -> None:
-        with self._lock:
+        with self._lock or _UNLOCKED:
             self._num_ooms += 1
 
 
-if TYPE_CHECKING:
-    _Base = _CachingAllocatorBase
-else:
-    _Base = _CachingAllocatorBase if speedups is None else speedups.CachingAllocatorBase
+def _cached_malloc(allocator: _CachingAllocatorBase, nbytes: int) -> Block:
+    """`allocator.malloc(nbytes)`, as a C function: how hxarray/_speedups.c allocates (compiled,
+    it is exported to C with allocator.pxd's `api`)."""
+    return _CachingAllocatorBase.malloc(allocator, nbytes)  # (the CPU's does not override it)
 
 
 class _OverRaw:
@@ -417,7 +442,7 @@ class _OverRaw:
         return self.raw.array_interface(block, nbytes)
 
 
-class CachingAllocator(_OverRaw, _Base, Allocator):
+class CachingAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
     """Wraps a raw allocator with size-class free lists, statistics and an OOM retry, for devices
     whose work is complete when an operation returns (the CPU): a freed block is reusable at
     once.
@@ -450,14 +475,14 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
     out-of-memory retry wait for the streams first, and the `max_cached_bytes` bound trims only
     blocks of idle streams. Every `SWEEP_EVERY` frees, the cached blocks of idle streams move to
     a pool any stream takes from, so the allocator holds no stream the program has dropped (nor
-    its worker thread). Always the Python base: devices that need it run their work away from
-    the host, so the allocator is not on a hot host path.
+    its worker thread).
 
     `exact=True` serves every request with a block of exactly its size (no size classes), for
     raw allocators that put a guard right after each block (a debugging mode).
     """
 
     SWEEP_EVERY = 256
+    _locked = True  # its bookkeeping asks streams whether they are idle: Python code
 
     def __init__(self, raw: Allocator, max_cached_bytes: int | None = None, *,
                  exact: bool = False) -> None:
@@ -482,7 +507,7 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
                 self._num_allocs += 1
                 self._cache_hits += 1
                 self._cached -= size
-                self._note_allocated(size)
+                _note_allocated(self, size)
                 self._home[cached.address] = stream
             else:
                 idle = self._trim()
@@ -500,7 +525,7 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
         with self._lock:
             self._num_allocs += 1
             self._num_raw_allocs += 1
-            self._note_allocated(block.nbytes)
+            _note_allocated(self, block.nbytes)
             self._home[block.address] = stream
         if observers:
             allocated(self, block)

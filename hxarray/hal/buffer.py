@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._compiled import speedups
 from .stream import current_stream
 
 if TYPE_CHECKING:
@@ -20,13 +19,13 @@ if TYPE_CHECKING:
 __all__ = ["MemoryBuffer"]
 
 
-class _MemoryBufferBase:
-    """The pure-Python twin of `_speedups.MemoryBufferBase`: the fields, and the hand-back."""
+class MemoryBuffer:
+    """A span of `nbytes` bytes on `device`, carved from `allocator`."""
 
     __slots__ = ("device", "nbytes", "block", "allocator", "__weakref__")
 
     def __init__(self, device: Device, nbytes: int, block: Block, allocator: Allocator) -> None:
-        if hasattr(self, "block"):  # its block goes back to its allocator exactly once
+        if getattr(self, "block", None) is not None:  # it goes back to its allocator exactly once
             raise TypeError("a MemoryBuffer is initialised once")
         if not isinstance(nbytes, int):
             raise TypeError(f"MemoryBuffer() argument 'nbytes' must be int, not "
@@ -41,18 +40,6 @@ class _MemoryBufferBase:
         if allocator is not None:
             self.allocator = None  # type: ignore[assignment]  # handed back: exactly once
             allocator.free(self.block)
-
-
-if TYPE_CHECKING:  # type checkers see the pure-Python twin, whose interface both share
-    _Base = _MemoryBufferBase
-else:
-    _Base = _MemoryBufferBase if speedups is None else speedups.MemoryBufferBase
-
-
-class MemoryBuffer(_Base):
-    """A span of `nbytes` bytes on `device`, carved from `allocator`."""
-
-    __slots__ = ()
 
     @property
     def address(self) -> int:

@@ -30,7 +30,6 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .._compiled import speedups
 from .device import Device
 
 __all__ = ["Hook", "device_of", "install", "observe", "observers", "remove"]
@@ -137,6 +136,3 @@ def _warn(error: BaseException, where: Any) -> None:
     warnings.warn(f"{where!r} raised {type(error).__name__}: {error} (ignored: the memory "
                   "point cannot fail)", RuntimeWarning, stacklevel=3)
 
-
-if speedups is not None:  # the compiled allocator and fast path read the same list
-    speedups.bind_hooks(observers, allocated, freed)

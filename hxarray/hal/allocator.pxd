@@ -1,0 +1,33 @@
+# Cython's declarations for compiling allocator.py (setup.py, COMPILED): the block and the caching
+# allocator's bookkeeping become extension types, whose C layout hxarray/_speedups.c reads
+# (allocator_api.h).
+cimport cython
+
+
+cdef api class Block [object BlockObject, type BlockType]:
+    cdef readonly object _address
+    cdef readonly Py_ssize_t _nbytes
+    cdef public object handle, cache, _owner
+
+
+cdef api class _CachingAllocatorBase [object CacheObject, type CacheType]:
+    cdef readonly object raw, device
+    cdef public object max_cached_bytes, _memory_limit, _lock
+    cdef public dict _free_lists
+    cdef public Py_ssize_t _pending, _allocated, _cached, _peak_allocated, _peak_reserved
+    cdef public Py_ssize_t _num_allocs, _num_frees, _cache_hits, _num_raw_allocs, _num_raw_frees
+    cdef public Py_ssize_t _num_ooms
+
+    cpdef malloc(self, nbytes)
+
+    @cython.locals(free_list=list, block=Block)
+    cdef _take(self, Py_ssize_t size)
+    @cython.locals(free_list=list, size=Py_ssize_t)
+    cdef bint _give(self, Block block) except -1
+    cdef bint _keeps(self, Py_ssize_t size) except -1
+
+
+cpdef _note_allocated(_CachingAllocatorBase allocator, Py_ssize_t size)
+cpdef Py_ssize_t size_class(Py_ssize_t nbytes) except -1
+
+cdef api Block _cached_malloc(_CachingAllocatorBase allocator, Py_ssize_t nbytes)
