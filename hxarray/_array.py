@@ -23,7 +23,7 @@ from ._modes import is_strict
 from .hal.device import Device
 
 if TYPE_CHECKING:
-    from .hal.buffer import MemoryBuffer
+    from .hal.allocator import MemoryBuffer
 
 __all__ = ["Array"]
 
@@ -137,7 +137,7 @@ _buffer_type: type | None = None
 def _load_buffer_type() -> type:
     """MemoryBuffer (imported on first use: the HAL imports this module)."""
     global _buffer_type
-    from .hal.buffer import MemoryBuffer
+    from .hal.allocator import MemoryBuffer
 
     _buffer_type = MemoryBuffer
     return MemoryBuffer

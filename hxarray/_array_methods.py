@@ -20,7 +20,7 @@ from ._indexing import getitem, setitem
 from ._observed import observe_operation, operation
 from ._ops import COMPARISONS, OPS
 from ._version import SUPPORTED_API_VERSIONS
-from .hal.buffer import MemoryBuffer
+from .hal.allocator import MemoryBuffer
 
 __all__ = ["install"]
 

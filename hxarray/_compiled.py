@@ -1,7 +1,7 @@
 """The hand-written speedups (hxarray/_speedups.c), or None: absent where the extension was not
-built (no C compiler at install time), with HXARRAY_PURE_PYTHON=1, or where the HAL's allocator
-and buffer, whose compiled types it uses, run from their Python source
-(`hxarray.hal.sources`). Without them every namespace function is its Python source.
+built (no C compiler at install time), with HXARRAY_PURE_PYTHON=1, or where the HAL's memory
+types (hal/allocator.py), which they use, run from their Python source (`hxarray.hal.sources`).
+Without them every namespace function is its Python source.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .hal import allocator, buffer, hooks
+from .hal import allocator, hooks
 from .hal.sources import compiled
 
 speedups: ModuleType | None = None
-if compiled(allocator.__file__) and compiled(buffer.__file__):  # types the speedups read
+if compiled(allocator.__file__):  # the speedups read the layout of its types
     try:
         speedups = importlib.import_module("hxarray._speedups")
     except ImportError:  # pragma: no cover - installs without a C compiler

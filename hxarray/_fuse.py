@@ -26,8 +26,7 @@ from ._ops import REDUCTIONS, Op, Reduction, Signature
 from ._views import broadcast_shapes, contiguous_strides, view
 from .backends.base import Backend
 from .backends.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step, scalar_key
-from .hal.allocator import Allocator, Block
-from .hal.buffer import MemoryBuffer
+from .hal.allocator import Allocator, Block, MemoryBuffer
 from .hal.device import Device
 
 __all__ = ["fuse"]

@@ -39,8 +39,7 @@ from .backends.cpu import CpuBackend
 from .backends.cpu.allocator import CpuAllocator
 from .backends.registry import ENTRY_POINT_GROUP, registry
 from .hal import hooks
-from .hal.allocator import Allocator, Block, CachingAllocator, StreamOrderedAllocator
-from .hal.buffer import MemoryBuffer
+from .hal.allocator import Allocator, Block, CachingAllocator, MemoryBuffer, StreamOrderedAllocator
 from .hal.device import Device, DeviceType, DeviceUnavailableError
 from .hal.stream import Event, HostEvent, HostStream, Stream, current_stream
 

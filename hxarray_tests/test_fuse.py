@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import hxarray as xp
@@ -396,11 +396,16 @@ def expressions(draw):
 
 
 def _interpret(program):
-    """The program as a function; `function.dtypes` collects the dtypes of the values it made."""
+    """The program as a function; `function.dtypes` collects the dtypes of the values it made,
+    and, while `function.measures` (not under fuse's tracing, which cannot read values),
+    `function.sine_of` the largest magnitude `sin` was given."""
     def function(x, y):
         values = [x, y]
         for name, first, other in program:
             f = getattr(xp, name)
+            if name == "sin" and function.measures and values[first].size:
+                magnitude = np.abs(host(values[first]).astype(np.float64))
+                function.sine_of = max(function.sine_of, float(np.nanmax(magnitude, initial=0)))
             if other is None:
                 values.append(f(values[first]))
             else:
@@ -410,6 +415,7 @@ def _interpret(program):
         return values[-1]
 
     function.dtypes = set()
+    function.sine_of, function.measures = 0.0, True
     return function
 
 
@@ -433,6 +439,7 @@ def test_random_expressions_fuse_to_the_unfused_result(spec, seed):
             expected = function(a, b)
         except (TypeError, ValueError, OverflowError) as exc:
             expected = exc
+        function.measures = False
         try:
             result = xp.fuse(function)(a, b)
         except (TypeError, ValueError, OverflowError) as exc:
@@ -447,7 +454,10 @@ def test_random_expressions_fuse_to_the_unfused_result(spec, seed):
     exact = not any(name in _INEXACT for name, _, _ in program)
     floating = [np.dtype(d.name) for d in function.dtypes if d in (xp.float32, xp.float64)]
     # (numpy mode's exp of a comparison is float32, then added to float64 values)
-    same(result, expected, exact, min(floating, key=lambda d: d.itemsize, default=None))
+    precision = min(floating, key=lambda d: d.itemsize, default=None)
+    # the sine of a value whose rounding error is a good part of its period is rounding noise
+    assume(precision is None or function.sine_of * np.finfo(precision).eps < 1e-3)
+    same(result, expected, exact, precision)
 
 
 # -- the blocked numpy evaluation (no compiler) and the CUDA kernel ------------------------------

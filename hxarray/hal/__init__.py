@@ -5,8 +5,14 @@ observe them. It imports nothing from hxarray above it; the backends that run it
 from . import sources  # noqa: F401  (first: it decides which modules load compiled)
 
 from . import hooks  # isort: skip
-from .allocator import Allocator, Block, CachingAllocator, StreamOrderedAllocator, size_class
-from .buffer import MemoryBuffer
+from .allocator import (
+    Allocator,
+    Block,
+    CachingAllocator,
+    MemoryBuffer,
+    StreamOrderedAllocator,
+    size_class,
+)
 from .device import Device, DeviceType, DeviceUnavailableError, default_device, device_scope
 from .kernel_cache import KernelCache
 from .stream import Event, HostEvent, HostStream, Stream, current_stream

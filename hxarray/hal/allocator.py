@@ -1,4 +1,9 @@
-"""Allocators: the raw per-device allocator interface and a caching allocator over any of them.
+"""Memory: blocks, the buffers arrays hold, the raw per-device allocator interface and caching
+allocators over any of them.
+
+A `MemoryBuffer` is one span of memory on one device, owned by whoever holds a reference to it:
+arrays and views hold the buffer; when the last of them dies, the buffer's deallocation hands the
+block back to the allocator it came from, exactly once.
 
 The caching allocator follows the shape of PyTorch's CUDACachingAllocator, simplified: requests are
 rounded up to size classes (64-byte steps up to 512 B, then quarter-power-of-two steps, so at most
@@ -15,7 +20,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .buffer import MemoryBuffer
 from .hooks import allocated, freed, observers
 from .sources import compiled
 from .stream import current_stream
@@ -26,7 +30,8 @@ if TYPE_CHECKING:
     from .device import Device
     from .stream import Event, Stream
 
-__all__ = ["Block", "Allocator", "CachingAllocator", "StreamOrderedAllocator", "size_class"]
+__all__ = ["Block", "MemoryBuffer", "Allocator", "CachingAllocator", "StreamOrderedAllocator",
+           "size_class"]
 
 
 class Block:
@@ -59,6 +64,84 @@ class Block:
     @property
     def nbytes(self) -> int:
         return self._nbytes
+
+
+class MemoryBuffer:
+    """A span of `nbytes` bytes on `device`, carved from `allocator`."""
+
+    __slots__ = ("device", "nbytes", "block", "allocator", "__weakref__")
+
+    def __init__(self, device: Device, nbytes: int, block: Block, allocator: Allocator) -> None:
+        if getattr(self, "block", None) is not None:  # it goes back to its allocator exactly once
+            raise TypeError("a MemoryBuffer is initialised once")
+        if not isinstance(nbytes, int):
+            raise TypeError(f"MemoryBuffer() argument 'nbytes' must be int, not "
+                            f"{type(nbytes).__name__}")
+        self.device = device
+        self.nbytes = nbytes
+        self.block = block
+        self.allocator = allocator
+
+    def __dealloc__(self) -> None:
+        """Hand the block back, exactly once: compiled, this is the C deallocator; interpreted,
+        the finalizer (`__del__`, set below the class)."""
+        allocator = self.allocator
+        if allocator is not None:
+            self.allocator = None  # type: ignore[assignment]  # handed back: exactly once
+            _hand_back(allocator, self.block)
+
+    @property
+    def address(self) -> int:
+        """The device address of the first byte."""
+        return self.block.address
+
+    def copy_to_host(self, out: np.ndarray, offset: int = 0) -> np.ndarray:
+        """Copy `out.nbytes` bytes from byte `offset` on into the contiguous host array `out`,
+        after the work queued on the device's current stream (waited for)."""
+        if not (out.flags.c_contiguous and out.flags.writeable):
+            raise ValueError("copy_to_host needs a writeable C-contiguous output array")
+        self._check_span(offset, out.nbytes)
+        stream = current_stream(self.device)
+        self.allocator.copy_to_host(self.block, offset, out, stream)
+        stream.synchronize()
+        return out
+
+    def copy_from_host(self, data: np.ndarray, offset: int = 0) -> None:
+        """Copy the contiguous host array `data` into this buffer starting at byte `offset`, in
+        order on the device's current stream (noted as a user of the block: it is not handed to
+        another stream before the copy is done)."""
+        self._check_span(offset, data.nbytes)
+        stream = current_stream(self.device)
+        self.allocator.record_stream(self.block, stream)
+        self.allocator.copy_from_host(self.block, offset, data, stream)
+
+    def _check_span(self, offset: int, nbytes: int) -> None:
+        if offset < 0 or offset + nbytes > self.nbytes:
+            raise IndexError(f"byte range [{offset}, {offset + nbytes}) is outside this "
+                             f"{self.nbytes}-byte buffer")
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        """Host-visible buffers expose their bytes to numpy; the numpy array keeps this alive."""
+        return self.allocator.array_interface(self.block, self.nbytes)
+
+    def __repr__(self) -> str:
+        return (f"MemoryBuffer(device={self.device!r}, nbytes={self.nbytes}, "
+                f"address={self.address:#x})")
+
+
+if not compiled(__file__):  # interpreted, Python calls no __dealloc__: the finalizer does it
+    MemoryBuffer.__del__ = MemoryBuffer.__dealloc__  # type: ignore[attr-defined]
+
+
+def _hand_back(allocator: Allocator, block: Block) -> None:
+    """`allocator.free(block)`, from a dying buffer (compiled, a caching allocator's is a C
+    call: allocator.pxd types `caching`)."""
+    if isinstance(allocator, _CachingAllocatorBase):
+        caching = allocator
+        caching.free(block)
+    else:
+        allocator.free(block)
 
 
 class Allocator(ABC):
@@ -127,7 +210,9 @@ def size_class(nbytes: int) -> int:
         raise OverflowError(f"nbytes must be at most 2**62, got {nbytes}")
     if nbytes <= 512:
         return max(64, (nbytes + 63) & ~63)
-    step = 1 << (nbytes.bit_length() - 3)
+    step = 128  # then the largest power of two at most nbytes / 4 (compiled, a C loop)
+    while step <= nbytes >> 3:
+        step *= 2
     return (nbytes + step - 1) // step * step
 
 
@@ -255,7 +340,10 @@ class _CachingAllocatorBase:
         if nbytes > MAX_BLOCK:
             raise MemoryError(f"cannot allocate {nbytes} bytes on {self.device!r}: more than any "
                               "block (2**62 bytes)")
-        size = size_class(nbytes)
+        return self._malloc(size_class(nbytes))
+
+    def _malloc(self, size: int) -> Block:
+        """A block of the size class `size`: a cached one, else a fresh one."""
         lock = self._lock
         if lock is None:
             cached = self._take(size)
@@ -285,7 +373,9 @@ class _CachingAllocatorBase:
         free_list = self._free_lists.get(size)
         if not free_list:
             return None
-        block: Block = free_list.pop()
+        block: Block = free_list[-1]
+        del free_list[-1]  # (not pop(): emptying the list this way frees its storage at once,
+        # where pop() shrinks it with realloc, twice as costly)
         self._num_allocs += 1
         self._cache_hits += 1
         self._cached -= size
@@ -375,9 +465,11 @@ class _CachingAllocatorBase:
 
 
 def _cached_malloc(allocator: _CachingAllocatorBase, nbytes: int) -> Block:
-    """`allocator.malloc(nbytes)`, as a C function: how hxarray/_speedups.c allocates (compiled,
-    it is exported to C with allocator.pxd's `api`)."""
-    return _CachingAllocatorBase.malloc(allocator, nbytes)  # (the CPU's does not override it)
+    """`allocator.malloc(nbytes)` for the CPU's caching allocator (which does not override it),
+    as a C function: how hxarray/_speedups.c allocates (compiled, allocator.pxd exports it)."""
+    if nbytes > MAX_BLOCK:
+        return allocator.malloc(nbytes)  # (which raises the error)
+    return allocator._malloc(size_class(nbytes))
 
 
 class _OverRaw:
@@ -483,6 +575,7 @@ class StreamOrderedAllocator(_OverRaw, _CachingAllocatorBase, Allocator):
 
     SWEEP_EVERY = 256
     _locked = True  # its bookkeeping asks streams whether they are idle: Python code
+    _lock: _Guard
 
     def __init__(self, raw: Allocator, max_cached_bytes: int | None = None, *,
                  exact: bool = False) -> None:

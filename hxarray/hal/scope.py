@@ -60,10 +60,9 @@ def current_pool(device: Device) -> Allocator | None:
 
 
 class ScopePool(_OverRaw, _CachingAllocatorBase, Allocator):
-    """The pool of a memory scope on a device whose work is synchronous (the CPU): the pure-
-    Python caching allocator (the compiled one's cache bound cannot change) over the device's
-    raw allocator. Closing it sends its cache, and every block freed afterwards, to the raw
-    allocator."""
+    """The pool of a memory scope on a device whose work is synchronous (the CPU): a caching
+    allocator over the device's raw allocator. Closing it sends its cache, and every block freed
+    afterwards, to the raw allocator."""
 
     def close(self) -> None:
         self.max_cached_bytes = 0

@@ -20,8 +20,7 @@ from ..._array import Array
 from ..._compiled import speedups
 from ..._numpy_kernels import QUIET_STATE, cast, errstate_var, quiet
 from ..._ops import REDUCTIONS
-from ...hal.allocator import Block, CachingAllocator
-from ...hal.buffer import MemoryBuffer
+from ...hal.allocator import Block, CachingAllocator, MemoryBuffer
 from ...hal.device import Device, DeviceType, default_device
 from ...hal.scope import NO_SCOPES, scoped_pools
 from ..base import FRESH_LAYOUTS, Backend, fresh_layout, reruns_after_memory_error
