@@ -15,7 +15,7 @@ from setuptools import Extension, setup
 
 # The HAL's memory types and the namespace and CPU-backend modules on every small call's path.
 COMPILED = [
-    "hxarray/hal/allocator.py",
+    "hxarray/hal/allocator.py", "hxarray/hal/device.py",
     "hxarray/_adapter.py", "hxarray/_array.py", "hxarray/_array_methods.py", "hxarray/_checks.py",
     "hxarray/_creation.py", "hxarray/_data_types.py", "hxarray/_dtypes.py",
     "hxarray/_manipulation.py",

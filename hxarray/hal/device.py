@@ -191,12 +191,13 @@ class Device:
 _scoped_device: contextvars.ContextVar[Device | None] = contextvars.ContextVar(
     "hxarray_device", default=None)
 _env_default: list[Device] = []
+_scoped = _scoped_device.get  # (bound once: every new array asks)
 
 
 def default_device() -> Device:
     """The device new arrays go to: the innermost `device_scope`, else `HXARRAY_DEFAULT_DEVICE`
     (a device, or `best` for `best_device()`), else the CPU."""
-    device = _scoped_device.get()
+    device = _scoped()
     if device is not None:
         return device
     if not _env_default:
