@@ -66,6 +66,14 @@ def test_size_class_examples(nbytes: int, expected: int) -> None:
     assert size_class(nbytes) == expected
 
 
+@given(st.one_of(st.integers(513, 1 << 62), st.sampled_from([(1 << k) + d for k in range(10, 62)
+                                                            for d in (-1, 0, 1)] + [1 << 62])))
+def test_size_class_above_512_bytes_steps_by_a_quarter_of_the_power_of_two_below(
+        nbytes: int) -> None:
+    step = 1 << (nbytes.bit_length() - 3)  # the oracle: the rule written with bit_length
+    assert size_class(nbytes) == -(-nbytes // step) * step
+
+
 @given(st.integers(0, 1 << 40))
 def test_size_class_bounds(nbytes: int) -> None:
     size = size_class(nbytes)

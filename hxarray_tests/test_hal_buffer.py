@@ -3,7 +3,9 @@ exactly once, when the last array, view or numpy array over it has died)."""
 
 from __future__ import annotations
 
+import copy
 import gc
+import pickle
 
 import numpy as np
 import pytest
@@ -204,3 +206,19 @@ def test_adopted_numpy_memory_is_not_from_the_allocator() -> None:
     gc.collect()
     assert xp.memory_stats() == start
     assert np.array_equal(data, np.arange(12.0))
+
+
+@pytest.mark.parametrize("duplicate", [copy.copy, copy.deepcopy,
+                                       lambda x: pickle.loads(pickle.dumps(x))],
+                         ids=["copy", "deepcopy", "pickle"])
+def test_buffers_and_blocks_refuse_to_be_copied(alloc: CachingAllocator, duplicate) -> None:
+    """A copy would be a second owner: its death would hand the block back again, to whichever
+    array holds it by then."""
+    buffer = alloc.allocate(64)
+    for owner, name in ((buffer, "MemoryBuffer"), (buffer.block, "Block")):
+        with pytest.raises(TypeError, match=f"a {name} cannot be copied or pickled"):
+            duplicate(owner)
+    address = buffer.block.address
+    del buffer
+    gc.collect()
+    assert alloc.stats()["num_frees"] == 1 and alloc.malloc(64).address == address

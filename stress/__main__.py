@@ -1,7 +1,7 @@
 """`python -m stress [--scale ci|full] [--devices cpu,ref:0,cuda:0] [--modes compiled,pure]
 [--parts PART,...] [--seed N] [--json PATH]`: the reliability suite (docs/reliability.md;
 PARTS lists the parts). Each part runs in processes of its own, on each device and in
-each mode (the compiled speedups or their pure-Python twins); the figures go to stdout as a
+each mode (compiled, or every module from its Python source); the figures go to stdout as a
 table and to a JSON file. The exit status is 1 if any part failed its criterion (see
 docs/reliability.md), 2 if a device cannot be used (cuda:0 needs a GPU, or
 HXARRAY_CUDA_DRIVER=sim for the simulator)."""

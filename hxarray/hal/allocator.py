@@ -65,6 +65,10 @@ class Block:
     def nbytes(self) -> int:
         return self._nbytes
 
+    def __reduce__(self) -> Any:
+        raise TypeError("a Block cannot be copied or pickled: a copy would be a second owner of "
+                        "the same memory")
+
 
 class MemoryBuffer:
     """A span of `nbytes` bytes on `device`, carved from `allocator`."""
@@ -128,6 +132,10 @@ class MemoryBuffer:
     def __repr__(self) -> str:
         return (f"MemoryBuffer(device={self.device!r}, nbytes={self.nbytes}, "
                 f"address={self.address:#x})")
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a MemoryBuffer cannot be copied or pickled: a copy would hand its block "
+                        "back a second time (copy the array instead)")
 
 
 if not compiled(__file__):  # interpreted, Python calls no __dealloc__: the finalizer does it

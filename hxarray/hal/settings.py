@@ -146,7 +146,7 @@ def _declare(name: str, parser: _Parser[T], default: Callable[[], T], default_te
 
 PURE_PYTHON = _declare(
     "HXARRAY_PURE_PYTHON", _flag(), lambda: False, "0", "at import",
-    "run the pure-Python twins of the compiled speedups")
+    "run every module from its Python source, no compiled code")
 STRICT = _declare(
     "HXARRAY_STRICT", _flag(), lambda: False, "0", "at import",
     "strict mode by default in every thread ([modes](modes.md))")
