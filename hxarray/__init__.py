@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import hal  # first: it decides which modules load compiled (hxarray._compiled)
+from . import hal  # first: it decides which modules load compiled (hxarray.hal.sources)
 
 # isort: split
 from . import cuda, fft, linalg
