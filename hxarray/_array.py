@@ -20,10 +20,8 @@ from . import _dtypes as dt
 from . import _views
 from ._compiled import speedups
 from ._modes import is_strict
+from .hal.allocator import MemoryBuffer
 from .hal.device import Device
-
-if TYPE_CHECKING:
-    from .hal.allocator import MemoryBuffer
 
 __all__ = ["Array"]
 
@@ -104,7 +102,7 @@ class _ArrayBase(ArrayOperators):
               strides: tuple[int, ...], offset: int = 0, handle: Any = None,
               readonly: builtins.bool = False) -> Array:
         """A new array over `buffer` (checked as `_speedups.ArrayBase._make` checks it)."""
-        if not isinstance(buffer, _buffer_type or _load_buffer_type()):
+        if not isinstance(buffer, MemoryBuffer):
             raise TypeError(f"an array's buffer is a MemoryBuffer, got {type(buffer).__name__}")
         if not isinstance(dtype, dt.DType):
             raise TypeError(f"an array's dtype is an hxarray dtype, got {type(dtype).__name__}")
@@ -129,18 +127,6 @@ class _ArrayBase(ArrayOperators):
 
 def _set(x: _ArrayBase, name: str, value: Any) -> None:
     getattr(_ArrayBase, name).__set__(x, value)
-
-
-_buffer_type: type | None = None
-
-
-def _load_buffer_type() -> type:
-    """MemoryBuffer (imported on first use: the HAL imports this module)."""
-    global _buffer_type
-    from .hal.allocator import MemoryBuffer
-
-    _buffer_type = MemoryBuffer
-    return MemoryBuffer
 
 
 if TYPE_CHECKING:  # type checkers see the pure-Python twin, whose interface both share

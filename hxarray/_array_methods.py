@@ -20,7 +20,6 @@ from ._indexing import getitem, setitem
 from ._observed import observe_operation, operation
 from ._ops import COMPARISONS, OPS
 from ._version import SUPPORTED_API_VERSIONS
-from .hal.allocator import MemoryBuffer
 
 __all__ = ["install"]
 
@@ -65,7 +64,7 @@ def install() -> None:
         for dunder, method in operators.items():
             setattr(Array, dunder, method)
         return
-    speedups.configure(array_type=Array, buffer_type=MemoryBuffer, general=ew._binary,
+    speedups.configure(array_type=Array, general=ew._binary,
                        operations={op.operator: ew.OPERATIONS[op.name] for op in OPS.values()
                                    if op.operator is not None},
                        operators=operators, bool_dtype=dt.bool,

@@ -2,8 +2,8 @@
  *
  * ArrayBase holds the Array's fields and its operator slots; hxarray/_array.py's `_ArrayBase` is
  * its pure-Python twin (hxarray/_compiled.py picks one). The block, buffer and caching allocator
- * types it uses are compiled by Cython from the HAL's own Python source (hal/allocator.pxd,
- * hal/buffer.pxd), whose generated headers give their C layout.
+ * types it uses are compiled by Cython from the HAL's own Python source (hal/allocator.pxd),
+ * whose generated header gives their C layout.
  * Operation is one element-wise function (or `where`), Reduction one of sum, prod, mean, max, min,
  * Creation one of empty, zeros, ones. Called with operands that the CPU fast
  * path takes (CPU arrays of one dtype and shape, or one such array and a plain Python scalar,
@@ -27,7 +27,6 @@ typedef struct BufferObject BufferObject;
 
 /* -- configuration, set from Python --------------------------------------------------------- */
 static PyTypeObject *array_type;      /* hxarray.Array */
-static PyTypeObject *buffer_type;     /* hxarray.hal.MemoryBuffer */
 static PyObject *cpu_device;          /* the device whose arrays the fast path serves */
 static PyObject *cpu_allocator;       /* its caching allocator (a CachingAllocatorBase) */
 static PyObject *make_view;           /* make_view(block, dtype, shape): a block's numpy view */
@@ -533,7 +532,7 @@ new_array(PyObject *dtype, Py_ssize_t itemsize, PyObject *shape, Py_ssize_t size
     }
     PyObject *view = block_view(block, dtype, shape);
     BufferObject *buffer = view == NULL ? NULL :
-        (BufferObject *)buffer_type->tp_new(buffer_type, empty_tuple, NULL);
+        (BufferObject *)BufferType.tp_new(&BufferType, empty_tuple, NULL);
     if (buffer == NULL) {
         Py_XDECREF(view);
         Py_DECREF(nbytes);
@@ -1541,20 +1540,18 @@ lookup_operation(PyObject *ops, const char *name)
 static PyObject *
 configure(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"array_type", "buffer_type", "general", "operations", "operators",
-                            "bool_dtype", "int64_dtype", "floating_dtypes", "binary_op_opcode",
-                            "observe", NULL};
-    PyObject *atype, *btype, *general, *ops, *methods, *dbool, *dint64, *floating, *observe;
+    static char *names[] = {"array_type", "general", "operations", "operators", "bool_dtype",
+                            "int64_dtype", "floating_dtypes", "binary_op_opcode", "observe",
+                            NULL};
+    PyObject *atype, *general, *ops, *methods, *dbool, *dint64, *floating, *observe;
     int opcode;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!OO!O!OOO!iO:configure", names,
-                                     &PyType_Type, &atype, &PyType_Type, &btype, &general,
-                                     &PyDict_Type, &ops, &PyDict_Type, &methods, &dbool, &dint64,
-                                     &PyFrozenSet_Type, &floating, &opcode, &observe))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OO!O!OOO!iO:configure", names,
+                                     &PyType_Type, &atype, &general, &PyDict_Type, &ops,
+                                     &PyDict_Type, &methods, &dbool, &dint64, &PyFrozenSet_Type,
+                                     &floating, &opcode, &observe))
         return NULL;
-    if (!PyType_IsSubtype((PyTypeObject *)atype, &ArrayType) ||
-            !PyType_IsSubtype((PyTypeObject *)btype, &BufferType)) {
-        PyErr_SetString(PyExc_TypeError, "array_type and buffer_type must derive from ArrayBase "
-                                         "and MemoryBufferBase");
+    if (!PyType_IsSubtype((PyTypeObject *)atype, &ArrayType)) {
+        PyErr_SetString(PyExc_TypeError, "array_type must derive from ArrayBase");
         return NULL;
     }
     for (int k = 0; k < N_BINARY; k++) {
@@ -1576,7 +1573,6 @@ configure(PyObject *module, PyObject *args, PyObject *kwargs)
         Py_XSETREF(unary_methods[k], Py_XNewRef(PyDict_GetItemString(methods, unary_names[k][1])));
     }
     Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(atype));
-    Py_XSETREF(buffer_type, (PyTypeObject *)Py_NewRef(btype));
     Py_XSETREF(py_binary, Py_NewRef(general));
     Py_XSETREF(dtype_bool, Py_NewRef(dbool));
     Py_XSETREF(dtype_type, Py_NewRef((PyObject *)Py_TYPE(dbool)));
@@ -1682,7 +1678,7 @@ fresh_cpu_array(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
-     "Register the Array and MemoryBuffer classes, the general element-wise path, the "
+     "Register the Array class, the general element-wise path, the "
      "operations behind the slots by operator stem ('add', 'truediv', 'neg', ...) and the "
      "Python operators."},
     {"bind_hooks", bind_hooks, METH_O,
