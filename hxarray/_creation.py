@@ -305,8 +305,9 @@ def _number(value: Any, function: str, name: str, allow_complex: builtins.bool =
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> Array:
     if stop is None:
-        if start.__class__ is int and 0 < start < _ARANGE_FITS and dtype is None and \
-                device is None:  # the common case, `arange(n)`, which needs no other check
+        if start.__class__ is int and 0 < start < _ARANGE_FITS and step.__class__ is int and \
+                step == 1 and dtype is None and device is None:
+            # the common case, `arange(n)`, which needs no other check
             target = default_device()
             return target.backend.arange(0, start, 1, dt.int64, target)
         start, stop = 0, start

@@ -433,6 +433,12 @@ def test_arange_with_stop_only(stop):
     assert_matches(xp.arange(stop), np.arange(stop))
 
 
+@pytest.mark.parametrize("stop, step", [(3, 3), (5, 2), (3, -1), (1, 1.0), (4, 0.5), (3, True)])
+def test_arange_with_stop_and_a_step_keyword(stop, step):
+    """`arange(n)`'s common case is taken only with the default step."""
+    assert_matches(xp.arange(stop, step=step), np.arange(stop, step=step))
+
+
 @given(start=st.floats(-100, 100), stop=st.floats(-100, 100),
        step=st.floats(0.25, 10) | st.floats(-10, -0.25))
 def test_arange_floats(start, stop, step):
