@@ -398,24 +398,33 @@ def expressions(draw):
 def _interpret(program):
     """The program as a function; `function.dtypes` collects the dtypes of the values it made,
     and, while `function.measures` (not under fuse's tracing, which cannot read values),
-    `function.sine_of` the largest magnitude `sin` was given."""
+    `function.magnifies` the largest factor by which an operation turned its arguments' relative
+    rounding error into its result's: `sin` of x by |x| (the error of x is a part of the period),
+    `remainder` and `floor_divide` of x by y by |x / y| (x's error in units of y); and
+    `function.nan_sign` whether `copysign` took a sign from a NaN (which the standard leaves
+    open: numpy's 0 % 0 is -NaN on x86, the compiled loop's +NaN)."""
     def function(x, y):
         values = [x, y]
         for name, first, other in program:
-            f = getattr(xp, name)
-            if name == "sin" and function.measures and values[first].size:
-                magnitude = np.abs(host(values[first]).astype(np.float64))
-                function.sine_of = max(function.sine_of, float(np.nanmax(magnitude, initial=0)))
-            if other is None:
-                values.append(f(values[first]))
-            else:
-                values.append(f(values[first], values[other[1]] if other[0] == "v" else
-                                other[1]))
+            operands = [values[first]] if other is None else [
+                values[first], values[other[1]] if other[0] == "v" else other[1]]
+            if function.measures and values[first].size:
+                function.measure(name, *[np.asarray(host(v) if isinstance(v, xp.Array) else v,
+                                                    dtype=np.float64) for v in operands])
+            values.append(getattr(xp, name)(*operands))
             function.dtypes.add(values[-1].dtype)
         return values[-1]
 
-    function.dtypes = set()
-    function.sine_of, function.measures = 0.0, True
+    def measure(name, x, y=None):
+        if name == "copysign":
+            function.nan_sign |= bool(np.isnan(y).any())
+        elif name in ("sin", "remainder", "floor_divide"):
+            magnitude = np.abs(x if name == "sin" else x / y)
+            magnitude = magnitude[np.isfinite(magnitude)]
+            function.magnifies = max(function.magnifies, float(np.max(magnitude, initial=0)))
+
+    function.dtypes, function.measure = set(), measure
+    function.magnifies, function.nan_sign, function.measures = 0.0, False, True
     return function
 
 
@@ -455,8 +464,10 @@ def test_random_expressions_fuse_to_the_unfused_result(spec, seed):
     floating = [np.dtype(d.name) for d in function.dtypes if d in (xp.float32, xp.float64)]
     # (numpy mode's exp of a comparison is float32, then added to float64 values)
     precision = min(floating, key=lambda d: d.itemsize, default=None)
-    # the sine of a value whose rounding error is a good part of its period is rounding noise
-    assume(precision is None or function.sine_of * np.finfo(precision).eps < 1e-3)
+    # the sine of a value whose rounding error is a good part of its period, or the remainder of
+    # one whose rounding error is a good part of the divisor, is rounding noise
+    assume(precision is None or function.magnifies * np.finfo(precision).eps < 1e-3)
+    assume(not function.nan_sign)
     same(result, expected, exact, precision)
 
 
