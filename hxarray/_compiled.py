@@ -28,7 +28,7 @@ if speedups is not None:  # the fast path takes the general path while a hook is
 def fast(kind: str, function: Callable[..., Any], results: dict[Any, Any],
          general: Callable[..., Any] | None = None, **options: Any) -> Callable[..., Any]:
     """A namespace function: the pure-Python `function` without the speedups; with them, the
-    compiled `kind` ("Operation", "Reduction" or "Creation") with the CPU fast path in front of
+    compiled `kind` ("Operation" or "Reduction") with the CPU fast path in front of
     `general` (by default `function` itself), carrying `function`'s name, docstring, module and
     signature, and `function` itself as `__wrapped__` (for `inspect` and IDEs); `.fallback` is
     the general path. `results` maps each operand dtype the fast path takes to the result's

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import numbers
 import operator
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -15,16 +17,21 @@ from . import _views
 from ._adapter import adapted
 from ._array import Array
 from ._checks import as_bool, as_copy, as_device, as_dtype, as_int, as_shape, check_array
-from ._compiled import fast
+from ._compiled import speedups
 from ._modes import UnspecifiedType
 from ._ops import OPS
 from ._version import sequence_result
 from .hal.device import Device, default_device
+from .hal.hooks import observers
 
 _ndarray = np.ndarray
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
            "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_fresh = None if speedups is None else speedups.fresh_cpu_array
+_DType, _FLOAT64 = dt.DType, dt.float64
 
 _SCALAR_DTYPE = {builtins.bool: dt.bool, int: dt.int64, float: dt.float64, complex: dt.complex128}
 
@@ -180,6 +187,42 @@ def _filled(function: str, shape: Any, value: Any, dtype: Any, device: Any) -> A
     return target.backend.full(as_shape(shape, function), value, dtype, target)
 
 
+def _allocated_first(value: Any) -> Callable[[F], F]:
+    """Put the common call of `empty`/`zeros`/`ones` in front of the namespace function, where
+    the CPU's compiled allocation exists (`_compiled.speedups`): a plain shape (an int or a tuple
+    of ints), an hxarray dtype or none, on the CPU, outside hooks and memory scopes, takes a fresh
+    block straight from the CPU's caching allocator (`fresh_cpu_array`), left as it is (`value`
+    None), cleared with memset (0) or filled by numpy; any other call, and a shape, dtype or
+    device the compiled check declines, runs the namespace function (`.fallback`), which judges
+    it."""
+    def front_of(general: F) -> F:
+        if _fresh is None:
+            return general
+
+        clear, fill = value == 0, value is not None and value != 0
+
+        def front(shape: Any, *numpy_positional: Any, dtype: Any = None,
+                  device: Any = None) -> Array:
+            # (type() and module-level names: what compiles to pointer comparisons)
+            if not (observers or numpy_positional) and (dtype is None or type(dtype) is _DType):
+                out = _fresh((shape,) if type(shape) is int else shape,
+                             _FLOAT64 if dtype is None else dtype,
+                             default_device() if device is None else device, clear)
+                if out is not None:
+                    if fill:
+                        out._handle.fill(value)
+                    return out
+            return general(shape, *numpy_positional, dtype=dtype, device=device)
+
+        functools.update_wrapper(front, general)
+        front.fallback = general  # type: ignore[attr-defined]
+        # the hooks' operation point is the namespace function's (`_observed.operation`)
+        front.observed_as = lambda point: front_of(general.observed_as(point))  # type: ignore
+        return front  # type: ignore[return-value]
+    return front_of
+
+
+@_allocated_first(None)
 @adapted
 def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     """An uninitialised array (its memory may hold values of an earlier array)."""
@@ -188,22 +231,16 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     return target.backend.empty(as_shape(shape, "empty"), dtype, target)
 
 
+@_allocated_first(0)
 @adapted
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     return _filled("zeros", shape, 0, dtype, device)
 
 
+@_allocated_first(1)
 @adapted
 def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     return _filled("ones", shape, 1, dtype, device)
-
-
-# The compiled fast path: a plain shape, `dtype` and `device` given or not; the memory is left as
-# it is (value None) or filled with the value.
-_same = {d: d for d in dt.ALL_DTYPES}
-empty = fast("Creation", empty, _same, value=None)
-zeros = fast("Creation", zeros, _same, value=0)
-ones = fast("Creation", ones, _same, value=1)
 
 
 @adapted

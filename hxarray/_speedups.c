@@ -4,8 +4,8 @@
  * its pure-Python twin (hxarray/_compiled.py picks one). The block, buffer and caching allocator
  * types it uses are compiled by Cython from the HAL's own Python source (hal/allocator.pxd),
  * whose generated header gives their C layout.
- * Operation is one element-wise function (or `where`), Reduction one of sum, prod, mean, max, min,
- * Creation one of empty, zeros, ones. Called with operands that the CPU fast
+ * Operation is one element-wise function (or `where`), Reduction one of sum, prod, mean, max, min.
+ * Called with operands that the CPU fast
  * path takes (CPU arrays of one dtype and shape, or one such array and a plain Python scalar,
  * below the threading threshold), it runs the CPU backend's kernel (a bare numpy ufunc where one
  * suffices) into a fresh buffer from the caching allocator, as the backend would; anything else
@@ -989,18 +989,7 @@ static PyTypeObject ReductionType = {
     .tp_members = function_members,
 };
 
-/* -- Creation: empty, zeros, ones --------------------------------------------------------------- */
-/* empty/zeros/ones(shape) with `dtype` and `device` given or not, on the CPU: a fresh buffer,
- * left as it is (empty), cleared with memset (zeros) or filled by numpy (ones). */
-typedef struct {
-    FUNCTION_HEAD
-    PyObject *value;     /* None: leave the memory as it is; else what numpy's fill writes */
-    int clear;           /* the value is 0: all zero bits in every dtype, so memset */
-} Creation;
-
-static PyObject *default_device;  /* default_device(): the device of `device=None` */
-static PyObject *default_dtype;   /* the dtype of `dtype=None` */
-
+/* -- fresh arrays ---------------------------------------------------------------------------- */
 #define MAX_NBYTES ((Py_ssize_t)1 << 62)
 
 /* `shape` (an int or a tuple of at most MAX_DIMS ints, none negative, whose non-zero product
@@ -1035,135 +1024,6 @@ plain_shape(PyObject *shape, Py_ssize_t itemsize, Py_ssize_t *size)
     *size = empty ? 0 : nonzero;
     return shape;
 }
-
-static PyObject *
-create_fast(Creation *c, PyObject *shape_arg, PyObject *const *kwvalues, PyObject *kwnames)
-{
-    if (general_only())
-        return NULL;
-    PyObject *dtype = Py_None, *device = Py_None;
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
-        if (PyUnicode_CompareWithASCIIString(key, "dtype") == 0)
-            dtype = kwvalues[i];
-        else if (PyUnicode_CompareWithASCIIString(key, "device") == 0)
-            device = kwvalues[i];
-        else
-            return NULL;
-    }
-    if (device == Py_None) {
-        device = PyObject_CallNoArgs(default_device);
-        if (device == NULL)
-            return NULL;
-        Py_DECREF(device);  /* devices are interned: comparing the pointer is enough */
-    }
-    if (device != cpu_device)
-        return NULL;
-    PyObject *result = PyDict_GetItemWithError(c->results,
-                                               dtype == Py_None ? default_dtype : dtype);
-    if (result == NULL) {
-        PyErr_Clear();  /* e.g. an unhashable dtype: the general path says what is wrong */
-        return NULL;
-    }
-    Py_ssize_t size, itemsize = PyLong_AsSsize_t(PyTuple_GET_ITEM(result, 1));
-    PyObject *shape = itemsize > 0 ? plain_shape(shape_arg, itemsize, &size) : NULL;
-    if (shape == NULL) {
-        Py_XDECREF(shape);
-        return NULL;
-    }
-    PyObject *out = new_array(PyTuple_GET_ITEM(result, 0), itemsize, shape, size);
-    Py_DECREF(shape);
-    if (out == NULL || c->value == Py_None)
-        return out;
-    PyObject *block = ((BufferObject *)((ArrayObject *)out)->buffer)->block;
-    if (c->clear && PyObject_TypeCheck(block, &BlockType)) {
-        void *start = PyLong_AsVoidPtr(((BlockObject *)block)->_address);
-        if (start == NULL && PyErr_Occurred()) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        size_t nbytes = (size_t)(size * itemsize);
-        if (nbytes < ((size_t)1 << 20)) {  /* handing the GIL over costs more than this memset */
-            memset(start, 0, nbytes);
-        }
-        else {
-            Py_BEGIN_ALLOW_THREADS
-            memset(start, 0, nbytes);
-            Py_END_ALLOW_THREADS
-        }
-        return out;
-    }
-    PyObject *done = PyObject_CallMethodOneArg(((ArrayObject *)out)->handle, str_fill, c->value);
-    if (done == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    Py_DECREF(done);
-    return out;
-}
-
-static PyObject *
-creation_vectorcall(Creation *c, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (observe_operation != NULL && observed())
-        return call_observed((FunctionObject *)c, c->fallback, args, nargsf, kwnames);
-    if (nargs == 1 && cpu_device != NULL && default_device != NULL) {
-        PyObject *result = create_fast(c, args[0], args + 1, kwnames);
-        if (result != NULL || PyErr_Occurred())
-            return result;
-    }
-    return PyObject_Vectorcall(c->fallback, args, nargsf, kwnames);
-}
-
-static PyObject *
-creation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    static char *names[] = {"name", "results", "fallback", "value", NULL};
-    PyObject *name, *results, *fallback, *value = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O|$O:Creation", names, &name,
-                                     &PyDict_Type, &results, &fallback, &value))
-        return NULL;
-    if (value == NULL || (value != Py_None && !PyLong_CheckExact(value))) {
-        PyErr_SetString(PyExc_TypeError, "value= must be given, None or an int");
-        return NULL;
-    }
-    Creation *c = (Creation *)type->tp_alloc(type, 0);
-    if (c == NULL)
-        return NULL;
-    c->value = Py_NewRef(value);
-    c->clear = value != Py_None && PyObject_Not(value) == 1;
-    if (function_init((FunctionObject *)c, (vectorcallfunc)creation_vectorcall, name, results,
-                      fallback) < 0) {
-        Py_DECREF(c);
-        return NULL;
-    }
-    return (PyObject *)c;
-}
-
-static void
-creation_dealloc(Creation *c)
-{
-    Py_CLEAR(c->value);
-    function_dealloc((FunctionObject *)c);
-}
-
-static PyTypeObject CreationType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "hxarray._speedups.Creation",
-    .tp_basicsize = sizeof(Creation),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Creation(name, results, fallback, *, value): empty (value None), zeros (0) or "
-              "ones (1) on the CPU, in front of the namespace function `fallback`.",
-    .tp_new = creation_new,
-    .tp_dealloc = (destructor)creation_dealloc,
-    .tp_repr = (reprfunc)function_repr,
-    .tp_call = PyVectorcall_Call,
-    .tp_vectorcall_offset = offsetof(Creation, vectorcall),
-    .tp_dictoffset = offsetof(FunctionObject, dict),
-    .tp_members = function_members,
-};
 
 /* -- operator slots -------------------------------------------------------------------------- */
 enum {
@@ -1599,15 +1459,14 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"device", "allocator", "make_view", "kernels", "compute_bound",
                             "reduce", "reducible", "thresholds", "errstate_var", "errstate_quiet",
-                            "default_device", "default_dtype", "scopes", "no_scopes", NULL};
+                            "scopes", "no_scopes", NULL};
     PyObject *device, *allocator, *view, *kernels, *compute_bound, *reduce, *reducible, *var,
-        *quiet, *find_device, *dtype, *scopes, *none_open;
+        *quiet, *scopes, *none_open;
     Py_ssize_t limits[3];
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!OOO(nnn)OOOOOO:bind_cpu", names,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!OOO(nnn)OOOO:bind_cpu", names,
                                      &device, &CacheType, &allocator, &view, &PyDict_Type,
                                      &kernels, &compute_bound, &reduce, &reducible, &limits[0],
-                                     &limits[1], &limits[2], &var, &quiet, &find_device, &dtype,
-                                     &scopes, &none_open))
+                                     &limits[1], &limits[2], &var, &quiet, &scopes, &none_open))
         return NULL;
     if (!PyContextVar_CheckExact(var) || !PyContextVar_CheckExact(scopes)) {
         PyErr_SetString(PyExc_TypeError, "errstate_var and scopes must be ContextVars");
@@ -1639,24 +1498,27 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
     reduction_limit = limits[2];
     Py_XSETREF(errstate_var, Py_NewRef(var));
     Py_XSETREF(errstate_quiet, Py_NewRef(quiet));
-    Py_XSETREF(default_device, Py_NewRef(find_device));
-    Py_XSETREF(default_dtype, Py_NewRef(dtype));
     Py_XSETREF(scopes_var, Py_NewRef(scopes));
     Py_XSETREF(no_scopes, Py_NewRef(none_open));
     Py_RETURN_NONE;
 }
 
-/* fresh_cpu_array(shape, dtype): CpuBackend.empty, compiled (the allocation every CPU primitive
- * makes for its result); None where the Python method must run: before bind_cpu, inside a memory
- * scope, or for a shape that is not a tuple of at most MAX_DIMS ints within the byte limit. */
+/* fresh_cpu_array(shape, dtype[, device, clear]): CpuBackend.empty, compiled (the allocation
+ * every CPU primitive makes for its result, and `empty`/`zeros` in their common case, which pass
+ * the device they were asked for and whether to clear the memory); None where the Python code
+ * must run: before bind_cpu, inside a memory scope, on another device, or for a shape that is not
+ * a tuple of at most MAX_DIMS ints within the byte limit. Why C: the allocation in front of every
+ * CPU result reads the block's address and the buffer's fields, which compiled Python reaches
+ * only through attribute calls. */
 static PyObject *
 fresh_cpu_array(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "fresh_cpu_array(shape, dtype) takes 2 arguments");
+    if (nargs != 2 && nargs != 4) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fresh_cpu_array(shape, dtype[, device, clear]) takes 2 or 4 arguments");
         return NULL;
     }
-    if (cpu_allocator == NULL)
+    if (cpu_allocator == NULL || (nargs == 4 && args[2] != cpu_device))
         Py_RETURN_NONE;
     int scoped = in_scope();
     if (scoped != 0)
@@ -1673,6 +1535,23 @@ fresh_cpu_array(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_RETURN_NONE;
     PyObject *out = new_array(args[1], itemsize, shape, size);
     Py_DECREF(shape);
+    if (out == NULL || nargs == 2 || args[3] != Py_True)
+        return out;
+    PyObject *block = ((BufferObject *)((ArrayObject *)out)->buffer)->block;
+    void *start = PyLong_AsVoidPtr(((BlockObject *)block)->_address);
+    if (start == NULL && PyErr_Occurred()) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    size_t nbytes = (size_t)(size * itemsize);
+    if (nbytes < ((size_t)1 << 20)) {  /* handing the GIL over costs more than this memset */
+        memset(start, 0, nbytes);
+    }
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        memset(start, 0, nbytes);
+        Py_END_ALLOW_THREADS
+    }
     return out;
 }
 
@@ -1691,7 +1570,7 @@ static PyMethodDef module_methods[] = {
      "defaults of creation."},
     {"fresh_cpu_array", (PyCFunction)(void (*)(void))fresh_cpu_array, METH_FASTCALL,
      "CpuBackend.empty's common case: a fresh C-contiguous CPU array from the caching "
-     "allocator, or None where the Python method must run."},
+     "allocator (on `device`, cleared if `clear` is True), or None where Python must run."},
     {NULL},
 };
 
@@ -1707,7 +1586,7 @@ PyInit__speedups(void)
     if (import_hxarray__hal__allocator() < 0)
         return NULL;
     if (PyType_Ready(&ArrayType) < 0 || PyType_Ready(&OperationType) < 0 ||
-            PyType_Ready(&ReductionType) < 0 || PyType_Ready(&CreationType) < 0)
+            PyType_Ready(&ReductionType) < 0)
         return NULL;
     str_cache = PyUnicode_InternFromString("cache");
     str_fill = PyUnicode_InternFromString("fill");
@@ -1727,8 +1606,7 @@ PyInit__speedups(void)
         return NULL;
     if (PyModule_AddObjectRef(module, "ArrayBase", (PyObject *)&ArrayType) < 0 ||
             PyModule_AddObjectRef(module, "Operation", (PyObject *)&OperationType) < 0 ||
-            PyModule_AddObjectRef(module, "Reduction", (PyObject *)&ReductionType) < 0 ||
-            PyModule_AddObjectRef(module, "Creation", (PyObject *)&CreationType) < 0) {
+            PyModule_AddObjectRef(module, "Reduction", (PyObject *)&ReductionType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

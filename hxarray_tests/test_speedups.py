@@ -327,8 +327,16 @@ def test_cpu_backend_empty_is_the_compiled_allocation_outside_memory_scopes() ->
     with xp.memory_scope():
         assert speedups.fresh_cpu_array((2,), xp.float64) is None
         assert backend.empty((2,), xp.float64)._buffer.allocator is not allocator
-    with pytest.raises(TypeError, match="2 arguments"):
+    with pytest.raises(TypeError, match="2 or 4 arguments"):
         speedups.fresh_cpu_array((2,))
+    # empty/zeros's form: the device asked for (None on any other), cleared or not
+    assert speedups.fresh_cpu_array((2,), xp.float64, object(), False) is None
+    dirty = speedups.fresh_cpu_array((64,), xp.int64, backend.device, False)
+    dirty._handle[...] = -1
+    address = dirty._buffer.block.address
+    del dirty  # its block goes back to the cache, -1s in it, and is the next one taken
+    cleared = speedups.fresh_cpu_array((64,), xp.int64, backend.device, True)
+    assert cleared._buffer.block.address == address and cleared._handle.tolist() == [0] * 64
 
 
 # -- the fast paths against the general paths they stand in front of ----------------------------

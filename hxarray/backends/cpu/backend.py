@@ -21,7 +21,7 @@ from ..._compiled import speedups
 from ..._numpy_kernels import QUIET_STATE, cast, errstate_var, quiet
 from ..._ops import REDUCTIONS
 from ...hal.allocator import Block, CachingAllocator, MemoryBuffer
-from ...hal.device import Device, DeviceType, default_device
+from ...hal.device import Device, DeviceType
 from ...hal.scope import NO_SCOPES, scoped_pools
 from ..base import FRESH_LAYOUTS, Backend, fresh_layout, reruns_after_memory_error
 from . import fused, kernels, parallel
@@ -34,6 +34,8 @@ from .stream import CpuEvent, CpuStream
 _make = Array._make
 _ndarray = np.ndarray
 _FROM_NUMPY = dt.FROM_NUMPY
+_INT64 = dt.int64
+_arange_into = kernels.arange_into
 
 
 # Below this length numpy's own float arange (copied into our buffer) costs less than setting up
@@ -103,7 +105,6 @@ class CpuBackend(Backend):
                           reducible=frozenset(REDUCTIONS.values()),
                           thresholds=(t.compute_bound, t.memory_bound, t.reduction),
                           errstate_var=errstate_var, errstate_quiet=QUIET_STATE,
-                          default_device=default_device, default_dtype=dt.float64,
                           scopes=scoped_pools, no_scopes=NO_SCOPES)
 
     # -- devices, memory, streams ------------------------------------------------------------------
@@ -246,10 +247,11 @@ class CpuBackend(Backend):
 
     @reruns_after_memory_error
     def arange(self, start, stop, step, dtype, device=None) -> Array:
-        if dtype is dt.int64 and start.__class__ is stop.__class__ is step.__class__ is int and \
-                _LOW < start < _HIGH and _LOW < stop < _HIGH and _LOW < step < _HIGH:
+        # (type() and module-level names: what compiles to pointer comparisons)
+        if dtype is _INT64 and type(start) is int and type(stop) is int and type(step) is int \
+                and _LOW < start < _HIGH and _LOW < stop < _HIGH and _LOW < step < _HIGH:
             out = self.empty((len(range(start, stop, step)),), dtype)
-            kernels.arange_into(out._handle, start, step)
+            _arange_into(out._handle, start, step)
             return out
         if (dtype is dt.float64 or dtype is dt.float32) and isinstance(start, (int, float)) and \
                 isinstance(step, (int, float)) and isinstance(stop, (int, float)):
