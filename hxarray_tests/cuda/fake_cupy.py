@@ -104,6 +104,15 @@ def make_fake_cupy(sim: SimDriver, version: tuple[int, int] | None = None) -> ty
                 "l2CacheSize": p.l2_cache_size}
 
     runtime.getDeviceProperties = getDeviceProperties
+
+    def deviceGetAttribute(attribute: int, device: int) -> int:
+        p = sim.properties(device)
+        known = {13: p.clock_rate_khz, 36: p.memory_clock_rate_khz, 37: p.memory_bus_width}
+        if attribute not in known:
+            raise CUDARuntimeError(1, "cudaErrorInvalidValue")
+        return known[attribute]
+
+    runtime.deviceGetAttribute = deviceGetAttribute
     runtime.memGetInfo = lambda: sim.mem_info(_current())
     runtime.deviceSynchronize = lambda: sim.synchronize(_current())
     runtime.malloc = lambda size: _wrap_errors(lambda: sim.malloc(_current(), size))

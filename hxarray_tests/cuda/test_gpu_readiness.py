@@ -34,6 +34,32 @@ def test_the_floor_is_what_the_launches_need() -> None:
     assert refuses((13, 6), np.float32(1)) is None
 
 
+def test_clock_rates_come_from_device_attributes_where_cuda_13_drops_them(sim: SimDriver
+                                                                         ) -> None:
+    """CUDA 13 took the clock rates and the memory bus width out of cudaDeviceProp (CuPy's
+    property dictionary then lacks them or holds 0): they are read as device attributes, so the
+    peaks (and the benchmark's share of peak bandwidth) are not 0."""
+    driver = cupy_driver_on(sim)
+    fake = type(driver)._attribute.__func__.__globals__["cupy"]
+    full = fake.cuda.runtime.getDeviceProperties
+    fake.cuda.runtime.getDeviceProperties = lambda device: {
+        key: value for key, value in {**full(device), "memoryClockRate": 0}.items()
+        if key not in ("clockRate", "memoryBusWidth")}
+    h100 = {13: 1_980_000, 36: 2_619_000, 37: 5120}  # cudaDevAttr number -> an H100's value
+    fake.cuda.runtime.deviceGetAttribute = lambda attribute, device: h100[attribute]
+    got = driver.properties(0)
+    assert (got.clock_rate_khz, got.memory_clock_rate_khz, got.memory_bus_width) == (
+        1_980_000, 2_619_000, 5120)
+
+    def unknown(attribute: int, device: int) -> int:
+        raise fake.cuda.runtime.CUDARuntimeError(1, "cudaErrorInvalidValue")
+
+    fake.cuda.runtime.deviceGetAttribute = unknown
+    driver._props.clear()  # (read once per device)
+    got = driver.properties(0)
+    assert (got.clock_rate_khz, got.memory_clock_rate_khz, got.memory_bus_width) == (0, 0, 0)
+
+
 @pytest.mark.parametrize("version", [None, (14, 0), (13, 6)], ids=["floor", "14.0", "13.6"])
 def test_backend_launches_fit_the_oldest_supported_cupy(sim: SimDriver,
                                                         version: tuple[int, int] | None) -> None:

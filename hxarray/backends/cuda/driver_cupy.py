@@ -123,10 +123,27 @@ class CupyDriver(Driver):
                 shared_memory_per_multiprocessor=p["sharedMemPerMultiprocessor"],
                 registers_per_block=p["regsPerBlock"],
                 registers_per_multiprocessor=p["regsPerMultiprocessor"],
-                total_memory=p["totalGlobalMem"], clock_rate_khz=p["clockRate"],
-                memory_clock_rate_khz=p["memoryClockRate"], memory_bus_width=p["memoryBusWidth"],
+                total_memory=p["totalGlobalMem"],
+                clock_rate_khz=self._attribute(p, "clockRate", index),
+                memory_clock_rate_khz=self._attribute(p, "memoryClockRate", index),
+                memory_bus_width=self._attribute(p, "memoryBusWidth", index),
                 l2_cache_size=p["l2CacheSize"], simulated=False)
         return self._props[index]
+
+    # cudaDeviceAttr numbers of the properties CUDA 13 took out of cudaDeviceProp
+    _ATTRIBUTES = {"clockRate": 13, "memoryClockRate": 36, "memoryBusWidth": 37}
+
+    @classmethod
+    def _attribute(cls, p: dict[str, Any], key: str, index: int) -> int:
+        """cudaDeviceProp's `key`, or where CUDA 13's runtime leaves it out (or 0) the device
+        attribute of the same meaning; 0 if neither is known."""
+        value = p.get(key) or 0
+        if not value:
+            try:
+                value = cupy.cuda.runtime.deviceGetAttribute(cls._ATTRIBUTES[key], index)
+            except (AttributeError, cupy.cuda.runtime.CUDARuntimeError):
+                value = 0
+        return int(value)
 
     def mem_info(self, index: int) -> tuple[int, int]:
         with cupy.cuda.Device(self._index(index)):
