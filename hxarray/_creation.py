@@ -31,7 +31,7 @@ __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "fu
 
 F = TypeVar("F", bound=Callable[..., Any])
 _fresh = None if speedups is None else speedups.fresh_cpu_array
-_DType, _FLOAT64 = dt.DType, dt.float64
+_DType, _FLOAT64, _INT64 = dt.DType, dt.float64, dt.int64
 
 _SCALAR_DTYPE = {builtins.bool: dt.bool, int: dt.int64, float: dt.float64, complex: dt.complex128}
 
@@ -346,7 +346,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
                 step == 1 and dtype is None and device is None:
             # the common case, `arange(n)`, which needs no other check
             target = default_device()
-            return target.backend.arange(0, start, 1, dt.int64, target)
+            return (target._backend or target.backend).arange(0, start, 1, _INT64, target)
         start, stop = 0, start
     integers = start.__class__ is stop.__class__ is step.__class__ is int
     if not integers:

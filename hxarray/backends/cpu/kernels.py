@@ -54,7 +54,8 @@ COMPUTE_BOUND = frozenset(op.name for op in OPS.values() if op.heavy)
 
 
 # -- creation --------------------------------------------------------------------------------------
-_IOTA = np.arange(4096, dtype=np.int64)  # the first block of every int64 arange
+_IOTA_SIZE = 4096
+_IOTA = np.arange(_IOTA_SIZE, dtype=np.int64)  # the first block of every int64 arange
 
 
 def arange_into(out: np.ndarray, start: int, step: int) -> None:
@@ -62,7 +63,8 @@ def arange_into(out: np.ndarray, start: int, step: int) -> None:
     the step and the span fit in int64): a first block from a cached 0, 1, 2, ..., then the filled
     part again, shifted by its length, doubling it each time. Exact, and vectorised where numpy's
     arange computes element by element."""
-    size, filled = out.size, min(out.size, _IOTA.size)
+    size = len(out)
+    filled = size if size <= _IOTA_SIZE else _IOTA_SIZE
     head = out if filled == size else out[:filled]
     iota = _IOTA[:filled]
     if step != 1:
