@@ -22,8 +22,8 @@ from hxarray.backends.cuda.driver import (
     Module,
     load_driver,
 )
-from hxarray.backends.cuda.sim import SimDriver, settings_from_env
-from hxarray.backends.cuda.sim.compiler import kernel_names, unsupported_features
+from hxarray.backends.cuda.sim import SimDriver, compiler, settings_from_env
+from hxarray.backends.cuda.sim.compiler import HostCompiler, kernel_names, unsupported_features
 from hxarray.hal.kernel_cache import KernelCache
 
 from .conftest import DeviceArrays, source
@@ -374,6 +374,26 @@ def test_constructor_arguments(kernel_cache: KernelCache) -> None:
     assert small.mem_info(0) == (1000, 1000)
     with pytest.raises(MemoryError, match="1001 bytes requested, 1000 of 1000 free"):
         small.malloc(0, 1001)
+
+
+def test_a_kernel_cached_by_another_version_of_the_translator_is_not_reused(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kernel_cache: KernelCache) -> None:
+    """The cache key of a simulated kernel covers the rewriting of CUDA C into C++ (compiler.py),
+    not only the header and runtime: after an upgrade that changes the rewriting, the same source
+    compiles afresh."""
+    code = "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] += 1.0f; }"
+
+    def key() -> str:
+        host = HostCompiler(kernel_cache, tmp_path / "work", pch=False)
+        return host.cache_key(code, (), ())
+
+    translator = tmp_path / "compiler.py"
+    translator.write_bytes(compiler.TRANSLATOR.read_bytes())
+    monkeypatch.setattr(compiler, "TRANSLATOR", translator)
+    before = key()
+    assert key() == before  # (the same translator, the same key)
+    translator.write_bytes(translator.read_bytes() + b"\n# another rewriting\n")
+    assert key() != before
 
 
 def test_load_driver(monkeypatch: pytest.MonkeyPatch, kernel_cache: KernelCache) -> None:

@@ -32,6 +32,7 @@ INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 HEADER = INCLUDE_DIR / "hxsim.h"
 RUNTIME = INCLUDE_DIR / "hxsim_runtime.cpp"
 ABI = INCLUDE_DIR / "hxsim_abi.h"
+TRANSLATOR = Path(__file__).resolve()  # this module: how CUDA C becomes the C++ compiled
 MAX_DYNAMIC_SHARED = 49152  # HXSIM_MAX_DYNAMIC_SHARED in hxsim_abi.h
 
 BASE_FLAGS = ("-std=c++17", "-fPIC", "-fno-gnu-unique", "-fno-strict-aliasing", "-pthread",
@@ -279,9 +280,11 @@ class HostCompiler:
 
     @functools.cached_property
     def header_version(self) -> str:
-        """A digest of the simulator's header, ABI and runtime sources."""
+        """A digest of the simulator's header, ABI and runtime sources and of this module, whose
+        rewriting of the CUDA C is part of every binary (a cached kernel from another version of
+        the rewriting is not reused)."""
         digest = hashlib.sha256()
-        for path in (HEADER, ABI, RUNTIME):
+        for path in (HEADER, ABI, RUNTIME, TRANSLATOR):
             digest.update(path.read_bytes())
         return digest.hexdigest()[:16]
 
