@@ -60,6 +60,40 @@ def test_clock_rates_come_from_device_attributes_where_cuda_13_drops_them(sim: S
     assert (got.clock_rate_khz, got.memory_clock_rate_khz, got.memory_bus_width) == (0, 0, 0)
 
 
+def _cupy_rules_linalg() -> object:
+    """numpy standing in for CuPy's linalg with CuPy's own signatures and shape rules
+    (cupy/linalg: cholesky(a) takes no `upper`; solve(a, b) takes a stacked b only with a's
+    stack, `a.shape[:-1] == b.shape[:-1]`)."""
+    def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if b.ndim > 1 and a.shape[:-1] != b.shape[:-1]:
+            raise ValueError("a must have (..., M, M) shape and b must have (..., M, K) "
+                             "for multidimensional b")
+        return np.linalg.solve(a, b)
+
+    linalg = type("linalg", (), {"cholesky": staticmethod(lambda a: np.linalg.cholesky(a)),
+                                 "solve": staticmethod(solve)})
+    return type("cupy", (), {"linalg": linalg, "broadcast_to": staticmethod(np.broadcast_to)})
+
+
+def test_linalg_through_cupy_takes_the_standards_forms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first run on a GPU failed cholesky(upper=True) (CuPy's takes no `upper`) and solve
+    with a stack of right-hand sides other than x1's (CuPy's takes equal stacks only); checked
+    against numpy, with CuPy's rules stood in for."""
+    interop = pytest.importorskip("hxarray.backends.cuda.interop")
+    monkeypatch.setattr(interop, "cupy", _cupy_rules_linalg())
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))
+    spd = m @ m.conj().swapaxes(-1, -2) + 3 * np.eye(3)
+    for upper in (False, True):
+        got = interop.linalg("cholesky", spd, upper=upper)
+        np.testing.assert_allclose(got, np.linalg.cholesky(spd, upper=upper), rtol=1e-12)
+    a = spd.real
+    for b in (rng.standard_normal(3), rng.standard_normal((3, 2)),
+              rng.standard_normal((4, 1, 3, 2)), rng.standard_normal((2, 3, 1))):
+        np.testing.assert_allclose(interop.linalg("solve", a, b), np.linalg.solve(a, b),
+                                   rtol=1e-10)
+
+
 @pytest.mark.parametrize("version", [None, (14, 0), (13, 6)], ids=["floor", "14.0", "13.6"])
 def test_backend_launches_fit_the_oldest_supported_cupy(sim: SimDriver,
                                                         version: tuple[int, int] | None) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import cupy
+import numpy
 
 from .runtime import CudaStream
 
@@ -98,6 +99,17 @@ LINALG = {"cholesky", "det", "eigh", "eigvalsh", "inv", "qr", "slogdet", "solve"
 
 
 def linalg(name: str, *arrays: Any, **params: Any) -> Any:
+    """CuPy's `name`, with the forms of the standard CuPy lacks: cholesky's `upper` (the
+    conjugate transpose of the lower factor) and solve's broadcasting of the stacks of matrices
+    of x1 and a stacked x2 (CuPy's solve takes only equal stacks)."""
+    if name == "cholesky":
+        lower = cupy.linalg.cholesky(arrays[0])
+        return lower.swapaxes(-1, -2).conj() if params.get("upper") else lower
+    if name == "solve" and arrays[1].ndim > 1:
+        a, b = arrays
+        stack = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        arrays = (cupy.broadcast_to(a, stack + a.shape[-2:]),
+                  cupy.broadcast_to(b, stack + b.shape[-2:]))
     return getattr(cupy.linalg, name)(*arrays, **params)
 
 
