@@ -155,6 +155,18 @@ def assert_elementwise(name: str, result: xp.Array, expected: np.ndarray,
                                           err_msg=f"{name}: signs of zeros differ")
 
 
+def numpy_from_dlpack(x: xp.Array, **options: object) -> np.ndarray:
+    """`np.from_dlpack(x, **options)` where x is in host memory (the CPU's, the simulated GPU's),
+    which numpy takes in place; for x in a GPU's memory, checks that numpy refuses it (its
+    BufferError; RuntimeError before numpy 2.1) and returns the host copy the exporter makes
+    when asked for kDLCPU, as a user would ask."""
+    if x.__dlpack_device__()[0] == 1:  # kDLCPU
+        return np.from_dlpack(x, **options)
+    with pytest.raises((BufferError, RuntimeError), match="device"):
+        np.from_dlpack(x)
+    return np.from_dlpack(x, device="cpu", copy=True)
+
+
 def sample(shape: tuple[int, ...], dtype: xp.DType, seed: int = 0) -> np.ndarray:
     """A numpy array of `shape` whose values cycle through the dtype's extremes, zeros of both
     signs, NaN and infinities (floats), mixed with random values."""

@@ -260,7 +260,8 @@ def make_fake_cupy(sim: SimDriver, version: tuple[int, int] | None = None) -> ty
 
 def cupy_driver_on(sim: SimDriver, version: tuple[int, int] | None = None) -> Any:
     """A CupyDriver (driver_cupy.py's code, loaded afresh) whose `cupy` is the stand-in (taking
-    arguments as CuPy `version`, default the oldest supported)."""
+    arguments as CuPy `version`, default the oldest supported), compiling through the stand-in's
+    RawModule."""
     import hxarray.backends.cuda.driver_cupy as real
 
     spec = importlib.util.spec_from_file_location("hxarray.backends.cuda._driver_cupy_on_sim",
@@ -276,4 +277,6 @@ def cupy_driver_on(sim: SimDriver, version: tuple[int, int] | None = None) -> An
             sys.modules["cupy"] = saved
         else:
             sys.modules.pop("cupy", None)
-    return module.CupyDriver()
+    driver = module.CupyDriver()
+    driver.compiler = "cupy"  # the simulator runs CUDA C, not cubins
+    return driver

@@ -5,6 +5,8 @@ skip cleanly here."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,7 @@ from hxarray._ops import OPS, REDUCTIONS
 from hxarray.backends.cuda.backend import CudaBackend
 from hxarray.backends.cuda.sim import SimDriver
 from hxarray.hal.device import Device, DeviceType
+from hxarray.hal.kernel_cache import KernelCache
 
 from .conftest import requires_gpu
 from .fake_cupy import cupy_driver_on, refuses, supported_floor
@@ -58,6 +61,52 @@ def test_clock_rates_come_from_device_attributes_where_cuda_13_drops_them(sim: S
     driver._props.clear()  # (read once per device)
     got = driver.properties(0)
     assert (got.clock_rate_khz, got.memory_clock_rate_khz, got.memory_bus_width) == (0, 0, 0)
+
+
+_DIVIDE = """
+template <typename T> __global__ void divide(const T *a, const T *b, T *out) {
+    out[threadIdx.x] = a[threadIdx.x] / b[threadIdx.x];
+}
+"""
+
+
+def test_kernels_are_compiled_without_cupys_flush_to_zero(sim: SimDriver, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """CuPy appends -ftz=true to the options of every kernel it compiles, and NVRTC takes the
+    last of two -ftz options: float32 subnormals became 0 on the first H100 run (`all` of 1e-45
+    was False). The CuPy driver compiles with its own NVRTC, with the options hxarray chose, and
+    CuPy loads the cubin by path; its template names map to the lowered ones."""
+    nvrtc = pytest.importorskip("hxarray.backends.cuda.nvrtc")
+    if not nvrtc.available():
+        pytest.skip("NVRTC (cuda-bindings) is not installed")
+    flushed, _ = nvrtc.compile_module(_DIVIDE, "k.cu", ["-ftz=false", "-ftz=true"],
+                                      ["divide<float>"], "compute_90")
+    assert b"div.rn.ftz.f32" in flushed  # the last -ftz wins: what CuPy's options did
+    ptx, names = nvrtc.compile_module(_DIVIDE, "k.cu", [], ["divide<float>"], "compute_90")
+    assert b"div.rn.f32" in ptx and b".ftz" not in ptx
+
+    driver = cupy_driver_on(sim)
+    driver.compiler = "nvrtc"
+    fake = type(driver)._attribute.__func__.__globals__["cupy"]
+    loaded: list[tuple[str, list[str]]] = []
+
+    class RawModule:  # records what CuPy is asked to load
+        def __init__(self, *, path: str) -> None:
+            self.path, self.asked = path, []
+            loaded.append((path, self.asked))
+
+        def get_function(self, name: str) -> object:
+            self.asked.append(name)
+            return object()
+
+    monkeypatch.setattr(fake, "RawModule", RawModule, raising=False)
+    module_globals = type(driver)._load_cubin.__globals__
+    monkeypatch.setitem(module_globals, "_kernel_cache", lambda: KernelCache(tmp_path))
+    module = driver.compile(0, _DIVIDE, (), ["divide<float>"])
+    module.get_function("divide<float>")
+    (path, asked), = loaded
+    assert Path(path).read_bytes()[:4] == b"\x7fELF"  # a cubin for the device's architecture
+    assert asked == [names["divide<float>"]] and asked[0].startswith("_Z")
 
 
 def _cupy_rules_linalg() -> object:

@@ -4,19 +4,30 @@
 call, against the installed CuPy. Naming rule for that check: CuPy objects live in variables
 called `cstream`, `cevent`, `cmodule` and `ckernel`, and CuPy's functions are spelled `cupy.…`.
 
-Compiled kernels are cached by CuPy itself (its kernel cache directory); NVRTC is CuPy's.
+Kernels are compiled by hxarray's NVRTC (`nvrtc.py`, the cuda-bindings package) into cubins that
+CuPy loads, cached in hxarray's kernel cache: CuPy's own compilation appends `-ftz=true` to every
+kernel's options, which flushes float32 subnormals to zero (numpy keeps them). Without
+cuda-bindings, CuPy compiles them (and its kernel cache keeps them), with that flush.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
+import hashlib
+import json
+import shutil
+import tempfile
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import cupy
 import numpy as np
 
+from ...hal.kernel_cache import KernelCache, default_cache_dir
+from . import nvrtc
 from .driver import (
     CompileError,
     DeviceProperties,
@@ -69,17 +80,34 @@ class CupyFunction(Function):
 
 
 class CupyModule(Module):
-    def __init__(self, cmodule: Any, index: int) -> None:
+    """A loaded module; `names` maps the name expressions of a cubin to their lowered names (CuPy
+    maps those of the modules it compiles)."""
+
+    def __init__(self, cmodule: Any, index: int, names: dict[str, str] | None = None) -> None:
         self.cmodule = cmodule
         self.index = index
+        self.names = names or {}
 
     def get_function(self, name: str) -> Function:
         with cupy.cuda.Device(self.index):
             try:
-                ckernel = self.cmodule.get_function(name)
+                ckernel = self.cmodule.get_function(self.names.get(name, name))
             except cupy.cuda.driver.CUDADriverError as exc:
                 raise KeyError(f"no kernel {name!r} in the module ({exc})") from None
         return CupyFunction(name, ckernel, self.index)
+
+
+@functools.cache
+def _kernel_cache() -> KernelCache:
+    return KernelCache(default_cache_dir())
+
+
+@functools.cache
+def _binaries() -> Path:
+    """The directory of this process's cubins, which CuPy loads by path."""
+    directory = Path(tempfile.mkdtemp(prefix="hxarray-cubins-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    return directory
 
 
 def _kernel_error(exc: Exception) -> KernelError:
@@ -291,9 +319,14 @@ class CupyDriver(Driver):
             raise RuntimeError(f"elapsed time is not available: {exc}") from exc
 
     # -- kernels --------------------------------------------------------------------------------
+    # "nvrtc": hxarray compiles (module docstring); "cupy": CuPy does, flushing subnormals
+    compiler = "nvrtc" if nvrtc.available() else "cupy"
+
     def compile(self, index: int, source: str, options: Sequence[str] = (),
                 name_expressions: Sequence[str] = ()) -> CupyModule:
         index = self._index(index)
+        if self.compiler == "nvrtc":
+            return self._load_cubin(index, source, options, name_expressions)
         with cupy.cuda.Device(index):
             cmodule = cupy.RawModule(code=source, options=tuple(options),
                                      name_expressions=tuple(name_expressions) or None)
@@ -302,6 +335,29 @@ class CupyDriver(Driver):
             except cupy.cuda.compiler.CompileException as exc:
                 raise CompileError(f"NVRTC rejects the source: {exc}", log=str(exc)) from exc
         return CupyModule(cmodule, index)
+
+    def _load_cubin(self, index: int, source: str, options: Sequence[str],
+                    name_expressions: Sequence[str]) -> CupyModule:
+        """The cubin of `source` for the device's architecture, from the kernel cache or NVRTC,
+        loaded by CuPy from a file of this process's own directory (removed at exit)."""
+        major, minor = self.properties(index).compute_capability
+        arch = f"sm_{major}{minor}"
+        key = KernelCache.key("cupy-driver", source, "\0".join(options),
+                              "\0".join(name_expressions), arch,
+                              ".".join(map(str, nvrtc.version())))
+
+        def build() -> bytes:  # the names as a JSON line, then the cubin
+            cubin, names = nvrtc.compile_module(source, "kernel.cu", options, name_expressions,
+                                                arch)
+            return json.dumps(names).encode() + b"\n" + cubin
+
+        header, _, cubin = _kernel_cache().get_or_compile(key, build).partition(b"\n")
+        path = _binaries() / f"{hashlib.sha256(cubin).hexdigest()[:40]}.cubin"
+        if not path.exists():
+            path.write_bytes(cubin)
+        with cupy.cuda.Device(index):
+            cmodule = cupy.RawModule(path=str(path))
+        return CupyModule(cmodule, index, json.loads(header))
 
     def launch(self, function: Function, grid: tuple[int, int, int],
                block: tuple[int, int, int], args: Sequence[np.generic], shared_mem: int,
