@@ -5,11 +5,10 @@
  * types it uses are compiled by Cython from the HAL's own Python source (hal/allocator.pxd),
  * whose generated header gives their C layout.
  * Operation is one element-wise function (or `where`), Reduction one of sum, prod, mean, max, min.
- * Called with operands that the CPU fast
- * path takes (CPU arrays of one dtype and shape, or one such array and a plain Python scalar,
- * below the threading threshold), it runs the CPU backend's kernel (a bare numpy ufunc where one
- * suffices) into a fresh buffer from the caching allocator, as the backend would; anything else
- * goes to its Python fallback, which is the reference.
+ * Called with operands that the CPU fast path takes (CPU arrays of one dtype and shape, or one
+ * such array and a plain Python scalar, below the threading threshold), it runs the CPU backend's
+ * kernel (a bare numpy ufunc where one suffices) into a fresh buffer from the caching allocator,
+ * as the backend would; anything else goes to its Python fallback, which is the reference.
  *
  * The operator slots also elide temporaries, as numpy does: in `a * b + c`, the product is
  * referenced by nothing but the interpreter's stack, so the sum is written into it instead of a

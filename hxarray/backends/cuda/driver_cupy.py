@@ -38,6 +38,7 @@ from .driver import (
     Module,
     check_launch,
 )
+from .sim.compiler import cupy_include_dirs
 
 __all__ = ["CupyDriver"]
 
@@ -344,7 +345,7 @@ class CupyDriver(Driver):
         arch = f"sm_{major}{minor}"
         key = KernelCache.key("cupy-driver", source, "\0".join(options),
                               "\0".join(name_expressions), arch,
-                              ".".join(map(str, nvrtc.version())))
+                              ".".join(map(str, nvrtc.version())), *cupy_include_dirs())
 
         def build() -> bytes:  # the names as a JSON line, then the cubin
             cubin, names = nvrtc.compile_module(source, "kernel.cu", options, name_expressions,
