@@ -5,6 +5,7 @@ skip cleanly here."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import numpy as np
@@ -72,41 +73,59 @@ template <typename T> __global__ void divide(const T *a, const T *b, T *out) {
 
 def test_kernels_are_compiled_without_cupys_flush_to_zero(sim: SimDriver, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """CuPy appends -ftz=true to the options of every kernel it compiles, and NVRTC takes the
+    """`cupy.RawModule(code=...)` appends -ftz=true to a kernel's options, and NVRTC takes the
     last of two -ftz options: float32 subnormals became 0 on the first H100 run (`all` of 1e-45
-    was False). The CuPy driver compiles with its own NVRTC, with the options hxarray chose, and
-    CuPy loads the cubin by path; its template names map to the lowered ones."""
+    was False). The CuPy driver compiles through CuPy's NVRTC call, which adds no -ftz, with the
+    options RawModule would add otherwise (C++17, CuPy's headers), and CuPy loads the binary by
+    path, its template names mapped to the lowered ones."""
+    cupy = pytest.importorskip("cupy")
     nvrtc = pytest.importorskip("hxarray.backends.cuda.nvrtc")
-    if not nvrtc.available():
-        pytest.skip("NVRTC (cuda-bindings) is not installed")
-    flushed, _ = nvrtc.compile_module(_DIVIDE, "k.cu", ["-ftz=false", "-ftz=true"],
-                                      ["divide<float>"], "compute_90")
-    assert b"div.rn.ftz.f32" in flushed  # the last -ftz wins: what CuPy's options did
-    ptx, names = nvrtc.compile_module(_DIVIDE, "k.cu", [], ["divide<float>"], "compute_90")
-    assert b"div.rn.f32" in ptx and b".ftz" not in ptx
+    compiler = cupy.cuda.compiler
+    assert "'-ftz=true'" in inspect.getsource(compiler._compile_with_cache_cuda)
+    assert "ftz" not in inspect.getsource(compiler._compile_using_nvrtc_no_warning)
+    if nvrtc.available():  # the last -ftz wins (NVRTC here, no GPU needed)
+        flushed, _, _ = nvrtc._compile(_DIVIDE, "k.cu", ["-ftz=false", "-ftz=true"],
+                                       ["divide<float>"], "compute_90", "PTX")
+        kept, _, _ = nvrtc._compile(_DIVIDE, "k.cu", [], ["divide<float>"], "compute_90", "PTX")
+        assert b"div.rn.ftz.f32" in flushed and b".ftz" not in kept
 
     driver = cupy_driver_on(sim)
     driver.compiler = "nvrtc"
-    fake = type(driver)._attribute.__func__.__globals__["cupy"]
+    fake = type(driver)._load_binary.__globals__["cupy"]
+    calls: list[tuple[tuple[str, ...], object]] = []
+    lowered = "_Z6divideIfEvPKT_S2_PS0_"
+
+    def compile_using_nvrtc(source: str, options: tuple[str, ...],
+                            name_expressions: object = None) -> tuple[bytes, dict[str, str]]:
+        calls.append((options, name_expressions))
+        return b"\x7fELF a cubin", {"divide<float>": lowered}
+
     loaded: list[tuple[str, list[str]]] = []
 
     class RawModule:  # records what CuPy is asked to load
         def __init__(self, *, path: str) -> None:
-            self.path, self.asked = path, []
+            self.asked: list[str] = []
             loaded.append((path, self.asked))
 
         def get_function(self, name: str) -> object:
             self.asked.append(name)
             return object()
 
+    monkeypatch.setattr(fake.cuda.compiler, "compile_using_nvrtc", compile_using_nvrtc,
+                        raising=False)
+    monkeypatch.setattr(fake.cuda, "nvrtc", type("nvrtc", (), {
+        "getVersion": staticmethod(lambda: (12, 9))}), raising=False)
+    monkeypatch.setattr(fake, "__version__", "14.2.0", raising=False)
     monkeypatch.setattr(fake, "RawModule", RawModule, raising=False)
-    module_globals = type(driver)._load_cubin.__globals__
-    monkeypatch.setitem(module_globals, "_kernel_cache", lambda: KernelCache(tmp_path))
-    module = driver.compile(0, _DIVIDE, (), ["divide<float>"])
-    module.get_function("divide<float>")
-    (path, asked), = loaded
-    assert Path(path).read_bytes()[:4] == b"\x7fELF"  # a cubin for the device's architecture
-    assert asked == [names["divide<float>"]] and asked[0].startswith("_Z")
+    monkeypatch.setitem(type(driver)._load_binary.__globals__, "_kernel_cache",
+                        lambda: KernelCache(tmp_path))
+    for _ in range(2):  # the second from the kernel cache
+        driver.compile(0, _DIVIDE, ("-DN=1",), ["divide<float>"]).get_function("divide<float>")
+    (options, expressions), = calls
+    assert options[:2] == ("-std=c++17", "-DN=1") and all(o.startswith("-I") for o in options[2:])
+    assert not any("ftz" in o for o in options) and expressions == ("divide<float>",)
+    assert [Path(path).read_bytes() for path, _ in loaded] == [b"\x7fELF a cubin"] * 2
+    assert [asked for _, asked in loaded] == [[lowered]] * 2
 
 
 def _cupy_rules_linalg() -> object:

@@ -4,10 +4,10 @@
 call, against the installed CuPy. Naming rule for that check: CuPy objects live in variables
 called `cstream`, `cevent`, `cmodule` and `ckernel`, and CuPy's functions are spelled `cupy.…`.
 
-Kernels are compiled by hxarray's NVRTC (`nvrtc.py`, the cuda-bindings package) into cubins that
-CuPy loads, cached in hxarray's kernel cache: CuPy's own compilation appends `-ftz=true` to every
-kernel's options, which flushes float32 subnormals to zero (numpy keeps them). Without
-cuda-bindings, CuPy compiles them (and its kernel cache keeps them), with that flush.
+Kernels are compiled by CuPy's NVRTC call (`cupy.cuda.compiler.compile_using_nvrtc`, with CuPy's
+options for C++17 and its headers) and loaded by path, cached in hxarray's kernel cache, rather
+than through `cupy.RawModule(code=...)`: that route appends `-ftz=true` to every kernel's
+options, which flushes float32 subnormals to zero (numpy keeps them).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import cupy
 import numpy as np
 
 from ...hal.kernel_cache import KernelCache, default_cache_dir
-from . import nvrtc
 from .driver import (
     CompileError,
     DeviceProperties,
@@ -81,8 +80,8 @@ class CupyFunction(Function):
 
 
 class CupyModule(Module):
-    """A loaded module; `names` maps the name expressions of a cubin to their lowered names (CuPy
-    maps those of the modules it compiles)."""
+    """A loaded module; `names` maps the name expressions of a module loaded by path to their
+    lowered names (CuPy maps those of the modules it compiles)."""
 
     def __init__(self, cmodule: Any, index: int, names: dict[str, str] | None = None) -> None:
         self.cmodule = cmodule
@@ -105,8 +104,8 @@ def _kernel_cache() -> KernelCache:
 
 @functools.cache
 def _binaries() -> Path:
-    """The directory of this process's cubins, which CuPy loads by path."""
-    directory = Path(tempfile.mkdtemp(prefix="hxarray-cubins-"))
+    """The directory of this process's compiled modules, which CuPy loads by path."""
+    directory = Path(tempfile.mkdtemp(prefix="hxarray-modules-"))
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
     return directory
 
@@ -320,14 +319,15 @@ class CupyDriver(Driver):
             raise RuntimeError(f"elapsed time is not available: {exc}") from exc
 
     # -- kernels --------------------------------------------------------------------------------
-    # "nvrtc": hxarray compiles (module docstring); "cupy": CuPy does, flushing subnormals
-    compiler = "nvrtc" if nvrtc.available() else "cupy"
+    # "nvrtc": compiled without CuPy's flush to zero (module docstring); "cupy": by
+    # `cupy.RawModule(code=...)`, for a stand-in CuPy that runs CUDA C (the tests' simulator)
+    compiler = "nvrtc"
 
     def compile(self, index: int, source: str, options: Sequence[str] = (),
                 name_expressions: Sequence[str] = ()) -> CupyModule:
         index = self._index(index)
         if self.compiler == "nvrtc":
-            return self._load_cubin(index, source, options, name_expressions)
+            return self._load_binary(index, source, options, name_expressions)
         with cupy.cuda.Device(index):
             cmodule = cupy.RawModule(code=source, options=tuple(options),
                                      name_expressions=tuple(name_expressions) or None)
@@ -337,25 +337,35 @@ class CupyDriver(Driver):
                 raise CompileError(f"NVRTC rejects the source: {exc}", log=str(exc)) from exc
         return CupyModule(cmodule, index)
 
-    def _load_cubin(self, index: int, source: str, options: Sequence[str],
-                    name_expressions: Sequence[str]) -> CupyModule:
-        """The cubin of `source` for the device's architecture, from the kernel cache or NVRTC,
-        loaded by CuPy from a file of this process's own directory (removed at exit)."""
+    def _load_binary(self, index: int, source: str, options: Sequence[str],
+                     name_expressions: Sequence[str]) -> CupyModule:
+        """The module of `source` for the device (a cubin, or PTX where CuPy's NVRTC does not
+        know its architecture), from the kernel cache or NVRTC with the options RawModule would
+        add except `-ftz=true`, loaded by CuPy from a file of this process's own directory
+        (removed at exit)."""
         major, minor = self.properties(index).compute_capability
-        arch = f"sm_{major}{minor}"
-        key = KernelCache.key("cupy-driver", source, "\0".join(options),
-                              "\0".join(name_expressions), arch,
-                              ".".join(map(str, nvrtc.version())), *cupy_include_dirs())
+        flags = (*(() if any(o.startswith(("-std", "--std")) for o in options) else
+                   ("-std=c++17",)), *options, *(f"-I{d}" for d in cupy_include_dirs()))
+        key = KernelCache.key("cupy-driver", source, "\0".join(flags),
+                              "\0".join(name_expressions), f"{major}{minor}", cupy.__version__,
+                              ".".join(map(str, cupy.cuda.nvrtc.getVersion())))
 
-        def build() -> bytes:  # the names as a JSON line, then the cubin
-            cubin, names = nvrtc.compile_module(source, "kernel.cu", options, name_expressions,
-                                                arch)
-            return json.dumps(names).encode() + b"\n" + cubin
+        def build() -> bytes:  # the lowered names as a JSON line, then the binary
+            with cupy.cuda.Device(index):
+                try:
+                    binary, names = cupy.cuda.compiler.compile_using_nvrtc(
+                        source, flags, name_expressions=tuple(name_expressions) or None)
+                except cupy.cuda.compiler.CompileException as exc:
+                    raise CompileError(f"NVRTC rejects the source: {exc}",
+                                       log=str(exc)) from exc
+            binary = binary if isinstance(binary, bytes) else binary.encode()
+            return json.dumps(dict(names or {})).encode() + b"\n" + binary
 
-        header, _, cubin = _kernel_cache().get_or_compile(key, build).partition(b"\n")
-        path = _binaries() / f"{hashlib.sha256(cubin).hexdigest()[:40]}.cubin"
+        header, _, binary = _kernel_cache().get_or_compile(key, build).partition(b"\n")
+        suffix = ".cubin" if binary[:4] == b"\x7fELF" else ".ptx"
+        path = _binaries() / f"{hashlib.sha256(binary).hexdigest()[:40]}{suffix}"
         if not path.exists():
-            path.write_bytes(cubin)
+            path.write_bytes(binary)
         with cupy.cuda.Device(index):
             cmodule = cupy.RawModule(path=str(path))
         return CupyModule(cmodule, index, json.loads(header))

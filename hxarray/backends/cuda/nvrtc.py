@@ -32,9 +32,8 @@ from . import ptxas
 from .driver import CompileError
 from .sim.compiler import cupy_include_dirs
 
-__all__ = ["ARCHITECTURES", "Source", "available", "compile_module", "compile_source",
-           "iter_sources", "register_source_provider", "resources", "sources_in", "verify",
-           "version"]
+__all__ = ["ARCHITECTURES", "Source", "available", "compile_source", "iter_sources",
+           "register_source_provider", "resources", "sources_in", "verify", "version"]
 
 ARCHITECTURES = ("sm_80", "sm_90")
 Source = tuple[str, str, Sequence[str], Sequence[str]]  # name, code, options, name expressions
@@ -140,16 +139,6 @@ def compile_source(code: str, name: str = "kernel.cu", options: Sequence[str] = 
     """(cubin, log) for `code` with CuPy's include paths. CompileError on an error."""
     cubin, log, _ = _compile(code, name, options, name_expressions, arch, "CUBIN")
     return cubin, log
-
-
-def compile_module(code: str, name: str, options: Sequence[str],
-                   name_expressions: Sequence[str], arch: str) -> tuple[bytes, dict[str, str]]:
-    """(cubin for a real architecture `arch` (sm_NN), PTX for a virtual one (compute_NN);
-    name expression -> its lowered (mangled) name) for `code` with CuPy's include paths and no
-    option beyond `options`: the module a GPU runs. CompileError on an error."""
-    binary, _, lowered = _compile(code, name, options, name_expressions, arch,
-                                  "CUBIN" if arch.startswith("sm_") else "PTX")
-    return binary, {expression: mangled for mangled, expression in lowered.items()}
 
 
 def resources(code: str, name: str = "kernel.cu", options: Sequence[str] = (),
