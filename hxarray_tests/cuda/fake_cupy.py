@@ -278,5 +278,5 @@ def cupy_driver_on(sim: SimDriver, version: tuple[int, int] | None = None) -> An
         else:
             sys.modules.pop("cupy", None)
     driver = module.CupyDriver()
-    driver.compiler = "cupy"  # the simulator runs CUDA C, not cubins
+    driver.compile_route = "rawmodule"  # the simulator runs CUDA C, not cubins
     return driver

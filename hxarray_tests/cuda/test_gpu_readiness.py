@@ -90,7 +90,7 @@ def test_kernels_are_compiled_without_cupys_flush_to_zero(sim: SimDriver, tmp_pa
         assert b"div.rn.ftz.f32" in flushed and b".ftz" not in kept
 
     driver = cupy_driver_on(sim)
-    driver.compiler = "nvrtc"
+    driver.compile_route = "nvrtc"
     fake = type(driver)._load_binary.__globals__["cupy"]
     calls: list[tuple[tuple[str, ...], object]] = []
     lowered = "_Z6divideIfEvPKT_S2_PS0_"

@@ -319,14 +319,14 @@ class CupyDriver(Driver):
             raise RuntimeError(f"elapsed time is not available: {exc}") from exc
 
     # -- kernels --------------------------------------------------------------------------------
-    # "nvrtc": compiled without CuPy's flush to zero (module docstring); "cupy": by
-    # `cupy.RawModule(code=...)`, for a stand-in CuPy that runs CUDA C (the tests' simulator)
-    compiler = "nvrtc"
+    # "nvrtc": CuPy's NVRTC call, without RawModule's flush to zero (module docstring);
+    # "rawmodule": `cupy.RawModule(code=...)`, for a stand-in CuPy that runs CUDA C (the tests')
+    compile_route = "nvrtc"
 
     def compile(self, index: int, source: str, options: Sequence[str] = (),
                 name_expressions: Sequence[str] = ()) -> CupyModule:
         index = self._index(index)
-        if self.compiler == "nvrtc":
+        if self.compile_route == "nvrtc":
             return self._load_binary(index, source, options, name_expressions)
         with cupy.cuda.Device(index):
             cmodule = cupy.RawModule(code=source, options=tuple(options),
