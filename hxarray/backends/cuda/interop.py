@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import cupy
-import numpy
+import numpy as np
 
 from .runtime import CudaStream
 
@@ -107,7 +107,7 @@ def linalg(name: str, *arrays: Any, **params: Any) -> Any:
         return lower.swapaxes(-1, -2).conj() if params.get("upper") else lower
     if name == "solve" and arrays[1].ndim > 1:
         a, b = arrays
-        stack = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        stack = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         arrays = (cupy.broadcast_to(a, stack + a.shape[-2:]),
                   cupy.broadcast_to(b, stack + b.shape[-2:]))
     return getattr(cupy.linalg, name)(*arrays, **params)
