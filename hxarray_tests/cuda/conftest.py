@@ -90,7 +90,10 @@ def compile_kernel(kernel_cache: KernelCache) -> Callable[..., Module]:
 
 
 class DeviceArrays:
-    """Device allocations made from numpy arrays, freed at teardown."""
+    """Device allocations made from numpy arrays, freed at teardown. `put` and `zeros` wait for
+    their copy or memset (made on the device's default stream), so that the memory is ready for
+    work on any stream: a non-blocking stream is not ordered after the default one (a slow fill
+    on one raced the memset of its output on the default stream)."""
 
     def __init__(self, driver: Driver, index: int = 0) -> None:
         self.driver = driver
@@ -108,11 +111,13 @@ class DeviceArrays:
         array = np.ascontiguousarray(array)
         address = self.empty(array.nbytes, index)
         self.driver.copy_host_to_device(address, array, array.nbytes, self.stream)
+        self.driver.stream_synchronize(self.stream)
         return np.uintp(address)
 
     def zeros(self, nbytes: int, index: int | None = None) -> np.uintp:
         address = self.empty(nbytes, index)
         self.driver.memset(address, 0, nbytes, self.stream)
+        self.driver.stream_synchronize(self.stream)
         return np.uintp(address)
 
     def get(self, address: int, shape: int | tuple[int, ...], dtype: object,
