@@ -258,6 +258,11 @@ def make_fake_cupy(sim: SimDriver, version: tuple[int, int] | None = None) -> ty
     return module
 
 
+def stand_in(driver: Any) -> Any:
+    """The stand-in CuPy module a driver from `cupy_driver_on` calls."""
+    return type(driver).compile.__globals__["cupy"]
+
+
 def cupy_driver_on(sim: SimDriver, version: tuple[int, int] | None = None) -> Any:
     """A CupyDriver (driver_cupy.py's code, loaded afresh) whose `cupy` is the stand-in (taking
     arguments as CuPy `version`, default the oldest supported), compiling through the stand-in's

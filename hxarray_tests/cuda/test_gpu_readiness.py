@@ -19,7 +19,7 @@ from hxarray.hal.device import Device, DeviceType
 from hxarray.hal.kernel_cache import KernelCache
 
 from .conftest import requires_gpu
-from .fake_cupy import cupy_driver_on, refuses, supported_floor
+from .fake_cupy import cupy_driver_on, refuses, stand_in, supported_floor
 
 
 def _backend_on(driver: object) -> CudaBackend:
@@ -44,7 +44,7 @@ def test_clock_rates_come_from_device_attributes_where_cuda_13_drops_them(sim: S
     property dictionary then lacks them or holds 0): they are read as device attributes, so the
     peaks (and the benchmark's share of peak bandwidth) are not 0."""
     driver = cupy_driver_on(sim)
-    fake = type(driver)._attribute.__func__.__globals__["cupy"]
+    fake = stand_in(driver)
     full = fake.cuda.runtime.getDeviceProperties
     fake.cuda.runtime.getDeviceProperties = lambda device: {
         key: value for key, value in {**full(device), "memoryClockRate": 0}.items()
@@ -90,8 +90,8 @@ def test_kernels_are_compiled_without_cupys_flush_to_zero(sim: SimDriver, tmp_pa
         assert b"div.rn.ftz.f32" in flushed and b".ftz" not in kept
 
     driver = cupy_driver_on(sim)
-    driver.compile_route = "nvrtc"
-    fake = type(driver)._load_binary.__globals__["cupy"]
+    driver.compile_route, driver.cache = "nvrtc", KernelCache(tmp_path)
+    fake = stand_in(driver)
     calls: list[tuple[tuple[str, ...], object]] = []
     lowered = "_Z6divideIfEvPKT_S2_PS0_"
 
@@ -117,8 +117,6 @@ def test_kernels_are_compiled_without_cupys_flush_to_zero(sim: SimDriver, tmp_pa
         "getVersion": staticmethod(lambda: (12, 9))}), raising=False)
     monkeypatch.setattr(fake, "__version__", "14.2.0", raising=False)
     monkeypatch.setattr(fake, "RawModule", RawModule, raising=False)
-    monkeypatch.setitem(type(driver)._load_binary.__globals__, "_kernel_cache",
-                        lambda: KernelCache(tmp_path))
     for _ in range(2):  # the second from the kernel cache
         driver.compile(0, _DIVIDE, ("-DN=1",), ["divide<float>"]).get_function("divide<float>")
     (options, expressions), = calls

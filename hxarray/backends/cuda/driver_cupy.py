@@ -16,6 +16,7 @@ import atexit
 import functools
 import hashlib
 import json
+import os
 import shutil
 import tempfile
 import threading
@@ -98,11 +99,6 @@ class CupyModule(Module):
 
 
 @functools.cache
-def _kernel_cache() -> KernelCache:
-    return KernelCache(default_cache_dir())
-
-
-@functools.cache
 def _binaries() -> Path:
     """The directory of this process's compiled modules, which CuPy loads by path."""
     directory = Path(tempfile.mkdtemp(prefix="hxarray-modules-"))
@@ -119,7 +115,8 @@ class CupyDriver(Driver):
 
     simulated = False
 
-    def __init__(self) -> None:
+    def __init__(self, cache: KernelCache | None = None) -> None:
+        self.cache = cache if cache is not None else KernelCache(default_cache_dir())
         self._count = cupy.cuda.runtime.getDeviceCount()
         self._lock = threading.Lock()
         self._defaults: dict[int, CupyStream] = {}
@@ -361,11 +358,13 @@ class CupyDriver(Driver):
             binary = binary if isinstance(binary, bytes) else binary.encode()
             return json.dumps(dict(names or {})).encode() + b"\n" + binary
 
-        header, _, binary = _kernel_cache().get_or_compile(key, build).partition(b"\n")
+        header, _, binary = self.cache.get_or_compile(key, build).partition(b"\n")
         suffix = ".cubin" if binary[:4] == b"\x7fELF" else ".ptx"
         path = _binaries() / f"{hashlib.sha256(binary).hexdigest()[:40]}{suffix}"
-        if not path.exists():
-            path.write_bytes(binary)
+        if not path.exists():  # whole or absent, for a thread loading it meanwhile
+            partial = path.with_name(f"{path.name}.{threading.get_ident()}")
+            partial.write_bytes(binary)
+            os.replace(partial, path)
         with cupy.cuda.Device(index):
             cmodule = cupy.RawModule(path=str(path))
         return CupyModule(cmodule, index, json.loads(header))
