@@ -20,8 +20,8 @@ $(VENV)/bin/python:
 # below add extras by name ('hxarray[test]'): the installed build satisfies it, so only the
 # extras' packages are installed, without compiling again.
 COMPILED := $(shell sed -n '/^COMPILED = \[/,/^\]/p' setup.py | grep -o 'hxarray/[a-z_/]*\.py')
-$(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c $(COMPILED) \
-		$(wildcard hxarray/hal/*.pxd) | $(VENV)/bin/python
+$(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c hxarray/_speedups.h $(COMPILED) \
+		$(wildcard hxarray/*.pxd hxarray/hal/*.pxd) | $(VENV)/bin/python
 	@$(INSTALL) -e .
 	@touch $@
 

@@ -3,7 +3,8 @@ isolation, without Cython) still works, on the Python source alone and more slow
 
 - `COMPILED`: modules that Cython compiles from their own Python source, unchanged: the same
   source that `HXARRAY_PURE_PYTHON=1` runs interpreted (`hxarray/hal/sources.py` loads it there).
-  A `.pxd` beside a module declares C types for it (the HAL's block, buffer and allocator).
+  A `.pxd` beside a module declares C types for it (the HAL's block, buffer and allocator; the
+  reductions' fast path, which reads an array's fields through `hxarray/_speedups.h`).
 - `hxarray/_speedups.c`: hand-written C (docs/hal.md, "Compiled twins"), which reads the
   layout of the HAL's compiled types from the headers Cython generates for them.
 
@@ -17,7 +18,7 @@ from setuptools import Extension, setup
 COMPILED = [
     "hxarray/hal/allocator.py", "hxarray/hal/device.py",
     "hxarray/_adapter.py", "hxarray/_array.py", "hxarray/_array_methods.py", "hxarray/_checks.py",
-    "hxarray/_creation.py", "hxarray/_data_types.py", "hxarray/_dtypes.py",
+    "hxarray/_creation.py", "hxarray/_data_types.py", "hxarray/_dtypes.py", "hxarray/_fastpath.py",
     "hxarray/_manipulation.py",
     "hxarray/_modes.py", "hxarray/_numpy_mode.py", "hxarray/_observed.py",
     "hxarray/_searching.py", "hxarray/_sorting.py", "hxarray/_statistical.py",
@@ -36,7 +37,8 @@ def _compiled() -> list[Extension]:
     except ImportError:
         print("hxarray: Cython is not installed; its modules will run on the Python source")
         return []
-    modules = [Extension(path[:-3].replace("/", "."), [path], optional=True) for path in COMPILED]
+    modules = [Extension(path[:-3].replace("/", "."), [path], optional=True,
+                         include_dirs=["hxarray"]) for path in COMPILED]
     return cythonize(modules, compiler_directives=DIRECTIVES, build_dir="build/cython",
                      nthreads=os.cpu_count() or 1, quiet=True)
 

@@ -25,23 +25,25 @@ if speedups is not None:  # the fast path takes the general path while a hook is
     speedups.bind_hooks(hooks.observers)
 
 
-def fast(kind: str, function: Callable[..., Any], results: dict[Any, Any],
-         general: Callable[..., Any] | None = None, **options: Any) -> Callable[..., Any]:
-    """A namespace function: the pure-Python `function` without the speedups; with them, the
-    compiled `kind` ("Operation" or "Reduction") with the CPU fast path in front of
-    `general` (by default `function` itself), carrying `function`'s name, docstring, module and
-    signature, and `function` itself as `__wrapped__` (for `inspect` and IDEs); `.fallback` is
-    the general path. `results` maps each operand dtype the fast path takes to the result's
-    dtype. An Operation hands calls that do not match its arity, or pass keywords, to
-    `function`, so they fail as the Python function's signature says."""
-    if speedups is None:
-        return function
-    if kind == "Operation":
-        options["reference"] = function
-    compiled = getattr(speedups, kind)(function.__name__, results, general or function,
-                                       **options)
+def dressed(compiled: Any, function: Callable[..., Any]) -> Any:
+    """`compiled`, a compiled namespace function, carrying `function`'s name, docstring, module
+    and signature, and `function` itself as `__wrapped__` (for `inspect` and IDEs)."""
     compiled.__name__ = compiled.__qualname__ = function.__name__
     compiled.__doc__, compiled.__module__ = function.__doc__, function.__module__
     compiled.__signature__ = inspect.signature(function)
     compiled.__wrapped__ = function
     return compiled
+
+
+def fast(function: Callable[..., Any], results: dict[Any, Any],
+         general: Callable[..., Any] | None = None, **options: Any) -> Callable[..., Any]:
+    """An element-wise namespace function (or `where`): the pure-Python `function` without the
+    speedups; with them, the compiled `Operation` with the CPU fast path in front of `general`
+    (by default `function` itself), dressed as `function`; `.fallback` is the general path.
+    `results` maps each operand dtype the fast path takes to the result's dtype. Calls that do
+    not match its arity, or pass keywords, go to `function`, so they fail as the Python
+    function's signature says. (The reductions' counterpart is `_fastpath.reduction`.)"""
+    if speedups is None:
+        return function
+    return dressed(speedups.Operation(function.__name__, results, general or function,
+                                      reference=function, **options), function)

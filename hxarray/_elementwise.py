@@ -261,7 +261,7 @@ def _function(name: str) -> Callable[..., Array]:
             results[d] = _resolve(name, d, d)[1].result
         except TypeError:
             continue
-    return fast("Operation", function, results, general, arity=1 if name in UNARY else 2)
+    return fast(function, results, general, arity=1 if name in UNARY else 2)
 
 
 if TYPE_CHECKING:  # generated below; their signatures, for type checkers:

@@ -1,8 +1,8 @@
 """The hooks' operation point (`hxarray.hal.hooks`): each namespace function and array operator
 a user calls is observed as an operation, with its device and arguments.
 
-The compiled functions (`_speedups.c`: the element-wise functions, `where` and the reductions)
-check the hook list themselves and call `observe_operation`; every other
+The compiled functions (the element-wise functions and `where`, `_speedups.c`; the reductions,
+`_fastpath.py`) check the hook list themselves and call `observe_operation`; every other
 function gets a wrapper (`operation`) whose check, while no hook is installed, is one read of
 that list: for a function with numpy mode's adapter (`_adapter.adapted`), the adapter itself."""
 
@@ -12,13 +12,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._compiled import speedups
+from ._fastpath import Reduction
 from ._forwarding import forwarding
 from .hal.device import Device, default_device
 from .hal.hooks import device_of, observe, observers
 
-_COMPILED: tuple[type, ...] = () if speedups is None else (
-    speedups.Operation, speedups.Reduction)
-
+_COMPILED: tuple[type, ...] = () if speedups is None else (speedups.Operation, Reduction)
 
 def _device_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Device:
     """The device an operation runs on: its first array's, a Device argument, its `device=`,

@@ -166,5 +166,4 @@ def where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISSI
     return _general_where(condition, x1, x2)
 
 
-where = fast("Operation", where, {d: d for d in dt.ALL_DTYPES}, _general_where, arity=3,
-             condition=True)
+where = fast(where, {d: d for d in dt.ALL_DTYPES}, _general_where, arity=3, condition=True)

@@ -4,7 +4,8 @@
  * its pure-Python twin (hxarray/_compiled.py picks one). The block, buffer and caching allocator
  * types it uses are compiled by Cython from the HAL's own Python source (hal/allocator.pxd),
  * whose generated header gives their C layout.
- * Operation is one element-wise function (or `where`), Reduction one of sum, prod, mean, max, min.
+ * Operation is one element-wise function (or `where`) (the reductions' fast path is compiled
+ * Python: hxarray/_fastpath.py).
  * Called with operands that the CPU fast path takes (CPU arrays of one dtype and shape, or one
  * such array and a plain Python scalar, below the threading threshold), it runs the CPU backend's
  * kernel (a bare numpy ufunc where one suffices) into a fresh buffer from the caching allocator,
@@ -21,6 +22,7 @@
 #include <Python.h>
 #include <structmember.h>
 #include "allocator_api.h"  /* Block, MemoryBuffer, the caching allocator (hal/allocator.pxd) */
+#include "_speedups.h"      /* ArrayObject */
 typedef struct BlockObject BlockObject;
 typedef struct BufferObject BufferObject;
 
@@ -29,7 +31,7 @@ static PyTypeObject *array_type;      /* hxarray.Array */
 static PyObject *cpu_device;          /* the device whose arrays the fast path serves */
 static PyObject *cpu_allocator;       /* its caching allocator (a CachingAllocatorBase) */
 static PyObject *make_view;           /* make_view(block, dtype, shape): a block's numpy view */
-static Py_ssize_t compute_bound_limit, memory_bound_limit, reduction_limit;  /* thread thresholds */
+static Py_ssize_t compute_bound_limit, memory_bound_limit;  /* thread thresholds */
 static PyObject *errstate_var;        /* numpy's error-state context variable */
 static PyObject *errstate_quiet;      /* its value with every floating-point warning ignored */
 static PyObject *dtype_bool, *dtype_int64, *floating_dtypes;
@@ -71,19 +73,15 @@ general_only(void)
     return observed() ? 1 : in_scope();
 }
 
-static PyObject *str_cache, *str_fill, *str_malloc, *str_free, *kw_out, *empty_tuple, *zero;
+static PyObject *str_cache, *str_free, *kw_out, *empty_tuple, *zero;
 
 #define ELIDE_MIN_BYTES (256 * 1024)  /* below this a fresh cached buffer costs about as much */
 
 /* -- ArrayBase ------------------------------------------------------------------------------- */
 /* The fields are set once, by `_make` or `_view`, which check them: the fast path reads them
  * without checks, so Python code can read them but not replace or delete them (only `_handle`,
- * the backend's cached view, may be replaced; the fast path hands it to numpy, which checks it). */
-typedef struct {
-    PyObject_HEAD
-    PyObject *buffer, *dtype, *shape, *strides, *offset, *handle, *weakreflist;
-    char readonly;  /* writes raise ValueError: a broadcast view, or a view of one */
-} ArrayObject;
+ * the backend's cached view or None, may be replaced, and deleting it stores None; the fast path
+ * hands it to numpy, which checks it). */
 
 static PyTypeObject ArrayType;
 
@@ -107,8 +105,25 @@ static PyMemberDef array_members[] = {
     {"_shape", T_OBJECT_EX, offsetof(ArrayObject, shape), READONLY, NULL},
     {"_strides", T_OBJECT_EX, offsetof(ArrayObject, strides), READONLY, NULL},
     {"_offset", T_OBJECT_EX, offsetof(ArrayObject, offset), READONLY, NULL},
-    {"_handle", T_OBJECT, offsetof(ArrayObject, handle), 0, NULL},
     {"_readonly", T_BOOL, offsetof(ArrayObject, readonly), READONLY, NULL},
+    {NULL},
+};
+
+static PyObject *
+array_get_handle(ArrayObject *self, void *closure)
+{
+    return Py_NewRef(self->handle);
+}
+
+static int
+array_set_handle(ArrayObject *self, PyObject *value, void *closure)
+{
+    Py_XSETREF(self->handle, Py_NewRef(value != NULL ? value : Py_None));
+    return 0;
+}
+
+static PyGetSetDef array_getset[] = {
+    {"_handle", (getter)array_get_handle, (setter)array_set_handle, NULL, NULL},
     {NULL},
 };
 
@@ -210,7 +225,7 @@ array_build(PyTypeObject *cls, PyObject *buffer, PyObject *dtype, PyObject *shap
     x->shape = Py_NewRef(shape);
     x->strides = Py_NewRef(strides);
     x->offset = Py_NewRef(offset);
-    x->handle = handle == Py_None ? NULL : Py_XNewRef(handle);
+    x->handle = Py_NewRef(handle != NULL ? handle : Py_None);
     x->readonly = (char)readonly;
     return (PyObject *)x;
 }
@@ -260,81 +275,57 @@ static PyMethodDef array_methods[] = {
     {NULL},
 };
 
-/* -- Operation and Reduction: namespace functions with a fast path ---------------------------- */
-/* The fields both share, first in each: they stand in for Python functions. */
-#define FUNCTION_HEAD \
-    PyObject_HEAD \
-    vectorcallfunc vectorcall; \
-    PyObject *name;      /* the spec's name, e.g. "add" */ \
-    PyObject *results;   /* dict: operand dtype -> (result dtype, its itemsize) */ \
-    PyObject *fallback;  /* the general path, called with the same arguments */ \
-    PyObject *kernel;    /* the CPU backend's kernel, or NULL: no fast path */ \
-    PyObject *dict;      /* __name__, __doc__, __signature__, ... */
-
+/* -- Operation: an element-wise namespace function (or `where`) with a fast path ------------- */
 typedef struct {
-    FUNCTION_HEAD
-} FunctionObject;
-
-static void
-function_dealloc(FunctionObject *f)
-{
-    Py_CLEAR(f->name);
-    Py_CLEAR(f->results);
-    Py_CLEAR(f->fallback);
-    Py_CLEAR(f->kernel);
-    Py_CLEAR(f->dict);
-    Py_TYPE(f)->tp_free((PyObject *)f);
-}
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *name;      /* the spec's name, e.g. "add" */
+    PyObject *results;   /* dict: operand dtype -> (result dtype, its itemsize) */
+    PyObject *fallback;  /* the general path, called with the same arguments */
+    PyObject *kernel;    /* the CPU backend's kernel, or NULL: no fast path */
+    PyObject *dict;      /* __name__, __doc__, __signature__, ... */
+    PyObject *reference; /* the Python function: takes calls of another arity, or with keywords */
+    int arity;
+    int condition;       /* the first operand is a boolean condition of the others' shape */
+    int compute_bound;   /* which threading threshold applies */
+} Operation;
 
 static PyObject *
-function_repr(FunctionObject *f)
+operation_repr(Operation *op)
 {
-    return PyUnicode_FromFormat("<hxarray function %U>", f->name);
+    return PyUnicode_FromFormat("<hxarray function %U>", op->name);
 }
 
-static PyMemberDef function_members[] = {
-    {"kernel", T_OBJECT, offsetof(FunctionObject, kernel), READONLY,
+static PyMemberDef operation_members[] = {
+    {"kernel", T_OBJECT, offsetof(Operation, kernel), READONLY,
      "the CPU fast path's kernel, or None"},
-    {"fallback", T_OBJECT_EX, offsetof(FunctionObject, fallback), READONLY,
+    {"fallback", T_OBJECT_EX, offsetof(Operation, fallback), READONLY,
      "the general path, which takes every call the fast path does not"},
     {NULL},
 };
 
-/* Fill the shared fields; `results` maps operand dtypes to result dtypes, kept here with each
- * result's itemsize. */
-static int
-function_init(FunctionObject *f, vectorcallfunc call, PyObject *name, PyObject *results,
-              PyObject *fallback)
+/* `results` (operand dtype -> result dtype) with each result's itemsize. */
+static PyObject *
+sized_results(PyObject *results)
 {
-    f->vectorcall = call;
-    f->name = Py_NewRef(name);
-    f->fallback = Py_NewRef(fallback);
-    f->results = PyDict_New();
-    if (f->results == NULL)
-        return -1;
+    PyObject *sized = PyDict_New();
+    if (sized == NULL)
+        return NULL;
     PyObject *operand, *result;
     Py_ssize_t pos = 0;
     while (PyDict_Next(results, &pos, &operand, &result)) {
         PyObject *itemsize = PyObject_GetAttrString(result, "itemsize");
         PyObject *entry = itemsize == NULL ? NULL : PyTuple_Pack(2, result, itemsize);
         Py_XDECREF(itemsize);
-        if (entry == NULL || PyDict_SetItem(f->results, operand, entry) < 0) {
+        if (entry == NULL || PyDict_SetItem(sized, operand, entry) < 0) {
             Py_XDECREF(entry);
-            return -1;
+            Py_DECREF(sized);
+            return NULL;
         }
         Py_DECREF(entry);
     }
-    return 0;
+    return sized;
 }
-
-/* One element-wise function (or `where`). */
-typedef struct {
-    FUNCTION_HEAD
-    PyObject *reference; /* the Python function: takes calls of another arity, or with keywords */
-    int arity;
-    int condition;       /* the first operand is a boolean condition of the others' shape */
-    int compute_bound;   /* which threading threshold applies */
-} Operation;
 
 typedef struct {
     ArrayObject *first;  /* the first array operand: its shape is the result's */
@@ -386,7 +377,7 @@ cpu_array(PyObject *x)
     if (!Py_IS_TYPE(x, array_type))
         return NULL;
     ArrayObject *a = (ArrayObject *)x;
-    if (a->handle == NULL || a->handle == Py_None || a->shape == NULL ||
+    if (a->handle == Py_None ||
             !PyObject_TypeCheck(a->buffer, &BufferType) ||
             ((BufferObject *)a->buffer)->device != cpu_device)
         return NULL;
@@ -682,7 +673,7 @@ try_fast(Operation *op, PyObject *const *args, Py_ssize_t nargs, ArrayObject *ou
 
 /* `function(*args)` through the operation point, while hooks are installed. */
 static PyObject *
-call_observed(FunctionObject *f, PyObject *function, PyObject *const *args, size_t nargsf,
+call_observed(Operation *op, PyObject *function, PyObject *const *args, size_t nargsf,
               PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -690,7 +681,7 @@ call_observed(FunctionObject *f, PyObject *function, PyObject *const *args, size
     PyObject **all = PyMem_Malloc((total + 2) * sizeof(PyObject *));
     if (all == NULL)
         return PyErr_NoMemory();
-    all[0] = f->name;
+    all[0] = op->name;
     all[1] = function;
     for (Py_ssize_t i = 0; i < total; i++)
         all[i + 2] = args[i];
@@ -704,7 +695,7 @@ operation_vectorcall(Operation *op, PyObject *const *args, size_t nargsf, PyObje
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (observe_operation != NULL && observed())
-        return call_observed((FunctionObject *)op, op->reference, args, nargsf, kwnames);
+        return call_observed(op, op->reference, args, nargsf, kwnames);
     if (kwnames != NULL || nargs != op->arity)  /* positional-only: Python's own TypeError */
         return PyObject_Vectorcall(op->reference, args, nargsf, kwnames);
     PyObject *result = try_fast(op, args, nargs, NULL);
@@ -716,8 +707,13 @@ operation_vectorcall(Operation *op, PyObject *const *args, size_t nargsf, PyObje
 static void
 operation_dealloc(Operation *op)
 {
+    Py_CLEAR(op->name);
+    Py_CLEAR(op->results);
+    Py_CLEAR(op->fallback);
+    Py_CLEAR(op->kernel);
+    Py_CLEAR(op->dict);
     Py_CLEAR(op->reference);
-    function_dealloc((FunctionObject *)op);
+    Py_TYPE(op)->tp_free((PyObject *)op);
 }
 
 static PyObject *
@@ -740,9 +736,12 @@ operation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     op->arity = arity;
     op->condition = condition;
+    op->vectorcall = (vectorcallfunc)operation_vectorcall;
+    op->name = Py_NewRef(name);
+    op->fallback = Py_NewRef(fallback);
     op->reference = Py_NewRef(reference != NULL ? reference : fallback);
-    if (function_init((FunctionObject *)op, (vectorcallfunc)operation_vectorcall, name, results,
-                      fallback) < 0 || PyList_Append(operations, (PyObject *)op) < 0) {
+    op->results = sized_results(results);
+    if (op->results == NULL || PyList_Append(operations, (PyObject *)op) < 0) {
         Py_DECREF(op);
         return NULL;
     }
@@ -761,231 +760,11 @@ static PyTypeObject OperationType = {
               "the first operand is a boolean array of the others' shape (`where`).",
     .tp_new = operation_new,
     .tp_dealloc = (destructor)operation_dealloc,
-    .tp_repr = (reprfunc)function_repr,
+    .tp_repr = (reprfunc)operation_repr,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Operation, vectorcall),
-    .tp_dictoffset = offsetof(FunctionObject, dict),
-    .tp_members = function_members,
-};
-
-/* -- Reduction: sum, prod, mean, max, min ---------------------------------------------------- */
-/* One reduction; its kernel is called as kernel(op, x, axis, keepdims, out[, positive_zero[,
- * then]]), with the operation objects the namespace gave (`_ops.REDUCTIONS`, `_ops.OPS`). */
-typedef struct {
-    FUNCTION_HEAD
-    int nonempty;        /* an empty reduction goes to the fallback (max, min: an error; mean) */
-    PyObject *op;        /* the reduction the kernel runs (an `_ops.Reduction`) */
-    PyObject *then;      /* mean: the element-wise operation applied with the count, or NULL */
-    PyObject *strict;    /* sum, mean: the strict-mode context variable, or NULL */
-} Reduction;
-
-static void
-reduction_dealloc(Reduction *r)
-{
-    Py_CLEAR(r->op);
-    Py_CLEAR(r->then);
-    Py_CLEAR(r->strict);
-    function_dealloc((FunctionObject *)r);
-}
-
-static PyObject *reductions;  /* list of every Reduction, to bind the kernel to */
-
-/* Parse axis=None | int | tuple of ints into `reduced`; 1 if valid, 0 if the general path must
- * judge it (it raises the right error). */
-static int
-parse_axes(PyObject *axis, Py_ssize_t ndim, char *reduced)
-{
-    if (axis == Py_None) {
-        memset(reduced, 1, ndim);
-        return 1;
-    }
-    PyObject *const *items = &axis;
-    Py_ssize_t count = 1;
-    if (PyTuple_CheckExact(axis)) {
-        items = &PyTuple_GET_ITEM(axis, 0);
-        count = PyTuple_GET_SIZE(axis);
-    }
-    for (Py_ssize_t i = 0; i < count; i++) {
-        if (!PyLong_CheckExact(items[i]))
-            return 0;
-        Py_ssize_t a = PyLong_AsSsize_t(items[i]);
-        if (a == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return 0;
-        }
-        if (a < -ndim || a >= ndim)
-            return 0;
-        a = a < 0 ? a + ndim : a;
-        if (reduced[a])
-            return 0;
-        reduced[a] = 1;
-    }
-    return 1;
-}
-
-/* The fast path of a reduction, or NULL without an error where the general path must run. */
-static PyObject *
-reduce_fast(Reduction *r, PyObject *operand, PyObject *const *kwvalues, PyObject *kwnames)
-{
-    ArrayObject *x = cpu_array(operand);
-    if (x == NULL || general_only())
-        return NULL;
-    PyObject *axis = Py_None, *keepdims = Py_False;
-    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, i), *value = kwvalues[i];
-        if (PyUnicode_CompareWithASCIIString(key, "axis") == 0)
-            axis = value;
-        else if (PyUnicode_CompareWithASCIIString(key, "keepdims") == 0 &&
-                 (value == Py_True || value == Py_False))
-            keepdims = value;
-        else if (PyUnicode_CompareWithASCIIString(key, "dtype") != 0 || value != Py_None)
-            return NULL;
-    }
-    Py_ssize_t ndim = PyTuple_GET_SIZE(x->shape);
-    char reduced[MAX_DIMS] = {0};
-    if (ndim > MAX_DIMS || !parse_axes(axis, ndim, reduced))
-        return NULL;
-    PyObject *result = PyDict_GetItemWithError(r->results, x->dtype);
-    if (result == NULL)
-        return NULL;
-    Py_ssize_t size = shape_size(x->shape), kept_size = 1, kept = 0, count = 0;
-    if (size < 0)
-        return NULL;
-    if (size >= reduction_limit)
-        return NULL;
-    for (Py_ssize_t i = 0; i < ndim; i++) {
-        Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(x->shape, i));
-        if (reduced[i]) {
-            count++;
-            if (n == 0 && r->nonempty)
-                return NULL;
-        }
-        else {
-            kept++;
-            kept_size *= n;
-        }
-    }
-    int all = count == ndim;
-    PyObject *shape = PyTuple_New(keepdims == Py_True ? ndim : kept);
-    PyObject *axes = all ? Py_NewRef(Py_None) : PyTuple_New(count);
-    if (shape == NULL || axes == NULL) {
-        Py_XDECREF(shape);
-        Py_XDECREF(axes);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0, s = 0, a = 0; i < ndim; i++) {
-        PyObject *n = PyTuple_GET_ITEM(x->shape, i);
-        if (reduced[i] && !all)
-            PyTuple_SET_ITEM(axes, a++, PyLong_FromSsize_t(i));
-        if (!reduced[i])
-            PyTuple_SET_ITEM(shape, s++, Py_NewRef(n));
-        else if (keepdims == Py_True)
-            PyTuple_SET_ITEM(shape, s++, PyLong_FromLong(1));
-    }
-    PyObject *out = PyErr_Occurred() ? NULL :
-        new_array(PyTuple_GET_ITEM(result, 0), PyLong_AsSsize_t(PyTuple_GET_ITEM(result, 1)),
-                  shape, kept_size);
-    Py_DECREF(shape);
-    if (out == NULL) {
-        Py_DECREF(axes);
-        return NULL;
-    }
-    PyObject *call[7] = {r->op, x->handle, axes, keepdims, ((ArrayObject *)out)->handle,
-                         Py_False, NULL};
-    Py_ssize_t nargs = 5;
-    if (r->strict != NULL) {  /* positive_zero: numpy mode's sums start from +0 */
-        PyObject *strict;
-        if (PyContextVar_Get(r->strict, NULL, &strict) < 0) {
-            Py_DECREF(axes);
-            Py_DECREF(out);
-            return NULL;
-        }
-        call[nargs++] = strict == Py_False ? Py_True : Py_False;
-        Py_DECREF(strict);
-    }
-    if (r->then != NULL) {
-        nargs = 6;
-        call[nargs++] = r->then;
-    }
-    PyObject *done = call_quietly(r->kernel, call, nargs, NULL);
-    Py_DECREF(axes);
-    if (done == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    Py_DECREF(done);
-    return out;
-}
-
-static PyObject *
-reduction_vectorcall(Reduction *r, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (observe_operation != NULL && observed())
-        return call_observed((FunctionObject *)r, r->fallback, args, nargsf, kwnames);
-    if (nargs == 1 && r->kernel != NULL && cpu_device != NULL) {
-        PyObject *result = reduce_fast(r, args[0], args + 1, kwnames);
-        if (result != NULL || PyErr_Occurred())
-            return result;
-    }
-    return PyObject_Vectorcall(r->fallback, args, nargsf, kwnames);
-}
-
-static PyObject *
-reduction_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    static char *names[] = {"name", "results", "fallback", "reduction", "then", "nonempty",
-                            "strict", NULL};
-    PyObject *name, *results, *fallback, *op = NULL, *then = NULL, *strict = NULL;
-    int nonempty = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O|$OOpO:Reduction", names, &name,
-                                     &PyDict_Type, &results, &fallback, &op, &then, &nonempty,
-                                     &strict))
-        return NULL;
-    if (op == NULL) {
-        PyErr_SetString(PyExc_TypeError, "Reduction(): the reduction= it runs is required");
-        return NULL;
-    }
-    if (strict != NULL && !PyContextVar_CheckExact(strict)) {
-        PyErr_SetString(PyExc_TypeError, "Reduction(): strict must be a ContextVar");
-        return NULL;
-    }
-    Reduction *r = (Reduction *)type->tp_alloc(type, 0);
-    if (r == NULL)
-        return NULL;
-    r->nonempty = nonempty;
-    r->op = Py_NewRef(op);
-    r->then = then == Py_None ? NULL : Py_XNewRef(then);
-    r->strict = Py_XNewRef(strict);
-    if (function_init((FunctionObject *)r, (vectorcallfunc)reduction_vectorcall, name, results,
-                      fallback) < 0 || PyList_Append(reductions, (PyObject *)r) < 0) {
-        Py_DECREF(r);
-        return NULL;
-    }
-    return (PyObject *)r;
-}
-
-static PyTypeObject ReductionType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "hxarray._speedups.Reduction",
-    .tp_basicsize = sizeof(Reduction),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Reduction(name, results, fallback, *, reduction, then=None, nonempty=False, "
-              "strict=None): sum, prod, mean, max or min of one CPU array (axis, keepdims; no "
-              "dtype) below the threading threshold, in front of the namespace function "
-              "`fallback`: the kernel runs `reduction` (an `_ops.Reduction`), then, with "
-              "`then`, that element-wise operation with the count (mean: the sum divided by "
-              "it); `nonempty`: an empty selection goes to `fallback`; with the ContextVar "
-              "`strict`, the kernel's positive_zero argument is True where it is False (numpy "
-              "mode's sums start from +0).",
-    .tp_new = reduction_new,
-    .tp_dealloc = (destructor)reduction_dealloc,
-    .tp_repr = (reprfunc)function_repr,
-    .tp_call = PyVectorcall_Call,
-    .tp_vectorcall_offset = offsetof(Reduction, vectorcall),
-    .tp_dictoffset = offsetof(FunctionObject, dict),
-    .tp_members = function_members,
+    .tp_dictoffset = offsetof(Operation, dict),
+    .tp_members = operation_members,
 };
 
 /* -- fresh arrays ---------------------------------------------------------------------------- */
@@ -1379,6 +1158,7 @@ static PyTypeObject ArrayType = {
     .tp_dealloc = (destructor)array_dealloc,
     .tp_weaklistoffset = offsetof(ArrayObject, weakreflist),
     .tp_members = array_members,
+    .tp_getset = array_getset,
     .tp_methods = array_methods,
     .tp_as_number = &array_as_number,
     .tp_richcompare = array_richcompare,
@@ -1457,15 +1237,15 @@ static PyObject *
 bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"device", "allocator", "make_view", "kernels", "compute_bound",
-                            "reduce", "reducible", "thresholds", "errstate_var", "errstate_quiet",
-                            "scopes", "no_scopes", NULL};
-    PyObject *device, *allocator, *view, *kernels, *compute_bound, *reduce, *reducible, *var,
-        *quiet, *scopes, *none_open;
-    Py_ssize_t limits[3];
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!OOO(nnn)OOOO:bind_cpu", names,
+                            "thresholds", "errstate_var", "errstate_quiet", "scopes",
+                            "no_scopes", NULL};
+    PyObject *device, *allocator, *view, *kernels, *compute_bound, *var, *quiet, *scopes,
+        *none_open;
+    Py_ssize_t limits[2];
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!O(nn)OOOO:bind_cpu", names,
                                      &device, &CacheType, &allocator, &view, &PyDict_Type,
-                                     &kernels, &compute_bound, &reduce, &reducible, &limits[0],
-                                     &limits[1], &limits[2], &var, &quiet, &scopes, &none_open))
+                                     &kernels, &compute_bound, &limits[0], &limits[1], &var,
+                                     &quiet, &scopes, &none_open))
         return NULL;
     if (!PyContextVar_CheckExact(var) || !PyContextVar_CheckExact(scopes)) {
         PyErr_SetString(PyExc_TypeError, "errstate_var and scopes must be ContextVars");
@@ -1482,19 +1262,11 @@ bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
         Py_XSETREF(op->kernel, Py_XNewRef(kernel));
         op->compute_bound = heavy;
     }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(reductions); i++) {
-        Reduction *r = (Reduction *)PyList_GET_ITEM(reductions, i);
-        int fits = PySequence_Contains(reducible, r->op);
-        if (fits < 0)
-            return NULL;
-        Py_XSETREF(r->kernel, fits ? Py_NewRef(reduce) : NULL);
-    }
     Py_XSETREF(cpu_device, Py_NewRef(device));
     Py_XSETREF(cpu_allocator, Py_NewRef(allocator));
     Py_XSETREF(make_view, Py_NewRef(view));
     compute_bound_limit = limits[0];
     memory_bound_limit = limits[1];
-    reduction_limit = limits[2];
     Py_XSETREF(errstate_var, Py_NewRef(var));
     Py_XSETREF(errstate_quiet, Py_NewRef(quiet));
     Py_XSETREF(scopes_var, Py_NewRef(scopes));
@@ -1564,9 +1336,8 @@ static PyMethodDef module_methods[] = {
      "the general path while not empty."},
     {"bind_cpu", (PyCFunction)(void (*)(void))bind_cpu, METH_VARARGS | METH_KEYWORDS,
      "Enable the CPU fast path: the device, its caching allocator, the element-wise kernels by "
-     "name, the reduction kernel with the reductions it serves, the thread thresholds "
-     "(compute-bound, memory-bound, reduction: sizes from which the general path runs) and the "
-     "defaults of creation."},
+     "name and the thread thresholds (compute-bound, memory-bound: sizes from which the "
+     "general path runs)."},
     {"fresh_cpu_array", (PyCFunction)(void (*)(void))fresh_cpu_array, METH_FASTCALL,
      "CpuBackend.empty's common case: a fresh C-contiguous CPU array from the caching "
      "allocator (on `device`, cleared if `clear` is True), or None where Python must run."},
@@ -1584,28 +1355,23 @@ PyInit__speedups(void)
     /* the block, buffer and caching allocator types, compiled from the HAL's Python source */
     if (import_hxarray__hal__allocator() < 0)
         return NULL;
-    if (PyType_Ready(&ArrayType) < 0 || PyType_Ready(&OperationType) < 0 ||
-            PyType_Ready(&ReductionType) < 0)
+    if (PyType_Ready(&ArrayType) < 0 || PyType_Ready(&OperationType) < 0)
         return NULL;
     str_cache = PyUnicode_InternFromString("cache");
-    str_fill = PyUnicode_InternFromString("fill");
-    str_malloc = PyUnicode_InternFromString("malloc");
     str_free = PyUnicode_InternFromString("free");
     str_itemsize = PyUnicode_InternFromString("itemsize");
     kw_out = Py_BuildValue("(s)", "out");
     empty_tuple = PyTuple_New(0);
     zero = PyLong_FromLong(0);
     operations = PyList_New(0);
-    reductions = PyList_New(0);
-    if (!str_cache || !str_fill || !str_malloc || !str_free || !str_itemsize || !kw_out ||
-            !empty_tuple || !zero || !operations || !reductions)
+    if (!str_cache || !str_free || !str_itemsize || !kw_out ||
+            !empty_tuple || !zero || !operations)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;
     if (PyModule_AddObjectRef(module, "ArrayBase", (PyObject *)&ArrayType) < 0 ||
-            PyModule_AddObjectRef(module, "Operation", (PyObject *)&OperationType) < 0 ||
-            PyModule_AddObjectRef(module, "Reduction", (PyObject *)&ReductionType) < 0) {
+            PyModule_AddObjectRef(module, "Operation", (PyObject *)&OperationType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -23,9 +23,10 @@ from ._checks import (
     normalize_axes,
     normalize_axis,
 )
-from ._compiled import fast
+from ._fastpath import compiled_reduction
 from ._modes import STRICT, is_strict
 from ._numpy_mode import back_to_bool
+from ._observed import observe_operation
 from ._ops import OPS, REDUCTIONS, SCANS, Op, Reduction, Scan
 
 # The operations mean, var and std are composed of.
@@ -168,14 +169,16 @@ def _accumulated(op: Reduction) -> dict[dt.DType, dt.DType]:
 # not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take.
 # In numpy mode the fast path's sums and means, too, start from +0 (`strict`: the mode's
 # variable, read per call). A mean is `_MEAN`'s two operations; over no elements, `_mean`.
-sum = fast("Reduction", sum, _accumulated(_SUM), reduction=_SUM, strict=STRICT)
-prod = fast("Reduction", prod, _accumulated(_PROD), reduction=_PROD)
-mean = fast("Reduction", mean, {d: d for d in dt.CATEGORIES["floating-point"]},
-            reduction=_MEAN[0], then=_MEAN[1], nonempty=True, strict=STRICT)
-max = fast("Reduction", max, {d: d for d in dt.CATEGORIES["real-valued"]}, reduction=_MAX,
-           nonempty=True)
-min = fast("Reduction", min, {d: d for d in dt.CATEGORIES["real-valued"]}, reduction=_MIN,
-           nonempty=True)
+def _fast(function: Any, results: dict[dt.DType, dt.DType], **options: Any) -> Any:
+    return compiled_reduction(function, results, observe_operation, **options)
+
+
+sum = _fast(sum, _accumulated(_SUM), reduction=_SUM, strict=STRICT)
+prod = _fast(prod, _accumulated(_PROD), reduction=_PROD)
+mean = _fast(mean, {d: d for d in dt.CATEGORIES["floating-point"]}, reduction=_MEAN[0],
+             then=_MEAN[1], nonempty=True, strict=STRICT)
+max = _fast(max, {d: d for d in dt.CATEGORIES["real-valued"]}, reduction=_MAX, nonempty=True)
+min = _fast(min, {d: d for d in dt.CATEGORIES["real-valued"]}, reduction=_MIN, nonempty=True)
 
 
 def _spread(name: str, x: Array, axis: Any, correction: int | float,

@@ -599,7 +599,9 @@ def test_private_fields_cannot_be_replaced_or_deleted() -> None:
         except TypeError:
             pass
         del x._handle
+        assert x._handle is None
         assert np.asarray(x + 1).tolist() == [2.0, 2.0, 2.0]
+        assert float(xp.sum(x)) == 3.0
         make = type(x)._make
         for args in [(x._buffer, x._dtype, [3], (8,)), (x._buffer, x._dtype, (3,), (8, 8)),
                      (None, x._dtype, (3,), (8,)), (x._buffer, "f8", (3,), (8,)),

@@ -247,6 +247,33 @@ def test_reduction_fast_path_leaves_errors_to_the_general_path() -> None:
     assert xp.sum(xp.asarray(np.ones((0, 3))), axis=0).shape == (3,)
 
 
+@pytest.mark.parametrize("axis", [2**70, -2**70, 2**63, (0, -2), (1, 1), (0, 2**64), True,
+                                  np.int64(1), [0], (0.0,)])
+def test_reduction_axes_the_fast_path_declines_go_to_the_general_path(axis) -> None:
+    """Axes that are not plain ints in range, or repeat one (after wrapping a negative one),
+    get the general path's answer or error."""
+    x = xp.asarray(np.arange(6.0).reshape(2, 3))
+    outcomes = []
+    for call in (xp.sum, getattr(xp.sum, "fallback", xp.sum)):
+        try:
+            outcomes.append(np.asarray(call(x, axis=axis)).tolist())
+        except Exception as exc:  # noqa: BLE001 - the comparison is the test
+            outcomes.append(type(exc))
+    assert outcomes[0] == outcomes[1]
+    assert isinstance(outcomes[0], type) or axis in (True, np.int64(1))
+
+
+@pytest.mark.parametrize("ndim", [62, 63, 64])
+def test_reductions_of_many_dimensions(ndim) -> None:
+    """The fast path takes at most 62 dimensions (its axis mask); beyond, the general path."""
+    host = np.arange(2.0).reshape((1,) * (ndim - 1) + (2,))
+    x = xp.asarray(host)
+    assert float(xp.sum(x)) == 1.0
+    got = xp.max(x, axis=(0, -1), keepdims=True)
+    want = np.max(host, axis=(0, -1), keepdims=True)
+    assert got.shape == want.shape and np.array_equal(np.asarray(got), want)
+
+
 def test_fast_paths_from_several_threads_stay_quiet_and_correct() -> None:
     """The quiet context belongs to the first thread that used it; others set numpy's variable.
     Either way no floating-point warning escapes and every result is right."""
@@ -396,8 +423,8 @@ def test_fast_reductions_equal_their_general_path_bit_for_bit(data, name, keepdi
     dtype = data.draw(st.sampled_from(NUMERIC))
     shape = data.draw(_SHAPES)
     x = xp.asarray(data.draw(hnp.arrays(np_dtype(dtype), shape)))
-    axis = data.draw(st.none() | st.sampled_from(range(-len(shape), len(shape))) if shape
-                     else st.none())
+    axes = st.sampled_from(range(-len(shape), len(shape))) if shape else st.nothing()
+    axis = data.draw(st.none() | axes | st.lists(axes, max_size=len(shape)).map(tuple))
     function = getattr(xp, name)
     outcomes = []
     for call in (function, function.fallback):

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ... import _dtypes as dt
+from ... import _fastpath
 from ..._array import Array
 from ..._compiled import speedups
 from ..._numpy_kernels import QUIET_STATE, cast, errstate_var, quiet
@@ -88,12 +89,12 @@ class CpuBackend(Backend):
             self._bind_fast_path()
 
     def _bind_fast_path(self) -> None:
-        """Bind the compiled namespace functions and operator slots (`_speedups.c`) to this
-        backend: its device, allocator, element-wise kernels (the bare ufunc where that is all a
-        kernel does), `reduce_into` for the reductions of `_ops.REDUCTIONS`, and the thresholds
-        below which they run on the calling thread; larger or other operands take the general
-        path, and so does every call while a hook is installed (`hal.hooks`) or inside a memory
-        scope."""
+        """Bind the compiled namespace functions and operator slots (`_speedups.c`, and
+        `_fastpath` for the reductions) to this backend: its device, allocator, element-wise
+        kernels (the bare ufunc where that is all a kernel does), `reduce_into` for the
+        reductions of `_ops.REDUCTIONS`, and the thresholds below which they run on the calling
+        thread; larger or other operands take the general path, and so does every call while a
+        hook is installed (`hal.hooks`) or inside a memory scope."""
         if speedups is None or errstate_var is None:
             return
         self._fresh = speedups.fresh_cpu_array
@@ -101,11 +102,12 @@ class CpuBackend(Backend):
         speedups.bind_cpu(device=self.device, allocator=self._allocator,
                           make_view=self._block_view,
                           kernels=kernels.FAST_PATH_KERNELS,
-                          compute_bound=kernels.COMPUTE_BOUND, reduce=kernels.reduce_into,
-                          reducible=frozenset(REDUCTIONS.values()),
-                          thresholds=(t.compute_bound, t.memory_bound, t.reduction),
+                          compute_bound=kernels.COMPUTE_BOUND,
+                          thresholds=(t.compute_bound, t.memory_bound),
                           errstate_var=errstate_var, errstate_quiet=QUIET_STATE,
                           scopes=scoped_pools, no_scopes=NO_SCOPES)
+        _fastpath.bind_cpu(self.device, speedups.fresh_cpu_array, kernels.reduce_into,
+                           frozenset(REDUCTIONS.values()), t.reduction)
 
     # -- devices, memory, streams ------------------------------------------------------------------
     def device_count(self) -> int:
