@@ -287,11 +287,13 @@ def test_fast_paths_from_several_threads_stay_quiet_and_correct() -> None:
 
     def work() -> None:
         try:
-            a = xp.asarray(an)
+            a, big = xp.asarray(an), xp.asarray([1e308, 1e308])
             for _ in range(300):
                 assert np.array_equal(np.asarray(a / 0.0), quotient, equal_nan=True)
                 assert np.array_equal(np.asarray(xp.log(a)), logarithm, equal_nan=True)
                 assert float(xp.sum(a[:3])) == 0.0
+                assert float(xp.sum(big)) == np.inf  # overflow: no warning
+                assert np.isnan(float(xp.mean(a[2:4] * 0.0)))  # 0 * inf: invalid
         except BaseException as exc:  # reported by the main thread
             failures.append(exc)
 
