@@ -30,7 +30,7 @@ cdef class Reduction:
 cdef long long _reduced(object axis, Py_ssize_t ndim) except? -2
 
 cdef list _REDUCTIONS
-cdef object _cpu_device, _fresh, _quiet_context
+cdef object _cpu_device, _fresh, _quiet_context, _run_quietly
 cdef Py_ssize_t _limit
 cdef bint _quiet_entered
 
