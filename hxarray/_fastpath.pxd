@@ -30,9 +30,10 @@ cdef class Reduction:
 cdef long long _reduced(object axis, Py_ssize_t ndim) except? -2
 
 cdef list _REDUCTIONS
-cdef object _cpu_device, _fresh, _quiet_context, _run_quietly
+cdef object _array_type, _cpu_device, _fresh, _quiet_context, _run_quietly
 cdef Py_ssize_t _limit
 cdef bint _quiet_entered
 
 @cython.locals(reduction=Reduction)
-cpdef bind_cpu(object device, object fresh, object reduce, object reducible, Py_ssize_t limit)
+cpdef bind_cpu(object array_type, object device, object fresh, object reduce, object reducible,
+               Py_ssize_t limit)

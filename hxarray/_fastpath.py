@@ -1,7 +1,7 @@
 """The CPU fast path of the reductions (`sum`, `prod`, `mean`, `max`, `min`), compiled by Cython
 from this source (setup.py's `COMPILED`; `_fastpath.pxd` gives the C types) where the speedups
-are built (`compiled_reduction` puts a `Reduction` in front of each namespace function), unused
-without them.
+are built (`_compiled.fast_reduction` puts a `Reduction` in front of each namespace function),
+not imported without them.
 
 A `Reduction` takes the common call, one CPU array below the threading threshold with `axis`
 and `keepdims` and no `dtype`, outside hooks and memory scopes, and runs the CPU backend's
@@ -15,19 +15,18 @@ import contextvars
 from collections.abc import Callable
 from typing import Any
 
-from ._array import Array
-from ._compiled import dressed, speedups
 from ._numpy_kernels import QUIET_STATE, errstate_var, quiet
 from .hal.allocator import MemoryBuffer
 from .hal.hooks import observers
 from .hal.sources import compiled
 
-__all__ = ["Reduction", "bind_cpu", "compiled_reduction"]
+__all__ = ["Reduction", "bind_cpu"]
 
 _REDUCTIONS: list[Reduction] = []  # every Reduction, to bind the kernel to
 
-# What `bind_cpu` binds: the CPU's device, its fresh-array allocation, the largest reduction
-# that runs on the calling thread.
+# What `bind_cpu` binds: the array type, the CPU's device, its fresh-array allocation, the
+# largest reduction that runs on the calling thread.
+_array_type: Any = None
 _cpu_device: Any = None
 _fresh: Any = None
 _limit = 0
@@ -72,7 +71,7 @@ class Reduction:
 
     def _fast(self, x: Any, options: dict[str, Any]) -> Any:
         """The result, or None where the general path must run."""
-        if type(x) is not Array:
+        if type(x) is not _array_type:
             return None
         array = x  # (compiled: x's C fields, _fastpath.pxd)
         if type(array._buffer) is not MemoryBuffer:
@@ -134,16 +133,6 @@ class Reduction:
         return out
 
 
-def compiled_reduction(function: Callable[..., Any], results: dict[Any, Any],
-                       observe: Callable[..., Any], **options: Any) -> Callable[..., Any]:
-    """The namespace reduction `function` itself without the speedups; with them, a `Reduction`
-    in front of it (`options`: its keywords), dressed as `function`."""
-    if speedups is None:
-        return function
-    return dressed(Reduction(function.__name__, results, function, observe, **options),
-                   function)
-
-
 def _reduced(axis: Any, ndim: int) -> int:
     """The axes `axis` (None, an int or a tuple of ints) selects of `ndim`, as a bit mask; -1
     where the general path must judge it (out of range, repeated, not ints, or more than 62
@@ -186,12 +175,13 @@ _run_quietly = _quiet_context.run  # (bound once: a method lookup per call costs
 _quiet_entered = not compiled(__file__)
 
 
-def bind_cpu(device: Any, fresh: Callable[..., Any], reduce: Callable[..., None],
-             reducible: frozenset[Any], limit: int) -> None:
-    """Enable the fast path on the CPU `device`: `fresh(shape, dtype)` makes the result (None
-    where Python must run), `reduce` is the kernel of the reductions in `reducible`, and
-    reductions of `limit` elements or more take the general path."""
-    global _cpu_device, _fresh, _limit
+def bind_cpu(array_type: type, device: Any, fresh: Callable[..., Any],
+             reduce: Callable[..., None], reducible: frozenset[Any], limit: int) -> None:
+    """Enable the fast path for arrays of exactly `array_type` on the CPU `device`:
+    `fresh(shape, dtype)` makes the result (None where Python must run), `reduce` is the kernel
+    of the reductions in `reducible`, and reductions of `limit` elements or more take the
+    general path."""
+    global _array_type, _cpu_device, _fresh, _limit
     for reduction in _REDUCTIONS:
         reduction.kernel = reduce if reduction._reduction in reducible else None
-    _cpu_device, _fresh, _limit = device, fresh, limit
+    _array_type, _cpu_device, _fresh, _limit = array_type, device, fresh, limit

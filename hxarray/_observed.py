@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._compiled import speedups
-from ._fastpath import Reduction
+from ._compiled import fastpath, speedups
 from ._forwarding import forwarding
 from .hal.device import Device, default_device
 from .hal.hooks import device_of, observe, observers
 
-_COMPILED: tuple[type, ...] = () if speedups is None else (speedups.Operation, Reduction)
+_COMPILED: tuple[type, ...] = () if speedups is None or fastpath is None else (
+    speedups.Operation, fastpath.Reduction)
+
 
 def _device_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Device:
     """The device an operation runs on: its first array's, a Device argument, its `device=`,

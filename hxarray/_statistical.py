@@ -23,7 +23,7 @@ from ._checks import (
     normalize_axes,
     normalize_axis,
 )
-from ._fastpath import compiled_reduction
+from ._compiled import fast_reduction
 from ._modes import STRICT, is_strict
 from ._numpy_mode import back_to_bool
 from ._observed import observe_operation
@@ -165,12 +165,14 @@ def _accumulated(op: Reduction) -> dict[dt.DType, dt.DType]:
     return {d: op.accumulator(d) for d in dt.CATEGORIES["numeric"]}
 
 
+def _fast(function: Any, results: dict[dt.DType, dt.DType], **options: Any) -> Any:
+    return fast_reduction(function, results, observe_operation, **options)
+
+
 # The compiled fast path: one array below the threading threshold, `axis` and `keepdims` given or
 # not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take.
 # In numpy mode the fast path's sums and means, too, start from +0 (`strict`: the mode's
 # variable, read per call). A mean is `_MEAN`'s two operations; over no elements, `_mean`.
-def _fast(function: Any, results: dict[dt.DType, dt.DType], **options: Any) -> Any:
-    return compiled_reduction(function, results, observe_operation, **options)
 
 
 sum = _fast(sum, _accumulated(_SUM), reduction=_SUM, strict=STRICT)

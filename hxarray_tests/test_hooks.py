@@ -3,6 +3,7 @@ allocations and frees on every device, errors reach `exit`, and installing is ch
 
 from __future__ import annotations
 
+import contextlib
 import gc
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import hxarray as xp
+from hxarray.backends.base import _observed, reruns_after_memory_error
 from hxarray.hal import DeviceType, hooks
 
 
@@ -98,3 +100,47 @@ def test_install_and_remove_are_checked() -> None:
     with pytest.raises(ValueError, match="not installed"):
         hooks.remove(hook)
     assert hooks.observers == []
+
+
+
+class _Flaky:
+    """A stand-in backend whose `copy` runs out of memory `failures` times, then copies."""
+
+    device_type = DeviceType.CPU
+
+    def __init__(self, failures: int) -> None:
+        self.failures, self.releases = failures, 0
+
+    def release_memory(self) -> None:
+        self.releases += 1
+
+
+@pytest.mark.parametrize("reruns", [False, True])
+@pytest.mark.parametrize("failures", [0, 1, 2])
+@pytest.mark.parametrize("observed", [False, True])
+def test_a_primitive_reruns_once_after_a_memory_error_if_marked(reruns, failures,
+                                                                observed) -> None:
+    def copy(self: _Flaky, x: Any) -> Any:
+        if self.failures:
+            self.failures -= 1
+            raise MemoryError("fake: out of memory")
+        return x
+
+    class Flaky(_Flaky):
+        pass
+
+    Flaky.copy = _observed("copy", reruns_after_memory_error(copy) if reruns else copy)
+    backend = Flaky(failures)
+    runs = 2 if reruns and failures else 1
+    with Recorder() if observed else contextlib.nullcontext() as hook:
+        if failures < runs:
+            assert backend.copy("x") == "x"
+        else:
+            with pytest.raises(MemoryError):
+                backend.copy("x")
+    assert backend.releases == runs - 1
+    if observed:  # each run its own span, a failed one ending with its MemoryError
+        assert hook.named("primitive", "cpu") == ["copy"] * runs
+        errors = [type(error) for _, error in sorted(hook.exits, key=lambda e: e[0])]
+        failed = min(failures, runs)
+        assert errors == [MemoryError] * failed + [type(None)] * (runs - failed)

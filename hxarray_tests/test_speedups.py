@@ -12,6 +12,8 @@ import gc
 import importlib
 import inspect
 import os
+import subprocess
+import sys
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
@@ -59,6 +61,30 @@ def test_compiled_modules_run_their_source_only_in_pure_python(name) -> None:
     assert module.__file__.endswith(".py") == PURE, (
         f"{name} loaded from {module.__file__}: the build is missing or older than its source "
         "(`make` rebuilds it)")
+
+
+def test_an_install_without_the_c_extension_works() -> None:
+    """Where _speedups.c was not built (it is optional), hxarray runs without it: the
+    reductions' compiled fast path, whose build reads the extension's array type, is not
+    imported, and the namespace functions are their Python source."""
+    code = """
+import importlib.abc, sys
+class NoSpeedups(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "hxarray._speedups":
+            raise ImportError("not built")
+sys.meta_path.insert(0, NoSpeedups())
+import numpy as np, hxarray as xp
+from hxarray import _compiled
+assert _compiled.speedups is None and _compiled.fastpath is None
+assert "hxarray._fastpath" not in sys.modules
+x = xp.asarray(np.arange(6.0).reshape(2, 3))
+assert float(xp.sum(x)) == 15.0 and np.asarray(xp.mean(x, axis=0)).tolist() == [1.5, 2.5, 3.5]
+assert np.asarray(x + 1).tolist() == [[1, 2, 3], [4, 5, 6]]
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_source_newer_than_its_build_runs_interpreted(tmp_path) -> None:

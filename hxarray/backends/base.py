@@ -97,19 +97,31 @@ def _observed(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
     the same name is not observed twice); one call, with `method`'s own parameters, and the
     rerun after a MemoryError of a method marked `reruns_after_memory_error` (each run its own
     span)."""
-    attempts = (False, True) if getattr(method, "reruns_after_memory_error", False) else (True,)
+    reruns = getattr(method, "reruns_after_memory_error", False)
     return forwarding(method, """
-        for last in _hx_attempts:
-            try:
-                if _hx_observers and getattr(type(ARGS[0]), _hx_name) is _hx_point:
-                    return _hx_span(_hx_name, _hx_method, ARGS, KWARGS)
-                return _hx_method(CALL)
-            except MemoryError:
-                if last:
-                    raise
-                ARGS[0].release_memory()
-        raise AssertionError("unreachable: the last attempt returns or raises")
-    """, attempts=attempts, observers=observers, name=name, method=method, span=_span)
+        if _hx_observers and getattr(type(ARGS[0]), _hx_name) is _hx_point:
+            return _hx_spans(_hx_name, _hx_method, ARGS, KWARGS, _hx_reruns)
+        try:
+            return _hx_method(CALL)
+        except MemoryError:
+            if not _hx_reruns:
+                raise
+        ARGS[0].release_memory()
+        return _hx_method(CALL)
+    """, reruns=reruns, observers=observers, name=name, method=method, spans=_spans)
+
+
+def _spans(name: str, method: Callable[..., Any], args: tuple[Any, ...],
+           kwargs: dict[str, Any], reruns: bool) -> Any:
+    """`_span`, once more after a MemoryError where the method `reruns` (each run its own span,
+    the backend's `release_memory` between them)."""
+    try:
+        return _span(name, method, args, kwargs)
+    except MemoryError:
+        if not reruns:
+            raise
+    args[0].release_memory()
+    return _span(name, method, args, kwargs)
 
 
 def _span(name: str, method: Callable[..., Any], args: tuple[Any, ...],

@@ -16,9 +16,8 @@ from typing import Any
 import numpy as np
 
 from ... import _dtypes as dt
-from ... import _fastpath
 from ..._array import Array
-from ..._compiled import speedups
+from ..._compiled import fastpath, speedups
 from ..._numpy_kernels import QUIET_STATE, cast, errstate_var, quiet
 from ..._ops import REDUCTIONS
 from ...hal.allocator import Block, CachingAllocator, MemoryBuffer
@@ -95,7 +94,7 @@ class CpuBackend(Backend):
         reductions of `_ops.REDUCTIONS`, and the thresholds below which they run on the calling
         thread; larger or other operands take the general path, and so does every call while a
         hook is installed (`hal.hooks`) or inside a memory scope."""
-        if speedups is None or errstate_var is None:
+        if speedups is None or fastpath is None or errstate_var is None:
             return
         self._fresh = speedups.fresh_cpu_array
         t = self.thresholds
@@ -106,8 +105,8 @@ class CpuBackend(Backend):
                           thresholds=(t.compute_bound, t.memory_bound),
                           errstate_var=errstate_var, errstate_quiet=QUIET_STATE,
                           scopes=scoped_pools, no_scopes=NO_SCOPES)
-        _fastpath.bind_cpu(self.device, speedups.fresh_cpu_array, kernels.reduce_into,
-                           frozenset(REDUCTIONS.values()), t.reduction)
+        fastpath.bind_cpu(Array, self.device, speedups.fresh_cpu_array, kernels.reduce_into,
+                          frozenset(REDUCTIONS.values()), t.reduction)
 
     # -- devices, memory, streams ------------------------------------------------------------------
     def device_count(self) -> int:
