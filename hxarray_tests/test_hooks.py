@@ -144,3 +144,19 @@ def test_a_primitive_reruns_once_after_a_memory_error_if_marked(reruns, failures
         errors = [type(error) for _, error in sorted(hook.exits, key=lambda e: e[0])]
         failed = min(failures, runs)
         assert errors == [MemoryError] * failed + [type(None)] * (runs - failed)
+
+
+@pytest.mark.parametrize("observed", [False, True])
+def test_a_rerun_that_cannot_free_memory_raises_with_the_first_error_as_context(observed) -> None:
+    def copy(self: _Flaky, x: Any) -> Any:
+        raise MemoryError("fake: out of memory")
+
+    class Stuck(_Flaky):
+        def release_memory(self) -> None:
+            raise MemoryError("fake: nothing to free")
+
+    Stuck.copy = _observed("copy", reruns_after_memory_error(copy))
+    with Recorder() if observed else contextlib.nullcontext():
+        with pytest.raises(MemoryError, match="nothing to free") as info:
+            Stuck(1).copy("x")
+    assert "out of memory" in str(info.value.__context__)

@@ -106,7 +106,7 @@ def _observed(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
         except MemoryError:
             if not _hx_reruns:
                 raise
-        ARGS[0].release_memory()
+            ARGS[0].release_memory()  # (its own MemoryError keeps the first as its context)
         return _hx_method(CALL)
     """, reruns=reruns, observers=observers, name=name, method=method, spans=_spans)
 
@@ -120,7 +120,7 @@ def _spans(name: str, method: Callable[..., Any], args: tuple[Any, ...],
     except MemoryError:
         if not reruns:
             raise
-    args[0].release_memory()
+        args[0].release_memory()
     return _span(name, method, args, kwargs)
 
 
