@@ -1,10 +1,10 @@
 /* hxarray._speedups: the Array's compiled base type, and the CPU fast path.
  *
- * ArrayBase holds the Array's fields and its operator slots; hxarray/_array.py's `_ArrayBase` is
- * its pure-Python twin (hxarray/_compiled.py picks one). The block, buffer and caching allocator
- * types it uses are compiled by Cython from the HAL's own Python source (hal/allocator.pxd),
- * whose generated header gives their C layout.
- * Operation is one element-wise function (or `where`) (the reductions' fast path is compiled
+ * ArrayBase holds the Array's fields (their layout: _speedups.h) and its operator slots;
+ * hxarray/_array.py's `_ArrayBase` is its pure-Python twin (hxarray/_compiled.py picks one). The
+ * block, buffer and caching allocator types it uses are compiled by Cython from the HAL's own
+ * Python source (hal/allocator.pxd), whose generated header gives their C layout.
+ * Operation is one element-wise function, or `where` (the reductions' fast path is compiled
  * Python: hxarray/_fastpath.py).
  * Called with operands that the CPU fast path takes (CPU arrays of one dtype and shape, or one
  * such array and a plain Python scalar, below the threading threshold), it runs the CPU backend's
