@@ -173,8 +173,6 @@ def _fast(function: Any, results: dict[dt.DType, dt.DType], **options: Any) -> A
 # not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take.
 # In numpy mode the fast path's sums and means, too, start from +0 (`strict`: the mode's
 # variable, read per call). A mean is `_MEAN`'s two operations; over no elements, `_mean`.
-
-
 sum = _fast(sum, _accumulated(_SUM), reduction=_SUM, strict=STRICT)
 prod = _fast(prod, _accumulated(_PROD), reduction=_PROD)
 mean = _fast(mean, {d: d for d in dt.CATEGORIES["floating-point"]}, reduction=_MEAN[0],

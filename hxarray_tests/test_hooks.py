@@ -102,7 +102,6 @@ def test_install_and_remove_are_checked() -> None:
     assert hooks.observers == []
 
 
-
 class _Flaky:
     """A stand-in backend whose `copy` runs out of memory `failures` times, then copies."""
 

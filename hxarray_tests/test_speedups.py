@@ -301,8 +301,9 @@ def test_reductions_of_many_dimensions(ndim) -> None:
 
 
 def test_fast_paths_from_several_threads_stay_quiet_and_correct() -> None:
-    """The quiet context belongs to the first thread that used it; others set numpy's variable.
-    Either way no floating-point warning escapes and every result is right."""
+    """A quiet context is entered by one call at a time (the element-wise path's only by the
+    first thread that used it); other calls set numpy's variable. Either way no floating-point
+    warning escapes and every result is right."""
     import threading
     import warnings
 

@@ -105,7 +105,7 @@ class CpuBackend(Backend):
                           thresholds=(t.compute_bound, t.memory_bound),
                           errstate_var=errstate_var, errstate_quiet=QUIET_STATE,
                           scopes=scoped_pools, no_scopes=NO_SCOPES)
-        fastpath.bind_cpu(Array, self.device, speedups.fresh_cpu_array, kernels.reduce_into,
+        fastpath.bind_cpu(Array, self.device, self._fresh, kernels.reduce_into,
                           frozenset(REDUCTIONS.values()), t.reduction)
 
     # -- devices, memory, streams ------------------------------------------------------------------
