@@ -46,5 +46,5 @@ def _compiled() -> list[Extension]:
 compiled = _compiled()  # first: it writes the headers _speedups.c includes
 setup(ext_modules=[*compiled] + ([Extension(
           "hxarray._speedups", ["hxarray/_speedups.c"], optional=True, extra_compile_args=["-O2"],
-          include_dirs=["build/cython/hxarray/hal"])] if compiled else []),
+          include_dirs=["build/cython/hxarray", "build/cython/hxarray/hal"])] if compiled else []),
       options={"build_ext": {"parallel": os.cpu_count() or 1}})

@@ -15,9 +15,9 @@ import hxarray
 from . import _dtypes as dt
 from . import _elementwise as ew
 from ._array import Array
-from ._compiled import speedups
+from ._compiled import fastpath, speedups
 from ._indexing import getitem, setitem
-from ._observed import observe_operation, operation
+from ._observed import operation
 from ._ops import COMPARISONS, OPS
 from ._version import SUPPORTED_API_VERSIONS
 
@@ -60,14 +60,12 @@ def install() -> None:
         "__array_namespace__": array_namespace}
     for name, method in methods.items():
         setattr(Array, name, method)
-    if speedups is None:
+    if speedups is None or fastpath is None:
         for dunder, method in operators.items():
             setattr(Array, dunder, method)
         return
-    speedups.configure(array_type=Array, general=ew._binary,
+    fastpath.configure(Array, ew._binary, dt.bool, dt.int64, dt.CATEGORIES["floating-point"])
+    speedups.configure(array_type=Array, dtype_type=dt.DType, functions=fastpath.operations(),
                        operations={op.operator: ew.OPERATIONS[op.name] for op in OPS.values()
                                    if op.operator is not None},
-                       operators=operators, bool_dtype=dt.bool,
-                       int64_dtype=dt.int64, floating_dtypes=dt.CATEGORIES["floating-point"],
-                       binary_op_opcode=dis.opmap.get("BINARY_OP", -1),
-                       observe=observe_operation)
+                       operators=operators, binary_op_opcode=dis.opmap.get("BINARY_OP", -1))

@@ -1,9 +1,9 @@
-"""The hand-written speedups (hxarray/_speedups.c), or None: absent where the extension was not
-built (no C compiler at install time), with HXARRAY_PURE_PYTHON=1, or where the HAL's memory
-types (hal/allocator.py), which they use, run from their Python source (`hxarray.hal.sources`).
-With them, `fastpath` is the reductions' fast path (`_fastpath`, whose build reads the array's
-C fields, so it is imported only here). Without them every namespace function is its Python
-source.
+"""The hand-written speedups (hxarray/_speedups.c: the Array's base type and operator slots) and
+the CPU fast path (`fastpath`: hxarray/_fastpath.py, compiled), or None: absent where the
+extension was not built (no C compiler at install time), with HXARRAY_PURE_PYTHON=1, or where the
+HAL's memory types (hal/allocator.py) or the fast path, which they use, run from their Python
+source (`hxarray.hal.sources`). The fast path's build reads the array's C fields, so it is
+imported only here. Without them every namespace function is its Python source.
 """
 
 from __future__ import annotations
@@ -14,19 +14,19 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .hal import allocator, hooks
+from .hal import allocator
 from .hal.sources import compiled
 
 speedups: ModuleType | None = None
+fastpath: ModuleType | None = None
 if compiled(allocator.__file__):  # the speedups read the layout of its types
     try:
         speedups = importlib.import_module("hxarray._speedups")
+        fastpath = importlib.import_module("hxarray._fastpath")
     except ImportError:  # pragma: no cover - installs without a C compiler
-        speedups = None
-if speedups is not None:  # the fast path takes the general path while a hook is installed
-    speedups.bind_hooks(hooks.observers)
-fastpath: ModuleType | None = None if speedups is None else \
-    importlib.import_module("hxarray._fastpath")
+        speedups = fastpath = None
+    if fastpath is not None and not compiled(str(fastpath.__file__)):  # an edit not compiled
+        speedups = fastpath = None
 
 
 def dressed(compiled: Any, function: Callable[..., Any]) -> Any:
@@ -39,17 +39,17 @@ def dressed(compiled: Any, function: Callable[..., Any]) -> Any:
     return compiled
 
 
-def fast(function: Callable[..., Any], results: dict[Any, Any],
+def fast(function: Callable[..., Any], results: dict[Any, Any], observe: Callable[..., Any],
          general: Callable[..., Any] | None = None, **options: Any) -> Callable[..., Any]:
     """An element-wise namespace function (or `where`): the pure-Python `function` without the
-    speedups; with them, the compiled `Operation` with the CPU fast path in front of `general`
+    speedups; with them, a `_fastpath.Operation` with the CPU fast path in front of `general`
     (by default `function` itself), dressed as `function`; `.fallback` is the general path.
-    `results` maps each operand dtype the fast path takes to the result's dtype. Calls that do
-    not match its arity, or pass keywords, go to `function`, so they fail as the Python
-    function's signature says."""
-    if speedups is None:
+    `results` maps each operand dtype the fast path takes to the result's dtype; `observe` is
+    the operation point. Calls that do not match its arity, or pass keywords, go to `function`,
+    so they fail as the Python function's signature says."""
+    if fastpath is None:
         return function
-    return dressed(speedups.Operation(function.__name__, results, general or function,
+    return dressed(fastpath.Operation(function.__name__, results, general or function, observe,
                                       reference=function, **options), function)
 
 

@@ -17,7 +17,7 @@ from . import _views
 from ._adapter import adapted
 from ._array import Array
 from ._checks import as_bool, as_copy, as_device, as_dtype, as_int, as_shape, check_array
-from ._compiled import speedups
+from ._compiled import fastpath
 from ._modes import UnspecifiedType
 from ._ops import OPS
 from ._version import sequence_result
@@ -30,7 +30,7 @@ __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "fu
            "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-_fresh = None if speedups is None else speedups.fresh_cpu_array
+_fresh = None if fastpath is None else fastpath.fresh
 _DType, _FLOAT64, _INT64 = dt.DType, dt.float64, dt.int64
 
 _SCALAR_DTYPE = {builtins.bool: dt.bool, int: dt.int64, float: dt.float64, complex: dt.complex128}
@@ -189,9 +189,9 @@ def _filled(function: str, shape: Any, value: Any, dtype: Any, device: Any) -> A
 
 def _allocated_first(value: Any) -> Callable[[F], F]:
     """Put the common call of `empty`/`zeros`/`ones` in front of the namespace function, where
-    the CPU's compiled allocation exists (`_compiled.speedups`): a plain shape (an int or a tuple
+    the CPU's compiled allocation exists (`_compiled.fastpath`): a plain shape (an int or a tuple
     of ints), an hxarray dtype or none, on the CPU, outside hooks and memory scopes, takes a fresh
-    block straight from the CPU's caching allocator (`fresh_cpu_array`), left as it is (`value`
+    block straight from the CPU's caching allocator (`_fastpath.fresh`), left as it is (`value`
     None), cleared with memset (0) or filled by numpy; any other call, and a shape, dtype or
     device the compiled check declines, runs the namespace function (`.fallback`), which judges
     it."""

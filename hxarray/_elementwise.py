@@ -22,6 +22,7 @@ from ._array import Array
 from ._compiled import fast
 from ._fuse import internal, pays
 from ._modes import UnspecifiedOverflow, UnspecifiedType
+from ._observed import observe_operation
 from ._ops import BINARY, OPS, UNARY, Op, Signature
 from ._views import broadcast_shapes
 
@@ -261,7 +262,8 @@ def _function(name: str) -> Callable[..., Array]:
             results[d] = _resolve(name, d, d)[1].result
         except TypeError:
             continue
-    return fast(function, results, general, arity=1 if name in UNARY else 2)
+    return fast(function, results, observe_operation, general,
+                arity=1 if name in UNARY else 2)
 
 
 if TYPE_CHECKING:  # generated below; their signatures, for type checkers:

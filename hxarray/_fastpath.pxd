@@ -1,8 +1,9 @@
 # Cython's declarations for compiling _fastpath.py (setup.py, COMPILED): C fields for the
-# Reduction, the array's fields read in place (the layout of hxarray._speedups.ArrayBase), typed
-# locals for the axis and shape arithmetic.
+# Operation and the Reduction, the array's fields read in place (the layout of
+# hxarray._speedups.ArrayBase, _speedups.h, with its unchecked constructor), the block and buffer
+# types and the allocation of the HAL's compiled allocator, typed locals for the loops.
 cimport cython
-from hxarray.hal.allocator cimport MemoryBuffer
+from hxarray.hal.allocator cimport Block, MemoryBuffer, _CachingAllocatorBase, _cached_malloc
 
 
 cdef extern from "_speedups.h":
@@ -10,7 +11,59 @@ cdef extern from "_speedups.h":
         cdef readonly object _buffer "buffer"
         cdef readonly object _dtype "dtype"
         cdef readonly object _shape "shape"
+        cdef readonly object _strides "strides"
         cdef readonly object _handle "handle"
+        cdef readonly char _readonly "readonly"
+
+    object new_array_object "hx_new_array" (object array_type, object buffer, object dtype,
+                                            object shape, object strides, object offset,
+                                            object handle)
+    bint var_is "hx_var_is" (object var, object value) except -1
+    int clear_memory "hx_clear" (object address, Py_ssize_t nbytes) except -1
+
+
+cdef api class Operation [object OperationObject, type OperationType]:
+    cdef readonly object name, fallback, reference, kernel
+    cdef readonly dict results
+    cdef object _observe
+    cdef int _arity
+    cdef bint _condition, _compute_bound
+    cdef dict __dict__
+    cdef void *_vectorcall  # its vectorcall function, set by _speedups.configure
+
+
+cdef api object call_operation(Operation op, object x0, object x1, object x2, Py_ssize_t count)
+cdef api object binary_operator(Operation op, object a, object b, object temporary)
+@cython.locals(array=ArrayBase)
+cdef api object inplace_operator(Operation op, object a, object b)
+cdef api object unary_operator(Operation op, object a)
+
+@cython.locals(count=Py_ssize_t, start=Py_ssize_t, i=Py_ssize_t, size=Py_ssize_t,
+               extent=Py_ssize_t, itemsize=Py_ssize_t, array=ArrayBase, first=ArrayBase,
+               condition=ArrayBase, target=ArrayBase, entry=tuple, shape=tuple)
+cdef object _fast(Operation op, object x0, object x1, object x2, Py_ssize_t count, object out,
+                  object temporary)
+cdef object _launch(object kernel, Py_ssize_t count, object h0, object h1, object h2,
+                    object out)
+@cython.locals(buffer=MemoryBuffer)
+cdef bint _on_cpu(ArrayBase array)
+cdef bint _same_shape(ArrayBase a, ArrayBase b) except -1
+@cython.locals(array=ArrayBase)
+cdef object _native(object x)
+@cython.locals(value="long long")
+cdef bint _scalar_fits(object x, object dtype) except -1
+cdef long long _INT64_MIN, _INT64_MAX
+@cython.locals(array=ArrayBase, shape=tuple, strides=tuple, step=Py_ssize_t, i=Py_ssize_t,
+               extent=Py_ssize_t)
+cdef bint _takes(object temporary, object dtype, Py_ssize_t itemsize) except -1
+@cython.locals(nbytes=Py_ssize_t, block=Block, buffer=MemoryBuffer, ndim=Py_ssize_t,
+               steps=list, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t)
+cdef object _new_array(object dtype, Py_ssize_t itemsize, tuple shape, Py_ssize_t size)
+
+cdef Py_ssize_t _MAX_DIMS, _MAX_NBYTES
+@cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, n=Py_ssize_t, empty=bint, array=ArrayBase,
+               buffer=MemoryBuffer, block=Block)
+cpdef fresh(object shape, object dtype, object device=*, bint clear=*)
 
 
 cdef class Reduction:
@@ -29,11 +82,13 @@ cdef class Reduction:
 @cython.locals(every="long long", reduced="long long", bit="long long", index=Py_ssize_t)
 cdef long long _reduced(object axis, Py_ssize_t ndim) except? -2
 
-cdef list _REDUCTIONS
-cdef object _array_type, _cpu_device, _fresh, _quiet_context, _run_quietly
-cdef Py_ssize_t _limit
+cdef list _OPERATIONS, _REDUCTIONS
+cdef object _array_type, _bool, _int64, _floating, _general_binary
+cdef object _cpu_device, _make_view, _quiet_context, _run_quietly
+cdef _CachingAllocatorBase _allocator
+cdef Py_ssize_t _compute_limit, _memory_limit, _limit
 cdef bint _quiet_entered
 
-@cython.locals(reduction=Reduction)
-cpdef bind_cpu(object array_type, object device, object fresh, object reduce, object reducible,
-               Py_ssize_t limit)
+@cython.locals(op=Operation, reduction=Reduction)
+cpdef bind_cpu(object device, object allocator, object make_view, dict kernels,
+               object compute_bound, object reduce, object reducible, tuple limits)

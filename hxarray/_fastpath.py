@@ -1,12 +1,14 @@
-"""The CPU fast path of the reductions (`sum`, `prod`, `mean`, `max`, `min`), compiled by Cython
-from this source (setup.py's `COMPILED`; `_fastpath.pxd` gives the C types) where the speedups
-are built (`_compiled.fast_reduction` puts a `Reduction` in front of each namespace function),
-not imported without them.
+"""The CPU fast path of the element-wise functions and operators (`Operation`), of the reductions
+(`Reduction`) and of fresh arrays (`fresh`), compiled by Cython from this source (setup.py's
+`COMPILED`; `_fastpath.pxd` gives the C types and the C helpers of `_speedups.h`) where the
+speedups are built (`_compiled.fast` and `fast_reduction` put an Operation or a Reduction in
+front of each namespace function; the array's operator slots, `_speedups.c`, call
+`binary_operator`, `inplace_operator` and `unary_operator`), not imported without them.
 
-A `Reduction` takes the common call, one CPU array below the threading threshold with `axis`
-and `keepdims` and no `dtype`, outside hooks and memory scopes, and runs the CPU backend's
-`reduce_into` into a fresh array from the caching allocator, as the backend would; any other
-call goes to the namespace function (`.fallback`), which is the reference and raises the errors.
+Each takes the common call (CPU arrays below the threading threshold, outside hooks and memory
+scopes) and runs the CPU backend's kernel into a fresh array from the caching allocator, as the
+backend would; any other call goes to the namespace function (`.fallback`), which is the
+reference and raises the errors.
 """
 
 from __future__ import annotations
@@ -18,18 +20,326 @@ from typing import Any
 from ._numpy_kernels import QUIET_STATE, errstate_var, quiet
 from .hal.allocator import MemoryBuffer
 from .hal.hooks import observers
+from .hal.scope import NO_SCOPES, scoped_pools
 from .hal.sources import compiled
 
-__all__ = ["Reduction", "bind_cpu"]
+__all__ = ["Operation", "Reduction", "bind_cpu", "binary_operator", "call_operation",
+           "configure", "fresh", "inplace_operator", "operations", "unary_operator"]
 
-_REDUCTIONS: list[Reduction] = []  # every Reduction, to bind the kernel to
+# every Operation and Reduction, to bind the kernels to
+_OPERATIONS: list[Operation] = []
+_REDUCTIONS: list[Reduction] = []
 
-# What `bind_cpu` binds: the array type, the CPU's device, its fresh-array allocation, the
-# largest reduction that runs on the calling thread.
+# What `configure` binds: the array type, the dtypes of the scalar rules, the general binary
+# path (for a large result written into a temporary).
 _array_type: Any = None
+_bool: Any = None
+_int64: Any = None
+_floating: frozenset[Any] = frozenset()
+_general_binary: Any = None
+
+# What `bind_cpu` binds: the CPU's device, its caching allocator and the numpy view of a block
+# (`make_view(block, dtype, shape)`), the sizes from which the general path runs (threaded):
+# compute-bound and memory-bound element-wise operations, reductions.
 _cpu_device: Any = None
-_fresh: Any = None
+_allocator: Any = None
+_make_view: Any = None
+_compute_limit = 0
+_memory_limit = 0
 _limit = 0
+
+# C functions where compiled (_fastpath.pxd), which is the only way this module runs
+# (`_compiled`): the caching allocator's allocation (hal/allocator.py); from _speedups.h, the
+# array's constructor for checked fields, whether a context variable holds a value, and memset
+# of a CPU block.
+_cached_malloc: Callable[[Any, int], Any]
+new_array_object: Callable[..., Any]
+var_is: Callable[[contextvars.ContextVar[Any], Any], bool]
+clear_memory: Callable[[int, int], None]
+
+
+class Operation:
+    """An element-wise namespace function (or `where`) with the CPU fast path in front of its
+    general path `fallback`: a call with exactly `arity` positional arguments that the fast path
+    takes (CPU arrays of one dtype and shape, with plain Python scalars that need none of the
+    general path's checks) runs the CPU backend's `kernel`; other calls of that arity go to
+    `fallback`, any other call to `reference`, the function with the standard's signature (so
+    it fails as that signature says). With `condition`, the first operand is a boolean array of
+    the others' shape (`where`). `results` maps each operand dtype the fast path takes to the
+    result's dtype; while a hook is installed every call goes to
+    `observe(name, reference, *args, **kwargs)`, the operation point."""
+
+    def __init__(self, name: str, results: dict[Any, Any], fallback: Callable[..., Any],
+                 observe: Callable[..., Any], *, arity: int, condition: bool = False,
+                 reference: Callable[..., Any] | None = None) -> None:
+        if not 1 + condition <= arity <= 2 + condition:
+            raise ValueError(f"arity must be 1 or 2 (plus the condition), got {arity}")
+        self.name = name
+        self.results = {operand: (result, result.itemsize) for operand, result in results.items()}
+        self.fallback = fallback
+        self.reference = fallback if reference is None else reference
+        self._observe = observe
+        self.kernel: Any = None  # bound by `bind_cpu` where the CPU backend's kernel serves
+        self._arity = arity
+        self._condition = condition
+        self._compute_bound = False
+        _OPERATIONS.append(self)
+
+    def __repr__(self) -> str:
+        return f"<hxarray function {self.name}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        count = len(args)
+        if kwargs or not 1 <= count <= 3:
+            if observers:
+                return self._observe(self.name, self.reference, *args, **kwargs)
+            return self.reference(*args, **kwargs)
+        return call_operation(self, args[0], args[1] if count > 1 else None,
+                              args[2] if count > 2 else None, count)
+
+
+def call_operation(op: Operation, x0: Any, x1: Any, x2: Any, count: int) -> Any:
+    """`op` called with `count` positional arguments (1 to 3, x0 first; the rest None): its
+    `__call__`, and its vectorcall (_speedups.c), which takes them without an argument tuple."""
+    if not observers and count == op._arity:
+        result = _fast(op, x0, x1, x2, count, None, None)
+        if result is not None:
+            return result
+        if count == 1:
+            return op.fallback(x0)
+        return op.fallback(x0, x1) if count == 2 else op.fallback(x0, x1, x2)
+    args = (x0,) if count == 1 else (x0, x1) if count == 2 else (x0, x1, x2)
+    if observers:  # hooks observe the general path
+        return op._observe(op.name, op.reference, *args)
+    return op.reference(*args)
+
+
+def binary_operator(op: Operation, a: Any, b: Any, temporary: Any) -> Any:
+    """`a <op> b` for the array's operator slot: the fast path's result, written into
+    `temporary` where it may take it (an operand that nothing but the interpreter's stack holds,
+    which the slot found), or None where the Python operator must run."""
+    return _fast(op, a, b, None, 2, None, temporary)
+
+
+def inplace_operator(op: Operation, a: Any, b: Any) -> Any:
+    """`a <op>= b` for the array's operator slot: `a`, computed into by the fast path, or None
+    where the Python operator must run."""
+    if type(a) is not _array_type:
+        return None
+    array = a  # (compiled: a's C fields, _fastpath.pxd)
+    if array._readonly:
+        return None
+    return _fast(op, a, b, None, 2, a, None)
+
+
+def unary_operator(op: Operation, a: Any) -> Any:
+    """`<op>a` for the array's operator slot: the fast path's result, or None."""
+    return _fast(op, a, None, None, 1, None, None)
+
+
+def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, temporary: Any) -> Any:
+    """`op` of the `count` operands x0, x1, x2 by the fast path (into `out`, an in-place
+    operator's left operand, if given), or None where the general path must run. A result too
+    large for one thread goes into `temporary`, if it takes it, through the general path."""
+    if op.kernel is None or observers or not var_is(scoped_pools, NO_SCOPES):  # noqa: F821
+        return None
+    # the array operands: CPU arrays of one dtype and shape, the first's; the others scalars
+    start = 1 if op._condition else 0
+    first = None
+    for i in range(start, count):
+        x = x0 if i == 0 else x1 if i == 1 else x2
+        if type(x) is _array_type:
+            array = x  # (compiled: x's C fields, _fastpath.pxd)
+            if not _on_cpu(array):
+                return None
+            if first is None:
+                first = array
+            elif array._dtype is not first._dtype or not _same_shape(array, first):
+                return None
+        elif type(x) is not float and type(x) is not int and type(x) is not bool:
+            return None
+    if first is None:
+        return None
+    dtype = first._dtype
+    for i in range(start, count):
+        x = x0 if i == 0 else x1 if i == 1 else x2
+        if type(x) is not _array_type and not _scalar_fits(x, dtype):
+            return None
+    if start:  # a boolean CPU array of the same shape
+        if type(x0) is not _array_type:
+            return None
+        condition = x0
+        if not _on_cpu(condition) or condition._dtype is not _bool or \
+                not _same_shape(condition, first):
+            return None
+    entry = op.results.get(dtype)
+    if entry is None:
+        return None
+    result, itemsize = entry
+    shape = first._shape
+    size = 1
+    for extent in shape:
+        size *= extent
+    if out is not None:
+        target = out  # (compiled: out's C fields)
+        if target._dtype is not result or not _same_shape(target, first):
+            return None
+    if size >= (_compute_limit if op._compute_bound else _memory_limit):
+        if temporary is not None and _takes(temporary, result, itemsize):
+            return _general_binary(op.name, x0, x1, temporary)  # threaded
+        return None
+    if out is None:
+        out = temporary if temporary is not None and _takes(temporary, result, itemsize) else \
+            _new_array(result, itemsize, shape, size)
+    target = out
+    kernel, h0, h1, h2, handle = op.kernel, _native(x0), _native(x1), _native(x2), target._handle
+    global _quiet_entered
+    if _quiet_entered:  # (see _quiet_context)
+        with quiet():
+            _launch(kernel, count, h0, h1, h2, handle)
+        return out
+    _quiet_entered = True
+    try:
+        if count == 1:
+            _run_quietly(kernel, h0, out=handle)
+        elif count == 2:
+            _run_quietly(kernel, h0, h1, out=handle)
+        else:
+            _run_quietly(kernel, h0, h1, h2, out=handle)
+    finally:
+        _quiet_entered = False
+    return out
+
+
+def _launch(kernel: Any, count: int, h0: Any, h1: Any, h2: Any, out: Any) -> None:
+    """`kernel` of the first `count` of h0, h1, h2, into `out`."""
+    if count == 1:
+        kernel(h0, out=out)
+    elif count == 2:
+        kernel(h0, h1, out=out)
+    else:
+        kernel(h0, h1, h2, out=out)
+
+
+def _on_cpu(array: Any) -> bool:
+    """Whether the array lives on the CPU and has its numpy view (`_handle`)."""
+    if array._handle is None or type(array._buffer) is not MemoryBuffer:
+        return False
+    buffer = array._buffer  # (compiled: its C fields)
+    return buffer.device is _cpu_device
+
+
+def _same_shape(a: Any, b: Any) -> bool:
+    return a._shape is b._shape or a._shape == b._shape
+
+
+def _native(x: Any) -> Any:
+    """An operand as the kernel takes it: an array's numpy view, a scalar itself."""
+    if type(x) is _array_type:
+        array = x  # (compiled: x's C fields)
+        return array._handle
+    return x
+
+
+def _scalar_fits(x: Any, dtype: Any) -> bool:
+    """Whether a plain Python scalar meets an array of `dtype` without any check the fast path
+    skips (the general path handles the rest: integer bounds, complex scalars, subclasses)."""
+    if type(x) is bool:
+        return dtype is _bool
+    if type(x) is float:
+        return dtype in _floating
+    try:
+        value = x  # (compiled: a 64-bit C integer, whose conversion raises OverflowError)
+    except OverflowError:
+        return False
+    return _INT64_MIN <= value <= _INT64_MAX and (dtype is _int64 or dtype in _floating)
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _takes(temporary: Any, dtype: Any, itemsize: int) -> bool:
+    """Whether the result (of `dtype`, the temporary's shape) may be written into `temporary`:
+    its dtype, memory from the CPU's caching allocator, a C-contiguous layout."""
+    array = temporary  # (compiled: its C fields)
+    if array._dtype is not dtype or array._buffer.allocator is not _allocator:
+        return False
+    shape, strides = array._shape, array._strides
+    step = itemsize
+    for i in range(len(shape) - 1, -1, -1):
+        extent = shape[i]
+        if extent == 0:
+            return True
+        if extent != 1 and strides[i] != step:
+            return False
+        step *= extent
+    return True
+
+
+def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...], size: int) -> Any:
+    """A fresh C-contiguous CPU array from the caching allocator."""
+    nbytes = size * itemsize
+    block = _cached_malloc(_allocator, nbytes)  # noqa: F821 (declared above)
+    buffer = MemoryBuffer.__new__(MemoryBuffer)
+    buffer.device = _cpu_device
+    buffer.nbytes = nbytes
+    buffer.block = block
+    buffer.allocator = _allocator  # last: it hands the block back
+    view = block.view(dtype, shape, _make_view)
+    ndim = len(shape)
+    if ndim == 1:
+        strides: Any = (itemsize,)
+    else:
+        steps = [0] * ndim
+        step = itemsize
+        for i in range(ndim - 1, -1, -1):
+            steps[i] = step
+            extent = shape[i]
+            step *= extent if extent > 1 else 1
+        strides = tuple(steps)
+    return new_array_object(_array_type, buffer, dtype, shape, strides, 0, view)  # noqa: F821
+
+
+_MAX_DIMS = 64  # numpy's limit, and so the CPU backend's
+_MAX_NBYTES = 2**62
+
+
+def fresh(shape: Any, dtype: Any, device: Any = None, clear: bool = False) -> Any:
+    """CpuBackend.empty's common case: a fresh C-contiguous CPU array from the caching allocator
+    (on `device` if given, its memory cleared if `clear`), or None where Python must run: before
+    `bind_cpu`, inside a memory scope, on another device, or for a shape that is not a tuple of
+    at most 64 ints whose non-zero product (numpy's rule) spans at most 2**62 bytes."""
+    if _allocator is None or (device is not None and device is not _cpu_device) or \
+            type(shape) is not tuple or len(shape) > _MAX_DIMS or \
+            not var_is(scoped_pools, NO_SCOPES):  # noqa: F821
+        return None
+    itemsize = dtype.itemsize
+    if itemsize <= 0:
+        return None
+    size = 1
+    empty = False
+    for extent in shape:
+        if type(extent) is not int:
+            return None
+        try:
+            n = extent  # (compiled: a C Py_ssize_t, whose conversion raises OverflowError)
+        except OverflowError:
+            return None
+        if n < 0 or n > 0 and size > _MAX_NBYTES // itemsize // n:
+            return None
+        if n == 0:
+            empty = True
+        else:
+            size *= n
+    if empty:
+        size = 0
+    out = _new_array(dtype, itemsize, shape, size)
+    if clear and size:
+        array = out  # (compiled: the C fields of the array, its buffer and its block)
+        buffer = array._buffer
+        block = buffer.block
+        clear_memory(block._address, size * itemsize)  # noqa: F821
+    return out
 
 
 class Reduction:
@@ -111,7 +421,7 @@ class Reduction:
             axes.append(i)
         if size >= _limit:
             return None
-        out = _fresh(tuple(result_shape), dtype)  # (None inside a memory scope)
+        out = fresh(tuple(result_shape), dtype)  # (None inside a memory scope)
         if out is None:
             return None
         strict = self._strict
@@ -175,13 +485,34 @@ _run_quietly = _quiet_context.run  # (bound once: a method lookup per call costs
 _quiet_entered = not compiled(__file__)
 
 
-def bind_cpu(array_type: type, device: Any, fresh: Callable[..., Any],
-             reduce: Callable[..., None], reducible: frozenset[Any], limit: int) -> None:
-    """Enable the fast path for arrays of exactly `array_type` on the CPU `device`:
-    `fresh(shape, dtype)` makes the result (None where Python must run), `reduce` is the kernel
-    of the reductions in `reducible`, and reductions of `limit` elements or more take the
-    general path."""
-    global _array_type, _cpu_device, _fresh, _limit
+def operations() -> list[Operation]:
+    """Every Operation made so far (the element-wise namespace functions and `where`)."""
+    return list(_OPERATIONS)
+
+
+def configure(array_type: type, general_binary: Callable[..., Any], bool_dtype: Any,
+              int64_dtype: Any, floating_dtypes: frozenset[Any]) -> None:
+    """The fast path serves arrays of exactly `array_type`; `general_binary(name, x1, x2, out)`
+    is the general path of a binary operator, and the dtypes are those of the scalar rules."""
+    global _array_type, _general_binary, _bool, _int64, _floating
+    _array_type, _general_binary = array_type, general_binary
+    _bool, _int64, _floating = bool_dtype, int64_dtype, floating_dtypes
+
+
+def bind_cpu(device: Any, allocator: Any, make_view: Callable[..., Any],
+             kernels: dict[str, Callable[..., Any]], compute_bound: frozenset[str],
+             reduce: Callable[..., None], reducible: frozenset[Any],
+             limits: tuple[int, int, int]) -> None:
+    """Enable the fast path on the CPU `device`: results come from its caching `allocator`,
+    with the numpy view `make_view(block, dtype, shape)`; `kernels` are the element-wise
+    kernels by name (those in `compute_bound` are worth threads sooner), `reduce` the kernel of
+    the reductions in `reducible`; element-wise operations (compute-bound, memory-bound) and
+    reductions from `limits` elements on take the general path, which threads them."""
+    global _cpu_device, _allocator, _make_view, _compute_limit, _memory_limit, _limit
+    for op in _OPERATIONS:
+        op.kernel = kernels.get(op.name)
+        op._compute_bound = op.name in compute_bound
     for reduction in _REDUCTIONS:
         reduction.kernel = reduce if reduction._reduction in reducible else None
-    _array_type, _cpu_device, _fresh, _limit = array_type, device, fresh, limit
+    _cpu_device, _allocator, _make_view = device, allocator, make_view
+    _compute_limit, _memory_limit, _limit = limits

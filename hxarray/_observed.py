@@ -17,7 +17,7 @@ from .hal.device import Device, default_device
 from .hal.hooks import device_of, observe, observers
 
 _COMPILED: tuple[type, ...] = () if speedups is None or fastpath is None else (
-    speedups.Operation, fastpath.Reduction)
+    fastpath.Operation, fastpath.Reduction)
 
 
 def _device_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Device:

@@ -20,6 +20,7 @@ from ._checks import (
 from ._compiled import fast
 from ._elementwise import _check_scalar, scalar_operand
 from ._modes import UnspecifiedType
+from ._observed import observe_operation
 from ._ops import ARG_REDUCTIONS, OPS, REDUCTIONS, ArgReduction
 from ._statistical import reduce_axes
 from ._views import broadcast_shapes
@@ -166,4 +167,5 @@ def where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISSI
     return _general_where(condition, x1, x2)
 
 
-where = fast(where, {d: d for d in dt.ALL_DTYPES}, _general_where, arity=3, condition=True)
+where = fast(where, {d: d for d in dt.ALL_DTYPES}, observe_operation, _general_where, arity=3,
+             condition=True)

@@ -1,19 +1,16 @@
-/* hxarray._speedups: the Array's compiled base type, and the CPU fast path.
+/* hxarray._speedups: the Array's compiled base type, with its operator slots.
  *
  * ArrayBase holds the Array's fields (their layout: _speedups.h) and its operator slots;
  * hxarray/_array.py's `_ArrayBase` is its pure-Python twin (hxarray/_compiled.py picks one). The
- * block, buffer and caching allocator types it uses are compiled by Cython from the HAL's own
- * Python source (hal/allocator.pxd), whose generated header gives their C layout.
- * Operation is one element-wise function, or `where` (the reductions' fast path is compiled
- * Python: hxarray/_fastpath.py).
- * Called with operands that the CPU fast path takes (CPU arrays of one dtype and shape, or one
- * such array and a plain Python scalar, below the threading threshold), it runs the CPU backend's
- * kernel (a bare numpy ufunc where one suffices) into a fresh buffer from the caching allocator,
- * as the backend would; anything else goes to its Python fallback, which is the reference.
+ * block and buffer types it reads are compiled by Cython from the HAL's own Python source
+ * (hal/allocator.pxd), whose generated header gives their C layout.
  *
- * The operator slots also elide temporaries, as numpy does: in `a * b + c`, the product is
- * referenced by nothing but the interpreter's stack, so the sum is written into it instead of a
- * new buffer (the checks that make this safe are at elision_target; docs/reliability.md).
+ * A slot hands its operands to the CPU fast path, compiled Python (hxarray/_fastpath.py, whose
+ * generated header gives its functions), and calls the Python operator where that declines.
+ * What stays in C is what no generated code can express: the type's layout and slots, and
+ * temporary elision, numpy's way: in `a * b + c`, the product is referenced by nothing but the
+ * interpreter's stack, so the sum may be written into it instead of a new buffer (the checks
+ * that make this safe are at `temporary`; docs/reliability.md), which needs the C stack.
  *
  * Everything relies on the GIL: a method that calls no Python code runs atomically.
  */
@@ -21,59 +18,15 @@
 #define _GNU_SOURCE  /* dladdr1, dl_iterate_phdr */
 #include <Python.h>
 #include <structmember.h>
-#include "allocator_api.h"  /* Block, MemoryBuffer, the caching allocator (hal/allocator.pxd) */
+#include "allocator_api.h"  /* MemoryBuffer (hal/allocator.pxd) */
+#include "_fastpath_api.h"  /* Operation and the operators' fast path (_fastpath.pxd) */
 #include "_speedups.h"      /* ArrayObject */
-typedef struct BlockObject BlockObject;
 typedef struct BufferObject BufferObject;
 
 /* -- configuration, set from Python --------------------------------------------------------- */
 static PyTypeObject *array_type;      /* hxarray.Array */
-static PyObject *cpu_device;          /* the device whose arrays the fast path serves */
-static PyObject *cpu_allocator;       /* its caching allocator (a CachingAllocatorBase) */
-static PyObject *make_view;           /* make_view(block, dtype, shape): a block's numpy view */
-static Py_ssize_t compute_bound_limit, memory_bound_limit;  /* thread thresholds */
-static PyObject *errstate_var;        /* numpy's error-state context variable */
-static PyObject *errstate_quiet;      /* its value with every floating-point warning ignored */
-static PyObject *dtype_bool, *dtype_int64, *floating_dtypes;
-static PyObject *py_binary;           /* _binary(name, x1, x2, out): the general path */
-static PyObject *operations;          /* list of every Operation, to bind kernels to */
 static int binary_op_opcode = -1;
-
-/* -- hooks (hal/hooks.py) and memory scopes (hal/scope.py), read on every call ----------------- */
-static PyObject *observers;           /* hooks.observers: hooks while not empty */
-static PyObject *observe_operation;   /* observe(name, function, *args): the operation point */
-static PyObject *scopes_var;          /* scope.scoped_pools: the memory scopes of the context */
-static PyObject *no_scopes;           /* its value outside every scope */
-
-static inline int
-observed(void)
-{
-    return observers != NULL && PyList_GET_SIZE(observers) > 0;
-}
-
-/* 1 inside a memory scope of this context, whose pool the general path allocates from (0 if
- * not, -1 on error). */
-static int
-in_scope(void)
-{
-    if (scopes_var == NULL)
-        return 0;
-    PyObject *pools;
-    if (PyContextVar_Get(scopes_var, NULL, &pools) < 0)
-        return -1;
-    Py_XDECREF(pools);  /* the context still holds it: comparing the pointer is enough */
-    return pools != no_scopes;
-}
-
-/* 1 where the call must take the general path, which the hooks observe and which allocates
- * from the memory scope's pool (0 if not, -1 on error). */
-static int
-general_only(void)
-{
-    return observed() ? 1 : in_scope();
-}
-
-static PyObject *str_cache, *str_free, *kw_out, *empty_tuple, *zero;
+static PyObject *zero;
 
 #define ELIDE_MIN_BYTES (256 * 1024)  /* below this a fresh cached buffer costs about as much */
 
@@ -217,17 +170,11 @@ array_build(PyTypeObject *cls, PyObject *buffer, PyObject *dtype, PyObject *shap
     }
     if (check_layout(dtype, shape, strides, offset) < 0)
         return NULL;
-    ArrayObject *x = (ArrayObject *)cls->tp_alloc(cls, 0);
-    if (x == NULL)
-        return NULL;
-    x->buffer = Py_NewRef(buffer);
-    x->dtype = Py_NewRef(dtype);
-    x->shape = Py_NewRef(shape);
-    x->strides = Py_NewRef(strides);
-    x->offset = Py_NewRef(offset);
-    x->handle = Py_NewRef(handle != NULL ? handle : Py_None);
-    x->readonly = (char)readonly;
-    return (PyObject *)x;
+    PyObject *x = hx_new_array((PyObject *)cls, buffer, dtype, shape, strides, offset,
+                               handle != NULL ? handle : Py_None);
+    if (x != NULL)
+        ((ArrayObject *)x)->readonly = (char)readonly;
+    return x;
 }
 
 /* Array._make(buffer, dtype, shape, strides, offset=0, handle=None, readonly=False) */
@@ -275,534 +222,6 @@ static PyMethodDef array_methods[] = {
     {NULL},
 };
 
-/* -- Operation: an element-wise namespace function (or `where`) with a fast path ------------- */
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    PyObject *name;      /* the spec's name, e.g. "add" */
-    PyObject *results;   /* dict: operand dtype -> (result dtype, its itemsize) */
-    PyObject *fallback;  /* the general path, called with the same arguments */
-    PyObject *kernel;    /* the CPU backend's kernel, or NULL: no fast path */
-    PyObject *dict;      /* __name__, __doc__, __signature__, ... */
-    PyObject *reference; /* the Python function: takes calls of another arity, or with keywords */
-    int arity;
-    int condition;       /* the first operand is a boolean condition of the others' shape */
-    int compute_bound;   /* which threading threshold applies */
-} Operation;
-
-static PyObject *
-operation_repr(Operation *op)
-{
-    return PyUnicode_FromFormat("<hxarray function %U>", op->name);
-}
-
-static PyMemberDef operation_members[] = {
-    {"kernel", T_OBJECT, offsetof(Operation, kernel), READONLY,
-     "the CPU fast path's kernel, or None"},
-    {"fallback", T_OBJECT_EX, offsetof(Operation, fallback), READONLY,
-     "the general path, which takes every call the fast path does not"},
-    {NULL},
-};
-
-/* `results` (operand dtype -> result dtype) with each result's itemsize. */
-static PyObject *
-sized_results(PyObject *results)
-{
-    PyObject *sized = PyDict_New();
-    if (sized == NULL)
-        return NULL;
-    PyObject *operand, *result;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(results, &pos, &operand, &result)) {
-        PyObject *itemsize = PyObject_GetAttrString(result, "itemsize");
-        PyObject *entry = itemsize == NULL ? NULL : PyTuple_Pack(2, result, itemsize);
-        Py_XDECREF(itemsize);
-        if (entry == NULL || PyDict_SetItem(sized, operand, entry) < 0) {
-            Py_XDECREF(entry);
-            Py_DECREF(sized);
-            return NULL;
-        }
-        Py_DECREF(entry);
-    }
-    return sized;
-}
-
-typedef struct {
-    ArrayObject *first;  /* the first array operand: its shape is the result's */
-    PyObject *dtype;     /* the result dtype (borrowed) */
-    Py_ssize_t itemsize, size;
-} Plan;
-
-static int
-is_floating(PyObject *dtype)
-{
-    return PySet_Contains(floating_dtypes, dtype) == 1;  /* a set: no DType.__eq__ calls */
-}
-
-/* Whether a plain Python scalar meets an array of `dtype` without any check the fast path skips
- * (the general path handles the rest: integer bounds, complex scalars, subclasses). */
-static int
-scalar_fits(PyObject *x, PyObject *dtype)
-{
-    if (PyBool_Check(x))
-        return dtype == dtype_bool;
-    if (PyFloat_CheckExact(x))
-        return is_floating(dtype);
-    int overflow;
-    long long value = PyLong_AsLongLongAndOverflow(x, &overflow);
-    if (value == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
-    }
-    return overflow == 0 && (dtype == dtype_int64 || is_floating(dtype));
-}
-
-static Py_ssize_t
-shape_size(PyObject *shape)
-{
-    Py_ssize_t size = 1;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
-        Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
-        if (n < 0)
-            return -1;
-        size *= n;
-    }
-    return size;
-}
-
-/* `x` as a CPU array whose numpy view is cached, or NULL. */
-static ArrayObject *
-cpu_array(PyObject *x)
-{
-    if (!Py_IS_TYPE(x, array_type))
-        return NULL;
-    ArrayObject *a = (ArrayObject *)x;
-    if (a->handle == Py_None ||
-            !PyObject_TypeCheck(a->buffer, &BufferType) ||
-            ((BufferObject *)a->buffer)->device != cpu_device)
-        return NULL;
-    return a;
-}
-
-static int
-same_shape(ArrayObject *a, ArrayObject *b)
-{
-    return a->shape == b->shape ? 1 : PyObject_RichCompareBool(a->shape, b->shape, Py_EQ);
-}
-
-/* 1 if the fast path takes these operands (filling `plan`), 0 if not, -1 on error. */
-static int
-make_plan(Operation *op, PyObject *const *args, Py_ssize_t nargs, Plan *plan)
-{
-    if (op->kernel == NULL || cpu_device == NULL)
-        return 0;
-    int general = general_only();
-    if (general)
-        return general < 0 ? -1 : 0;
-    Py_ssize_t start = 0;
-    ArrayObject *condition = NULL;
-    if (op->condition) {
-        condition = cpu_array(args[0]);
-        if (condition == NULL || condition->dtype != dtype_bool)
-            return 0;
-        start = 1;
-    }
-    ArrayObject *first = NULL;
-    for (Py_ssize_t i = start; i < nargs; i++) {
-        PyObject *x = args[i];
-        if (Py_IS_TYPE(x, array_type)) {
-            ArrayObject *a = cpu_array(x);
-            if (a == NULL)
-                return 0;
-            if (first == NULL) {
-                first = a;
-                continue;
-            }
-            if (a->dtype != first->dtype)
-                return 0;
-            int same = same_shape(a, first);
-            if (same <= 0)
-                return same;
-        }
-        else if (!PyFloat_CheckExact(x) && !PyLong_CheckExact(x) && !PyBool_Check(x)) {
-            return 0;
-        }
-    }
-    if (first == NULL)
-        return 0;
-    if (condition != NULL) {
-        int same = same_shape(condition, first);
-        if (same <= 0)
-            return same;
-    }
-    for (Py_ssize_t i = start; i < nargs; i++) {
-        if (!Py_IS_TYPE(args[i], array_type) && !scalar_fits(args[i], first->dtype))
-            return 0;
-    }
-    PyObject *result = PyDict_GetItemWithError(op->results, first->dtype);
-    if (result == NULL)
-        return PyErr_Occurred() ? -1 : 0;
-    Py_ssize_t size = shape_size(first->shape);
-    if (size < 0)
-        return PyErr_Occurred() ? -1 : 0;
-    plan->first = first;
-    plan->dtype = PyTuple_GET_ITEM(result, 0);
-    plan->itemsize = PyLong_AsSsize_t(PyTuple_GET_ITEM(result, 1));
-    plan->size = size;
-    return 1;
-}
-
-/* Whether the operation is small enough for one thread. */
-static int
-below_threshold(Operation *op, Plan *plan)
-{
-    return plan->size < (op->compute_bound ? compute_bound_limit : memory_bound_limit);
-}
-
-static PyObject *
-contiguous_strides(PyObject *shape, Py_ssize_t itemsize)
-{
-    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
-    PyObject *strides = PyTuple_New(ndim);
-    if (strides == NULL)
-        return NULL;
-    Py_ssize_t step = itemsize;
-    for (Py_ssize_t i = ndim - 1; i >= 0; i--) {
-        PyObject *s = PyLong_FromSsize_t(step);
-        if (s == NULL) {
-            Py_DECREF(strides);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(strides, i, s);
-        Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
-        step *= n > 1 ? n : 1;
-    }
-    return strides;
-}
-
-/* The numpy view of a block for (dtype, shape): one of those cached on the block by its last two
- * users (CpuBackend._block_view: (dtype, shape, view) triples, the newest first) if it matches,
- * else a new one from the backend (which caches it). */
-static PyObject *
-block_view(PyObject *block, PyObject *dtype, PyObject *shape)
-{
-    PyObject *cache = PyObject_TypeCheck(block, &BlockType) ?
-        Py_XNewRef(((BlockObject *)block)->cache) : PyObject_GetAttr(block, str_cache);
-    if (cache == NULL)
-        return PyErr_Occurred() ? NULL : PyObject_CallFunctionObjArgs(make_view, block, dtype,
-                                                                      shape, NULL);
-    if (PyTuple_CheckExact(cache)) {
-        for (Py_ssize_t at = 0; at + 3 <= PyTuple_GET_SIZE(cache); at += 3) {
-            if (PyTuple_GET_ITEM(cache, at) != dtype)
-                continue;
-            PyObject *cached_shape = PyTuple_GET_ITEM(cache, at + 1);
-            int same = cached_shape == shape ? 1 :
-                PyObject_RichCompareBool(cached_shape, shape, Py_EQ);
-            if (same != 0) {
-                PyObject *view = same > 0 ? Py_NewRef(PyTuple_GET_ITEM(cache, at + 2)) : NULL;
-                Py_DECREF(cache);
-                return view;
-            }
-        }
-    }
-    Py_DECREF(cache);
-    return PyObject_CallFunctionObjArgs(make_view, block, dtype, shape, NULL);
-}
-
-/* A fresh C-contiguous CPU array from the caching allocator. */
-static PyObject *
-new_array(PyObject *dtype, Py_ssize_t itemsize, PyObject *shape, Py_ssize_t size)
-{
-    PyObject *block = (PyObject *)_cached_malloc((struct CacheObject *)cpu_allocator,
-                                                 size * itemsize);
-    PyObject *nbytes = block == NULL ? NULL : PyLong_FromSsize_t(size * itemsize);
-    if (nbytes == NULL) {
-        Py_XDECREF(block);
-        return NULL;
-    }
-    PyObject *view = block_view(block, dtype, shape);
-    BufferObject *buffer = view == NULL ? NULL :
-        (BufferObject *)BufferType.tp_new(&BufferType, empty_tuple, NULL);
-    if (buffer == NULL) {
-        Py_XDECREF(view);
-        Py_DECREF(nbytes);
-        PyObject *type, *value, *traceback;  /* give the block back with the error set aside */
-        PyErr_Fetch(&type, &value, &traceback);
-        PyObject *done = PyObject_CallMethodOneArg(cpu_allocator, str_free, block);
-        if (done == NULL)
-            PyErr_WriteUnraisable(cpu_allocator);
-        Py_XDECREF(done);
-        PyErr_Restore(type, value, traceback);
-        Py_DECREF(block);
-        return NULL;
-    }
-    Py_SETREF(buffer->device, Py_NewRef(cpu_device));
-    Py_SETREF(buffer->nbytes, nbytes);
-    Py_SETREF(buffer->block, block);
-    Py_SETREF(buffer->allocator, Py_NewRef(cpu_allocator));  /* last: it frees the block */
-    ArrayObject *array = (ArrayObject *)array_type->tp_alloc(array_type, 0);
-    if (array == NULL) {
-        Py_DECREF(view);
-        Py_DECREF(buffer);
-        return NULL;
-    }
-    array->buffer = (PyObject *)buffer;
-    array->dtype = Py_NewRef(dtype);
-    array->shape = Py_NewRef(shape);
-    array->offset = Py_NewRef(zero);
-    array->handle = view;
-    array->strides = contiguous_strides(shape, itemsize);
-    if (array->strides == NULL) {
-        Py_DECREF(array);
-        return NULL;
-    }
-    return (PyObject *)array;
-}
-
-/* numpy's floating-point warnings are silenced by running the kernel in a context where numpy's
- * error-state variable says so. Setting the variable costs a new context mapping and a token per
- * call; instead one thread (the first to get here) keeps a context holding the quiet state and
- * enters it around each kernel, a pointer swap. Other threads, or a re-entrant call, set the
- * variable. The kernel reads nothing else from the context. */
-static PyObject *quiet_context;
-static PyThreadState *quiet_owner;
-
-/* *token is NULL if the quiet context was entered, else the variable's reset token. */
-static int
-quiet_enter(PyObject **token)
-{
-    PyThreadState *thread = PyThreadState_Get();
-    if (quiet_context == NULL) {
-        PyObject *context = PyContext_New();
-        if (context == NULL || PyContext_Enter(context) < 0) {
-            Py_XDECREF(context);
-            return -1;
-        }
-        PyObject *set = PyContextVar_Set(errstate_var, errstate_quiet);
-        Py_XDECREF(set);
-        if (PyContext_Exit(context) < 0 || set == NULL) {
-            Py_DECREF(context);
-            return -1;
-        }
-        quiet_context = context;
-        quiet_owner = thread;
-    }
-    if (thread == quiet_owner && PyContext_Enter(quiet_context) == 0) {
-        *token = NULL;
-        return 0;
-    }
-    PyErr_Clear();
-    *token = PyContextVar_Set(errstate_var, errstate_quiet);
-    return *token == NULL ? -1 : 0;
-}
-
-static int
-quiet_exit(PyObject *token)
-{
-    if (token == NULL)
-        return PyContext_Exit(quiet_context);
-    int done = PyContextVar_Reset(errstate_var, token);
-    Py_DECREF(token);
-    return done;
-}
-
-/* kernel(*args), quietly: a new reference, or NULL with the kernel's error. */
-static PyObject *
-call_quietly(PyObject *kernel, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    PyObject *token;
-    if (quiet_enter(&token) < 0)
-        return NULL;
-    PyObject *done = PyObject_Vectorcall(kernel, args, nargsf, kwnames);
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    if (quiet_exit(token) < 0) {
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(traceback);
-        Py_XDECREF(done);
-        return NULL;
-    }
-    PyErr_Restore(type, value, traceback);
-    return done;
-}
-
-/* Run the kernel on the operands' numpy views into `out` (a fresh array if NULL), quietly. */
-static PyObject *
-compute(Operation *op, PyObject *const *args, Py_ssize_t nargs, Plan *plan, ArrayObject *out)
-{
-    PyObject *result = out != NULL ? Py_NewRef(out) :
-        new_array(plan->dtype, plan->itemsize, plan->first->shape, plan->size);
-    if (result == NULL)
-        return NULL;
-    PyObject *call[5] = {NULL};
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        call[i + 1] = Py_IS_TYPE(args[i], array_type) ? ((ArrayObject *)args[i])->handle : args[i];
-    call[nargs + 1] = ((ArrayObject *)result)->handle;  /* out= */
-    PyObject *done = call_quietly(op->kernel, call + 1, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                  kw_out);
-    if (done == NULL) {
-        Py_DECREF(result);
-        return NULL;
-    }
-    Py_DECREF(done);
-    return result;
-}
-
-/* The fast path if it applies: a new reference; NULL without an error if it does not. */
-static PyObject *
-try_fast(Operation *op, PyObject *const *args, Py_ssize_t nargs, ArrayObject *out)
-{
-    Plan plan;
-    int ok = make_plan(op, args, nargs, &plan);
-    if (ok > 0 && out != NULL) {
-        if (out->dtype != plan.dtype)
-            return NULL;
-        if (out->shape != plan.first->shape) {
-            ok = PyObject_RichCompareBool(out->shape, plan.first->shape, Py_EQ);
-            if (ok <= 0)
-                return NULL;
-        }
-    }
-    if (ok > 0)
-        ok = below_threshold(op, &plan);
-    if (ok <= 0)
-        return NULL;
-    return compute(op, args, nargs, &plan, out);
-}
-
-/* `function(*args)` through the operation point, while hooks are installed. */
-static PyObject *
-call_observed(Operation *op, PyObject *function, PyObject *const *args, size_t nargsf,
-              PyObject *kwnames)
-{
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
-    PyObject **all = PyMem_Malloc((total + 2) * sizeof(PyObject *));
-    if (all == NULL)
-        return PyErr_NoMemory();
-    all[0] = op->name;
-    all[1] = function;
-    for (Py_ssize_t i = 0; i < total; i++)
-        all[i + 2] = args[i];
-    PyObject *result = PyObject_Vectorcall(observe_operation, all, nargs + 2, kwnames);
-    PyMem_Free(all);
-    return result;
-}
-
-static PyObject *
-operation_vectorcall(Operation *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (observe_operation != NULL && observed())
-        return call_observed(op, op->reference, args, nargsf, kwnames);
-    if (kwnames != NULL || nargs != op->arity)  /* positional-only: Python's own TypeError */
-        return PyObject_Vectorcall(op->reference, args, nargsf, kwnames);
-    PyObject *result = try_fast(op, args, nargs, NULL);
-    if (result != NULL || PyErr_Occurred())
-        return result;
-    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
-}
-
-static void
-operation_dealloc(Operation *op)
-{
-    Py_CLEAR(op->name);
-    Py_CLEAR(op->results);
-    Py_CLEAR(op->fallback);
-    Py_CLEAR(op->kernel);
-    Py_CLEAR(op->dict);
-    Py_CLEAR(op->reference);
-    Py_TYPE(op)->tp_free((PyObject *)op);
-}
-
-static PyObject *
-operation_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    static char *names[] = {"name", "results", "fallback", "arity", "condition", "reference",
-                            NULL};
-    PyObject *name, *results, *fallback, *reference = NULL;
-    int arity = 0, condition = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UO!O|$ipO:Operation", names, &name,
-                                     &PyDict_Type, &results, &fallback, &arity, &condition,
-                                     &reference))
-        return NULL;
-    if (arity < 1 + condition || arity > 2 + condition) {
-        PyErr_Format(PyExc_ValueError, "arity must be 1 or 2 (plus the condition), got %d", arity);
-        return NULL;
-    }
-    Operation *op = (Operation *)type->tp_alloc(type, 0);
-    if (op == NULL)
-        return NULL;
-    op->arity = arity;
-    op->condition = condition;
-    op->vectorcall = (vectorcallfunc)operation_vectorcall;
-    op->name = Py_NewRef(name);
-    op->fallback = Py_NewRef(fallback);
-    op->reference = Py_NewRef(reference != NULL ? reference : fallback);
-    op->results = sized_results(results);
-    if (op->results == NULL || PyList_Append(operations, (PyObject *)op) < 0) {
-        Py_DECREF(op);
-        return NULL;
-    }
-    return (PyObject *)op;
-}
-
-static PyTypeObject OperationType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "hxarray._speedups.Operation",
-    .tp_basicsize = sizeof(Operation),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Operation(name, results, fallback, *, arity, condition=False, reference=None): "
-              "an element-wise function with the CPU fast path in front of its general path "
-              "`fallback` (called with exactly `arity` positional arguments); `reference`, the "
-              "function with the standard's signature, takes any other call; with `condition`, "
-              "the first operand is a boolean array of the others' shape (`where`).",
-    .tp_new = operation_new,
-    .tp_dealloc = (destructor)operation_dealloc,
-    .tp_repr = (reprfunc)operation_repr,
-    .tp_call = PyVectorcall_Call,
-    .tp_vectorcall_offset = offsetof(Operation, vectorcall),
-    .tp_dictoffset = offsetof(Operation, dict),
-    .tp_members = operation_members,
-};
-
-/* -- fresh arrays ---------------------------------------------------------------------------- */
-#define MAX_NBYTES ((Py_ssize_t)1 << 62)
-
-/* `shape` (an int or a tuple of at most MAX_DIMS ints, none negative, whose non-zero product
- * times `itemsize` is at most MAX_NBYTES) as a new tuple with its element count, or NULL without
- * an error where the general path must judge it. */
-static PyObject *
-plain_shape(PyObject *shape, Py_ssize_t itemsize, Py_ssize_t *size)
-{
-    if (PyLong_CheckExact(shape))
-        shape = PyTuple_Pack(1, shape);
-    else if (PyTuple_CheckExact(shape))
-        Py_INCREF(shape);
-    else
-        return NULL;
-    if (shape == NULL)
-        return NULL;
-    Py_ssize_t nonzero = 1;  /* the product of the non-zero dimensions must fit too (numpy's rule) */
-    int empty = 0;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
-        PyObject *item = PyTuple_GET_ITEM(shape, i);
-        Py_ssize_t n = PyLong_CheckExact(item) ? PyLong_AsSsize_t(item) : -1;
-        if (n < 0 || (n > 0 && nonzero > MAX_NBYTES / itemsize / n) || i >= MAX_DIMS) {
-            PyErr_Clear();
-            Py_DECREF(shape);
-            return NULL;
-        }
-        if (n == 0)
-            empty = 1;
-        else
-            nonzero *= n;
-    }
-    *size = empty ? 0 : nonzero;
-    return shape;
-}
-
 /* -- operator slots -------------------------------------------------------------------------- */
 enum {
     ADD, SUB, MUL, TRUEDIV, FLOORDIV, MOD, POW, MATMUL, AND, OR, XOR, LSHIFT, RSHIFT,
@@ -838,9 +257,9 @@ static const char *unary_names[N_UNARY][2] = {
 };
 
 
-static Operation *binary_ops[N_BINARY];
+static PyObject *binary_ops[N_BINARY];         /* their Operations (_fastpath.py), or NULL */
 static PyObject *binary_methods[N_BINARY][3];  /* the Python operators: forward, reflected, in-place */
-static Operation *unary_ops[N_UNARY];
+static PyObject *unary_ops[N_UNARY];
 static PyObject *unary_methods[N_UNARY];
 
 /* Temporary elision, numpy's way (numpy/_core/src/multiarray/temp_elide.c): an operand may be
@@ -957,39 +376,26 @@ called_by_interpreter(void)
 }
 #endif
 
-/* Whether x's layout is C-contiguous (a broadcast view, whose elements alias, never is). */
-static int
-is_c_contiguous(ArrayObject *x, Py_ssize_t itemsize)
-{
-    Py_ssize_t step = itemsize;
-    for (Py_ssize_t i = PyTuple_GET_SIZE(x->shape) - 1; i >= 0; i--) {
-        Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(x->shape, i));
-        if (n == 0)
-            return 1;
-        if (n != 1 && PyLong_AsSsize_t(PyTuple_GET_ITEM(x->strides, i)) != step)
-            return 0;
-        step *= n;
-    }
-    return 1;
-}
-
-/* An operand the result may be written into: a writable, C-contiguous temporary array of the
- * result's dtype (the plan guarantees its shape) whose memory nothing else can see. */
-static ArrayObject *
-elision_target(PyObject *a, PyObject *b, Plan *plan)
+/* An operand that nothing but the interpreter's stack holds, whose memory the fast path may write
+ * the result into (it checks the dtype and the layout): an array with a buffer of its own of at
+ * least ELIDE_MIN_BYTES, writable. NULL if none. */
+static PyObject *
+temporary(PyObject *a, PyObject *b)
 {
 #ifdef HAVE_ELISION
-    if (plan->size * plan->itemsize < ELIDE_MIN_BYTES)
-        return NULL;
     PyObject *operands[2] = {a, b};
     for (int i = 0; i < 2; i++) {
         ArrayObject *x = (ArrayObject *)operands[i];
-        if (Py_IS_TYPE(x, array_type) && x->dtype == plan->dtype && !x->readonly &&
-                Py_REFCNT(x->buffer) == 1 &&
-                ((BufferObject *)x->buffer)->allocator == cpu_allocator &&
-                is_c_contiguous(x, plan->itemsize) && ON_INTERPRETER_STACK((PyObject *)x) &&
-                called_by_interpreter())
-            return x;
+        if (!Py_IS_TYPE(x, array_type) || x->readonly || Py_REFCNT(x->buffer) != 1 ||
+                !PyObject_TypeCheck(x->buffer, &BufferType))
+            continue;
+        Py_ssize_t nbytes = PyLong_AsSsize_t(((BufferObject *)x->buffer)->nbytes);
+        if (nbytes < ELIDE_MIN_BYTES) {
+            PyErr_Clear();  /* (nbytes is an int that fits: the buffer checked it) */
+            continue;
+        }
+        if (ON_INTERPRETER_STACK((PyObject *)x) && called_by_interpreter())
+            return (PyObject *)x;
     }
 #endif
     return NULL;
@@ -998,25 +404,15 @@ elision_target(PyObject *a, PyObject *b, Plan *plan)
 static PyObject *
 binary_slot(int k, PyObject *a, PyObject *b)
 {
-    int forward = PyObject_TypeCheck(a, &ArrayType);
-    Operation *op = binary_ops[k];
-    if (op != NULL) {
-        PyObject *args[2] = {a, b};
-        Plan plan;
-        int ok = make_plan(op, args, 2, &plan);
-        if (ok < 0)
-            return NULL;
-        if (ok > 0) {
-            ArrayObject *out = elision_target(a, b, &plan);
-            ok = below_threshold(op, &plan);
-            if (ok < 0)
-                return NULL;
-            if (ok > 0)
-                return compute(op, args, 2, &plan, out);
-            if (out != NULL)  /* large: the general path threads it, into the temporary */
-                return PyObject_CallFunctionObjArgs(py_binary, op->name, a, b, out, NULL);
-        }
+    if (binary_ops[k] != NULL) {
+        PyObject *out = temporary(a, b);
+        PyObject *result = binary_operator((struct OperationObject *)binary_ops[k], a, b,
+                                           out != NULL ? out : Py_None);
+        if (result != Py_None)  /* the result, or NULL with an error */
+            return result;
+        Py_DECREF(result);
     }
+    int forward = PyObject_TypeCheck(a, &ArrayType);
     PyObject *method = binary_methods[k][forward ? 0 : 1];
     if (method == NULL)
         Py_RETURN_NOTIMPLEMENTED;
@@ -1042,11 +438,11 @@ static const char *symbols[N_BINARY] = {
 static PyObject *
 inplace_slot(int k, PyObject *a, PyObject *b)
 {
-    if (binary_ops[k] != NULL && Py_IS_TYPE(a, array_type) && !((ArrayObject *)a)->readonly) {
-        PyObject *args[2] = {a, b};
-        PyObject *result = try_fast(binary_ops[k], args, 2, (ArrayObject *)a);
-        if (result != NULL || PyErr_Occurred())
+    if (binary_ops[k] != NULL) {
+        PyObject *result = inplace_operator((struct OperationObject *)binary_ops[k], a, b);
+        if (result != Py_None)
             return result;
+        Py_DECREF(result);
     }
     if (binary_methods[k][2] == NULL)
         Py_RETURN_NOTIMPLEMENTED;
@@ -1080,9 +476,10 @@ static PyObject *
 unary_slot(int k, PyObject *a)
 {
     if (unary_ops[k] != NULL) {
-        PyObject *result = try_fast(unary_ops[k], &a, 1, NULL);
-        if (result != NULL || PyErr_Occurred())
+        PyObject *result = unary_operator((struct OperationObject *)unary_ops[k], a);
+        if (result != Py_None)
             return result;
+        Py_DECREF(result);
     }
     if (unary_methods[k] == NULL)
         Py_RETURN_NOTIMPLEMENTED;
@@ -1164,6 +561,40 @@ static PyTypeObject ArrayType = {
     .tp_richcompare = array_richcompare,
 };
 
+/* -- the element-wise functions' calls ----------------------------------------------------- */
+/* The vectorcall of hxarray._fastpath.Operation, the element-wise namespace functions: one to three
+ * positional arguments go to its compiled call (`call_operation`) as they are; any other call to
+ * its `__call__` (tp_call). Why C: Cython gives a class's instances no vectorcall, and through
+ * tp_call every call pays an argument tuple and a keyword dict (about 1,500 of the 9,000
+ * instructions of `add` of two 10-element arrays). */
+static PyObject *
+operation_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && nargs >= 1 && nargs <= 3)
+        return call_operation((struct OperationObject *)op, args[0],
+                              nargs > 1 ? args[1] : Py_None, nargs > 2 ? args[2] : Py_None, nargs);
+    PyObject *tuple = PyTuple_New(nargs);
+    PyObject *kwargs = tuple == NULL || kwnames == NULL ? NULL : PyDict_New();
+    if (tuple == NULL || (kwnames != NULL && kwargs == NULL)) {
+        Py_XDECREF(tuple);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    for (Py_ssize_t i = 0; kwnames != NULL && i < PyTuple_GET_SIZE(kwnames); i++) {
+        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) {
+            Py_DECREF(tuple);
+            Py_DECREF(kwargs);
+            return NULL;
+        }
+    }
+    PyObject *result = Py_TYPE(op)->tp_call(op, tuple, kwargs);
+    Py_DECREF(tuple);
+    Py_XDECREF(kwargs);
+    return result;
+}
+
 /* -- configuration functions ----------------------------------------------------------------- */
 static PyObject *
 lookup_operation(PyObject *ops, const char *name)
@@ -1179,22 +610,37 @@ lookup_operation(PyObject *ops, const char *name)
 static PyObject *
 configure(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"array_type", "general", "operations", "operators", "bool_dtype",
-                            "int64_dtype", "floating_dtypes", "binary_op_opcode", "observe",
-                            NULL};
-    PyObject *atype, *general, *ops, *methods, *dbool, *dint64, *floating, *observe;
+    static char *names[] = {"array_type", "dtype_type", "functions", "operations", "operators",
+                            "binary_op_opcode", NULL};
+    PyObject *atype, *dtype, *functions, *ops, *methods;
     int opcode;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!OO!O!OOO!iO:configure", names,
-                                     &PyType_Type, &atype, &general, &PyDict_Type, &ops,
-                                     &PyDict_Type, &methods, &dbool, &dint64, &PyFrozenSet_Type,
-                                     &floating, &opcode, &observe))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!O!O!O!i:configure", names,
+                                     &PyType_Type, &atype, &PyType_Type, &dtype, &PyList_Type,
+                                     &functions, &PyDict_Type, &ops, &PyDict_Type, &methods,
+                                     &opcode))
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)atype, &ArrayType)) {
         PyErr_SetString(PyExc_TypeError, "array_type must derive from ArrayBase");
         return NULL;
     }
+    /* the fast path, imported here: its module imports this one for the array's type */
+    if (import_hxarray___fastpath() < 0)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(functions); i++) {
+        PyObject *op = PyList_GET_ITEM(functions, i);
+        if (!Py_IS_TYPE(op, &OperationType)) {
+            PyErr_SetString(PyExc_TypeError, "functions must be Operations");
+            return NULL;
+        }
+        ((struct OperationObject *)op)->_vectorcall = (void *)operation_vectorcall;
+    }
+    if (!(OperationType.tp_flags & Py_TPFLAGS_HAVE_VECTORCALL)) {  /* (an instance without it: tp_call) */
+        OperationType.tp_vectorcall_offset = offsetof(struct OperationObject, _vectorcall);
+        OperationType.tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+        PyType_Modified(&OperationType);
+    }
     for (int k = 0; k < N_BINARY; k++) {
-        Operation *op = (Operation *)lookup_operation(ops, binary_names[k][0]);
+        PyObject *op = lookup_operation(ops, binary_names[k][0]);
         if (op == NULL && PyErr_Occurred())
             return NULL;
         Py_XSETREF(binary_ops[k], op);
@@ -1205,173 +651,47 @@ configure(PyObject *module, PyObject *args, PyObject *kwargs)
         }
     }
     for (int k = 0; k < N_UNARY; k++) {
-        Operation *op = (Operation *)lookup_operation(ops, unary_names[k][0]);
+        PyObject *op = lookup_operation(ops, unary_names[k][0]);
         if (op == NULL && PyErr_Occurred())
             return NULL;
         Py_XSETREF(unary_ops[k], op);
         Py_XSETREF(unary_methods[k], Py_XNewRef(PyDict_GetItemString(methods, unary_names[k][1])));
     }
     Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(atype));
-    Py_XSETREF(py_binary, Py_NewRef(general));
-    Py_XSETREF(dtype_bool, Py_NewRef(dbool));
-    Py_XSETREF(dtype_type, Py_NewRef((PyObject *)Py_TYPE(dbool)));
-    Py_XSETREF(dtype_int64, Py_NewRef(dint64));
-    Py_XSETREF(floating_dtypes, Py_NewRef(floating));
+    Py_XSETREF(dtype_type, Py_NewRef(dtype));
     binary_op_opcode = opcode;
-    Py_XSETREF(observe_operation, Py_NewRef(observe));
     Py_RETURN_NONE;
-}
-
-static PyObject *
-bind_hooks(PyObject *module, PyObject *list)
-{
-    if (!PyList_Check(list)) {
-        PyErr_SetString(PyExc_TypeError, "bind_hooks() takes the list of installed hooks");
-        return NULL;
-    }
-    Py_XSETREF(observers, Py_NewRef(list));
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-bind_cpu(PyObject *module, PyObject *args, PyObject *kwargs)
-{
-    static char *names[] = {"device", "allocator", "make_view", "kernels", "compute_bound",
-                            "thresholds", "errstate_var", "errstate_quiet", "scopes",
-                            "no_scopes", NULL};
-    PyObject *device, *allocator, *view, *kernels, *compute_bound, *var, *quiet, *scopes,
-        *none_open;
-    Py_ssize_t limits[2];
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!OO!O(nn)OOOO:bind_cpu", names,
-                                     &device, &CacheType, &allocator, &view, &PyDict_Type,
-                                     &kernels, &compute_bound, &limits[0], &limits[1], &var,
-                                     &quiet, &scopes, &none_open))
-        return NULL;
-    if (!PyContextVar_CheckExact(var) || !PyContextVar_CheckExact(scopes)) {
-        PyErr_SetString(PyExc_TypeError, "errstate_var and scopes must be ContextVars");
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(operations); i++) {
-        Operation *op = (Operation *)PyList_GET_ITEM(operations, i);
-        PyObject *kernel = PyDict_GetItemWithError(kernels, op->name);
-        if (kernel == NULL && PyErr_Occurred())
-            return NULL;
-        int heavy = PySequence_Contains(compute_bound, op->name);
-        if (heavy < 0)
-            return NULL;
-        Py_XSETREF(op->kernel, Py_XNewRef(kernel));
-        op->compute_bound = heavy;
-    }
-    Py_XSETREF(cpu_device, Py_NewRef(device));
-    Py_XSETREF(cpu_allocator, Py_NewRef(allocator));
-    Py_XSETREF(make_view, Py_NewRef(view));
-    compute_bound_limit = limits[0];
-    memory_bound_limit = limits[1];
-    Py_XSETREF(errstate_var, Py_NewRef(var));
-    Py_XSETREF(errstate_quiet, Py_NewRef(quiet));
-    Py_XSETREF(scopes_var, Py_NewRef(scopes));
-    Py_XSETREF(no_scopes, Py_NewRef(none_open));
-    Py_RETURN_NONE;
-}
-
-/* fresh_cpu_array(shape, dtype[, device, clear]): CpuBackend.empty, compiled (the allocation
- * every CPU primitive makes for its result, and `empty`/`zeros` in their common case, which pass
- * the device they were asked for and whether to clear the memory); None where the Python code
- * must run: before bind_cpu, inside a memory scope, on another device, or for a shape that is not
- * a tuple of at most MAX_DIMS ints within the byte limit. Why C: the allocation in front of every
- * CPU result reads the block's address and the buffer's fields, which compiled Python reaches
- * only through attribute calls. */
-static PyObject *
-fresh_cpu_array(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 2 && nargs != 4) {
-        PyErr_SetString(PyExc_TypeError,
-                        "fresh_cpu_array(shape, dtype[, device, clear]) takes 2 or 4 arguments");
-        return NULL;
-    }
-    if (cpu_allocator == NULL || (nargs == 4 && args[2] != cpu_device))
-        Py_RETURN_NONE;
-    int scoped = in_scope();
-    if (scoped != 0)
-        return scoped < 0 ? NULL : Py_NewRef(Py_None);
-    PyObject *item = PyObject_GetAttr(args[1], str_itemsize);
-    if (item == NULL)
-        return NULL;
-    Py_ssize_t size, itemsize = PyLong_AsSsize_t(item);
-    Py_DECREF(item);
-    if (itemsize <= 0)
-        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
-    PyObject *shape = PyTuple_CheckExact(args[0]) ? plain_shape(args[0], itemsize, &size) : NULL;
-    if (shape == NULL)
-        Py_RETURN_NONE;
-    PyObject *out = new_array(args[1], itemsize, shape, size);
-    Py_DECREF(shape);
-    if (out == NULL || nargs == 2 || args[3] != Py_True)
-        return out;
-    PyObject *block = ((BufferObject *)((ArrayObject *)out)->buffer)->block;
-    void *start = PyLong_AsVoidPtr(((BlockObject *)block)->_address);
-    if (start == NULL && PyErr_Occurred()) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    size_t nbytes = (size_t)(size * itemsize);
-    if (nbytes < ((size_t)1 << 20)) {  /* handing the GIL over costs more than this memset */
-        memset(start, 0, nbytes);
-    }
-    else {
-        Py_BEGIN_ALLOW_THREADS
-        memset(start, 0, nbytes);
-        Py_END_ALLOW_THREADS
-    }
-    return out;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
-     "Register the Array class, the general element-wise path, the "
-     "operations behind the slots by operator stem ('add', 'truediv', 'neg', ...) and the "
-     "Python operators."},
-    {"bind_hooks", bind_hooks, METH_O,
-     "The hook registry (hal/hooks.py): the list of installed hooks, which sends every call to "
-     "the general path while not empty."},
-    {"bind_cpu", (PyCFunction)(void (*)(void))bind_cpu, METH_VARARGS | METH_KEYWORDS,
-     "Enable the CPU fast path: the device, its caching allocator, the element-wise kernels by "
-     "name and the thread thresholds (compute-bound, memory-bound: sizes from which the "
-     "general path runs)."},
-    {"fresh_cpu_array", (PyCFunction)(void (*)(void))fresh_cpu_array, METH_FASTCALL,
-     "CpuBackend.empty's common case: a fresh C-contiguous CPU array from the caching "
-     "allocator (on `device`, cleared if `clear` is True), or None where Python must run."},
+     "Register the Array class, the dtype class, the Operations (hxarray._fastpath: every one, "
+     "to give it the vectorcall, and those behind the slots by operator stem: 'add', "
+     "'truediv', 'neg', ...) and the Python operators."},
     {NULL},
 };
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "hxarray._speedups",
-    "Compiled twins of hxarray's hot core types, and the CPU fast path.", -1, module_methods,
+    "The Array's compiled base type, with its operator slots.", -1, module_methods,
 };
 
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    /* the block, buffer and caching allocator types, compiled from the HAL's Python source */
+    /* the buffer type, compiled from the HAL's Python source */
     if (import_hxarray__hal__allocator() < 0)
         return NULL;
-    if (PyType_Ready(&ArrayType) < 0 || PyType_Ready(&OperationType) < 0)
+    if (PyType_Ready(&ArrayType) < 0)
         return NULL;
-    str_cache = PyUnicode_InternFromString("cache");
-    str_free = PyUnicode_InternFromString("free");
     str_itemsize = PyUnicode_InternFromString("itemsize");
-    kw_out = Py_BuildValue("(s)", "out");
-    empty_tuple = PyTuple_New(0);
     zero = PyLong_FromLong(0);
-    operations = PyList_New(0);
-    if (!str_cache || !str_free || !str_itemsize || !kw_out ||
-            !empty_tuple || !zero || !operations)
+    if (!str_itemsize || !zero)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(module, "ArrayBase", (PyObject *)&ArrayType) < 0 ||
-            PyModule_AddObjectRef(module, "Operation", (PyObject *)&OperationType) < 0) {
+    if (PyModule_AddObjectRef(module, "ArrayBase", (PyObject *)&ArrayType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import hxarray as xp
-from hxarray._compiled import speedups
+from hxarray._compiled import fastpath, speedups
 from hxarray._elementwise import OPERATIONS
 from hxarray._ops import OPS
 from hxarray.backends.base import fresh_layout
@@ -371,28 +371,73 @@ def test_cpu_backend_empty_is_the_compiled_allocation_outside_memory_scopes() ->
     allocator = backend.allocator(backend.device)
     before = allocator.stats()["num_allocs"]
     for shape, dtype in (((), xp.bool), ((0,), xp.int8), ((3, 4), xp.complex64),
-                         ((2, 1, 5), xp.uint16)):
-        for got in (speedups.fresh_cpu_array(shape, dtype), backend.empty(shape, dtype)):
+                         ((2, 1, 5), xp.uint16), ((0, 3), xp.float64)):
+        for got in (fastpath.fresh(shape, dtype), backend.empty(shape, dtype)):
             assert got.shape == shape and got.dtype == dtype and got.device == backend.device
             assert got._strides == fresh_layout(shape, dtype)[1]  # the Python method's layout
             assert got._buffer.allocator is allocator and got._offset == 0
-    assert allocator.stats()["num_allocs"] == before + 8
+            assert got._handle.shape == shape and got._handle.dtype == dtype.numpy
+    assert allocator.stats()["num_allocs"] == before + 10
     # the Python method's cases: a memory scope's pool, a shape that is not a tuple of ints
-    assert speedups.fresh_cpu_array([2], xp.float64) is None
-    assert speedups.fresh_cpu_array((2, -1), xp.float64) is None
+    # within the limits (which the general path judges, and mostly refuses)
+    for shape in ([2], (2, -1), (2, 2.0), (2**70,), (2**40, 2**40), (1,) * 65, (np.int64(2),)):
+        assert fastpath.fresh(shape, xp.float64) is None, shape
     with xp.memory_scope():
-        assert speedups.fresh_cpu_array((2,), xp.float64) is None
+        assert fastpath.fresh((2,), xp.float64) is None
         assert backend.empty((2,), xp.float64)._buffer.allocator is not allocator
-    with pytest.raises(TypeError, match="2 or 4 arguments"):
-        speedups.fresh_cpu_array((2,))
+    with pytest.raises(TypeError):
+        fastpath.fresh((2,))
     # empty/zeros's form: the device asked for (None on any other), cleared or not
-    assert speedups.fresh_cpu_array((2,), xp.float64, object(), False) is None
-    dirty = speedups.fresh_cpu_array((64,), xp.int64, backend.device, False)
+    assert fastpath.fresh((2,), xp.float64, object(), False) is None
+    dirty = fastpath.fresh((64,), xp.int64, backend.device, False)
     dirty._handle[...] = -1
     address = dirty._buffer.block.address
     del dirty  # its block goes back to the cache, -1s in it, and is the next one taken
-    cleared = speedups.fresh_cpu_array((64,), xp.int64, backend.device, True)
+    cleared = fastpath.fresh((64,), xp.int64, backend.device, True)
     assert cleared._buffer.block.address == address and cleared._handle.tolist() == [0] * 64
+
+
+def test_a_block_keeps_the_views_of_its_last_two_users() -> None:
+    made = []
+
+    def make(block, dtype, shape):
+        made.append((dtype, shape))
+        return np.ndarray(shape, dtype.numpy, buffer=block.handle)
+
+    block = xp.hal.Block(0, 64, np.zeros(64, np.uint8))
+    first = block.view(xp.float64, (8,), make)
+    assert block.view(xp.float64, (8,), make) is first  # an equal shape, another tuple too
+    second = block.view(xp.int32, (4, 4), make)
+    assert block.view(xp.float64, (8,), make) is first and block.view(xp.int32, (4, 4), make) \
+        is second
+    block.view(xp.uint8, (64,), make)  # a third: the oldest goes
+    block.view(xp.float64, (8,), make)
+    assert made == [(xp.float64, (8,)), (xp.int32, (4, 4)), (xp.uint8, (64,)),
+                    (xp.float64, (8,))]
+
+
+@compiled
+def test_operations_take_calls_of_every_form() -> None:
+    """The compiled element-wise functions: their vectorcall takes positional calls; keywords and
+    other arities reach the standard's signature (its TypeError); an Operation made after the
+    speedups were configured has no vectorcall and takes the same calls through `__call__`."""
+    a = xp.asarray([1.0, 2.0])
+    assert np.asarray(xp.add(a, 1.0)).tolist() == [2.0, 3.0]
+    assert xp.add(a, a).__class__ is xp.Array
+    with pytest.raises(TypeError, match="positional-only"):
+        xp.add(a, x2=a)
+    with pytest.raises(TypeError, match=r"^add\(\) takes 2 positional arguments but 4"):
+        xp.add(a, a, a, a)
+    with pytest.raises(TypeError, match=r"^add\(\) missing 2 required positional"):
+        xp.add()
+    late = fastpath.Operation("negative", {xp.float64: xp.float64}, OPERATIONS["negative"].fallback,
+                              lambda name, function, *args, **kwargs: function(*args, **kwargs),
+                              arity=1)
+    assert np.asarray(late(a)).tolist() == [-1.0, -2.0]
+    with pytest.raises(TypeError):
+        late(a, extra=1)
+    with pytest.raises(ValueError, match="arity must be 1 or 2"):
+        fastpath.Operation("x", {}, abs, abs, arity=3)
 
 
 # -- the fast paths against the general paths they stand in front of ----------------------------

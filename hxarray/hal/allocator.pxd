@@ -9,6 +9,9 @@ cdef api class Block [object BlockObject, type BlockType]:
     cdef readonly Py_ssize_t _nbytes
     cdef public object handle, cache, _owner
 
+    @cython.locals(cached=tuple)
+    cpdef view(self, dtype, shape, make)
+
 
 # Its fields reference no buffer, so it is in no reference cycle: the collector need not track it.
 @cython.no_gc
@@ -19,7 +22,8 @@ cdef api class MemoryBuffer [object BufferObject, type BufferType]:
 
 cdef api class _CachingAllocatorBase [object CacheObject, type CacheType]:
     cdef readonly object raw, device
-    cdef public object max_cached_bytes, _memory_limit, _lock
+    cdef public object _memory_limit, _lock
+    cdef Py_ssize_t _cache_bound
     cdef public dict _free_lists
     cdef public Py_ssize_t _pending, _allocated, _cached, _peak_allocated, _peak_reserved
     cdef public Py_ssize_t _num_allocs, _num_frees, _cache_hits, _num_raw_allocs, _num_raw_frees
@@ -37,7 +41,7 @@ cdef api class _CachingAllocatorBase [object CacheObject, type CacheType]:
 
 @cython.locals(caching=_CachingAllocatorBase)
 cdef _hand_back(object allocator, object block)
-cdef Py_ssize_t MAX_BLOCK
+cdef Py_ssize_t MAX_BLOCK, _LARGEST
 cpdef _note_allocated(_CachingAllocatorBase allocator, Py_ssize_t size)
 @cython.locals(step=Py_ssize_t)
 cpdef Py_ssize_t size_class(Py_ssize_t nbytes) except -1

@@ -36,7 +36,8 @@ __all__ = ["Block", "MemoryBuffer", "Allocator", "CachingAllocator", "StreamOrde
 
 class Block:
     """A piece of raw device memory: its address, size, the backend's handle for it, and a slot in
-    which a backend may cache a derived object (e.g. a typed view) for the block's next user."""
+    which a backend may cache a derived object (e.g. a typed view) for the block's next users
+    (`view`)."""
 
     __slots__ = ("_address", "_nbytes", "handle", "cache", "_owner")
     handle: Any
@@ -68,6 +69,23 @@ class Block:
     def __reduce__(self) -> Any:
         raise TypeError("a Block cannot be copied or pickled: a copy would be a second owner of "
                         "the same memory")
+
+    def view(self, dtype: Any, shape: tuple[int, ...], make: Callable[..., Any]) -> Any:
+        """The backend's typed view of this block as (dtype, shape), `make(block, dtype, shape)`,
+        kept in `cache` for the block's next users with the view of its user before (two
+        (dtype, shape, view) triples, the newest first): a loop that frees and reallocates
+        same-shaped results builds each once, also where two kinds of result take turns in the
+        same blocks (a mask and the values it picks)."""
+        cached = self.cache
+        if cached is not None:
+            if cached[0] is dtype and (cached[1] is shape or cached[1] == shape):
+                return cached[2]
+            if len(cached) > 3 and cached[3] is dtype and (cached[4] is shape or
+                                                           cached[4] == shape):
+                return cached[5]
+        view = make(self, dtype, shape)
+        self.cache = (dtype, shape, view) if cached is None else (dtype, shape, view, *cached[:3])
+        return view
 
 
 class MemoryBuffer:
@@ -208,6 +226,7 @@ class Allocator(ABC):
 
 
 MAX_BLOCK = 1 << 62  # the largest request (4 EiB)
+_LARGEST = (1 << 63) - 1  # the largest byte count a C integer holds
 
 
 def size_class(nbytes: int) -> int:
@@ -293,8 +312,6 @@ class _CachingAllocatorBase:
     def __init__(self, raw: Allocator, max_cached_bytes: int | None = None) -> None:
         if getattr(self, "_free_lists", None) is not None:  # blocks in use point at it
             raise TypeError("a CachingAllocator is initialised once")
-        if max_cached_bytes is not None and max_cached_bytes < 0:
-            raise ValueError("max_cached_bytes must be None or >= 0")
         self._memory_limit: int | None = None
         self._pending = 0  # bytes of raw requests under way, counted against the limit
         self.raw = raw
@@ -305,6 +322,22 @@ class _CachingAllocatorBase:
         self._allocated = self._cached = self._peak_allocated = self._peak_reserved = 0
         self._num_allocs = self._num_frees = self._cache_hits = 0
         self._num_raw_allocs = self._num_raw_frees = self._num_ooms = 0
+
+    @property
+    def max_cached_bytes(self) -> int | None:
+        """The most memory the cache keeps (None: no bound): a freed block that would take it
+        past the bound goes back to the device."""
+        return None if self._cache_bound < 0 else self._cache_bound
+
+    @max_cached_bytes.setter
+    def max_cached_bytes(self, value: int | None) -> None:
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise TypeError(f"max_cached_bytes must be None or an int number of bytes, got "
+                            f"{type(value).__name__}")
+        if value is not None and value < 0:
+            raise ValueError("max_cached_bytes must be None or >= 0")
+        # (compiled, a C integer: beyond 2**63 - 1 bytes no cache reaches it anyway)
+        self._cache_bound = -1 if value is None else min(value, _LARGEST)
 
     @property
     def memory_limit(self) -> int | None:
@@ -432,8 +465,8 @@ class _CachingAllocatorBase:
         """Whether a freed block of `size` bytes stays in the cache: within its bound, and not
         while memory is over the limit (one set below what was in use): then it goes back to
         the device (lock held)."""
-        bound, limit = self.max_cached_bytes, self._memory_limit
-        return (bound is None or self._cached + size <= bound) and \
+        limit = self._memory_limit
+        return (self._cache_bound < 0 or self._cached + size <= self._cache_bound) and \
             (limit is None or self._allocated + self._cached + size <= limit)
 
     def empty_cache(self) -> None:

@@ -17,12 +17,12 @@ import numpy as np
 
 from ... import _dtypes as dt
 from ..._array import Array
-from ..._compiled import fastpath, speedups
-from ..._numpy_kernels import QUIET_STATE, cast, errstate_var, quiet
+from ..._compiled import fastpath
+from ..._numpy_kernels import cast, errstate_var, quiet
 from ..._ops import REDUCTIONS
 from ...hal.allocator import Block, CachingAllocator, MemoryBuffer
 from ...hal.device import Device, DeviceType
-from ...hal.scope import NO_SCOPES, scoped_pools
+from ...hal.scope import scoped_pools
 from ..base import FRESH_LAYOUTS, Backend, fresh_layout, reruns_after_memory_error
 from . import fused, kernels, parallel
 from .allocator import CpuAllocator
@@ -42,6 +42,12 @@ _arange_into = kernels.arange_into
 # the one-pass fill: 1.6 µs against 4.9 µs at 10 elements.
 _SMALL_ARANGE = 1 << 14
 _LOW, _HIGH = -(1 << 62), 1 << 62  # int arange's bounds on start, stop and step: no overflow
+
+
+def _typed_view(block: Block, dtype: dt.DType, shape: tuple[int, ...]) -> np.ndarray:
+    """A CPU block's numpy view as (dtype, shape), which the block keeps for its next users
+    (`Block.view`)."""
+    return _ndarray(shape, dtype.numpy, buffer=block.handle)
 
 
 @cache
@@ -88,25 +94,20 @@ class CpuBackend(Backend):
             self._bind_fast_path()
 
     def _bind_fast_path(self) -> None:
-        """Bind the compiled namespace functions and operator slots (`_speedups.c`, and
-        `_fastpath` for the reductions) to this backend: its device, allocator, element-wise
+        """Bind the CPU fast path (`_fastpath`: the compiled namespace functions, the operator
+        slots' fast path, fresh arrays) to this backend: its device, allocator, element-wise
         kernels (the bare ufunc where that is all a kernel does), `reduce_into` for the
         reductions of `_ops.REDUCTIONS`, and the thresholds below which they run on the calling
         thread; larger or other operands take the general path, and so does every call while a
         hook is installed (`hal.hooks`) or inside a memory scope."""
-        if speedups is None or fastpath is None or errstate_var is None:
+        if fastpath is None or errstate_var is None:
             return
-        self._fresh = speedups.fresh_cpu_array
+        self._fresh = fastpath.fresh
         t = self.thresholds
-        speedups.bind_cpu(device=self.device, allocator=self._allocator,
-                          make_view=self._block_view,
-                          kernels=kernels.FAST_PATH_KERNELS,
-                          compute_bound=kernels.COMPUTE_BOUND,
-                          thresholds=(t.compute_bound, t.memory_bound),
-                          errstate_var=errstate_var, errstate_quiet=QUIET_STATE,
-                          scopes=scoped_pools, no_scopes=NO_SCOPES)
-        fastpath.bind_cpu(Array, self.device, self._fresh, kernels.reduce_into,
-                          frozenset(REDUCTIONS.values()), t.reduction)
+        fastpath.bind_cpu(self.device, self._allocator, _typed_view,
+                          kernels.FAST_PATH_KERNELS, kernels.COMPUTE_BOUND, kernels.reduce_into,
+                          frozenset(REDUCTIONS.values()),
+                          (t.compute_bound, t.memory_bound, t.reduction))
 
     # -- devices, memory, streams ------------------------------------------------------------------
     def device_count(self) -> int:
@@ -191,7 +192,7 @@ class CpuBackend(Backend):
         allocator = self._allocator
         block = allocator.malloc(nbytes)
         buffer = MemoryBuffer(self.device, nbytes, block, allocator)  # gives it back on errors
-        return _make(buffer, dtype, shape, strides, 0, self._block_view(block, dtype, shape))
+        return _make(buffer, dtype, shape, strides, 0, block.view(dtype, shape, _typed_view))
 
     def empty_in(self, allocator: Any, shape: tuple[int, ...], dtype: dt.DType,
                  device: Device = None) -> Array:
@@ -199,24 +200,7 @@ class CpuBackend(Backend):
         nbytes, strides = FRESH_LAYOUTS.get((shape, dtype)) or fresh_layout(shape, dtype)
         block = allocator.malloc(nbytes)
         buffer = MemoryBuffer(self.device, nbytes, block, allocator)
-        return _make(buffer, dtype, shape, strides, 0, self._block_view(block, dtype, shape))
-
-    @staticmethod
-    def _block_view(block: Block, dtype: dt.DType, shape: tuple[int, ...]) -> np.ndarray:
-        """The numpy view of a fresh block as (dtype, shape), kept on the block for its next
-        users with the view of its last user before (two (dtype, shape, view) triples, the
-        newest first): a loop that frees and reallocates same-shaped results builds each once,
-        also where two kinds of result take turns in the same blocks (a mask and the values it
-        picks)."""
-        cached = block.cache
-        if cached is not None:
-            if cached[0] is dtype and cached[1] == shape:
-                return cached[2]
-            if len(cached) > 3 and cached[3] is dtype and cached[4] == shape:
-                return cached[5]
-        h = _ndarray(shape, dtype.numpy, buffer=block.handle)
-        block.cache = (dtype, shape, h) if cached is None else (dtype, shape, h, *cached[:3])
-        return h
+        return _make(buffer, dtype, shape, strides, 0, block.view(dtype, shape, _typed_view))
 
     def from_host(self, data: np.ndarray, device: Device = None) -> Array:
         dtype = _FROM_NUMPY.get(data.dtype)
