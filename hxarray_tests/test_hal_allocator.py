@@ -135,6 +135,26 @@ def test_statistics() -> None:
     assert raw.used == 1152
 
 
+def test_the_newest_cached_block_of_a_size_is_taken_first() -> None:
+    """Cached blocks are reused newest first, whatever was freed in between (the newest one
+    waits outside the free lists), and `empty_cache` releases that one too."""
+    raw = FakeRaw()
+    alloc = CachingAllocator(raw)
+    a1, a2, b = alloc.malloc(64), alloc.malloc(64), alloc.malloc(4096)
+    for block in (a1, a2, b):
+        alloc.free(block)
+    assert alloc.malloc(64) is a2 and alloc.malloc(64) is a1 and alloc.malloc(4096) is b
+    assert alloc.stats()["cache_hits"] == 3 and raw.mallocs == 3
+    alloc.free(b)
+    alloc.empty_cache()
+    stats = alloc.stats()
+    assert raw.live == {a1.address, a2.address}
+    assert (stats["cached_bytes"], stats["allocated_bytes"], stats["num_raw_frees"]) == \
+        (0, 128, 1)
+    with pytest.raises(ValueError, match="freed already"):
+        alloc.free(b)
+
+
 def test_empty_cache_releases_cached_blocks_only() -> None:
     raw = FakeRaw()
     alloc = CachingAllocator(raw)
@@ -342,3 +362,22 @@ def test_cpu_blocks_keep_the_views_of_their_last_two_users() -> None:
         del mask, picked
     warm = {id(view) for pair in views[:4] for view in pair}
     assert all(id(view) in warm for pair in views[4:] for view in pair)
+
+
+def test_a_block_keeps_the_views_of_its_last_two_users() -> None:
+    made = []
+
+    def make(block, dtype, shape):
+        made.append((dtype, shape))
+        return np.ndarray(shape, dtype.numpy, buffer=block.handle)
+
+    block = xp.hal.Block(0, 64, np.zeros(64, np.uint8))
+    first = block.view(xp.float64, (8,), make)
+    assert block.view(xp.float64, (8,), make) is first  # an equal shape, another tuple too
+    second = block.view(xp.int32, (4, 4), make)
+    assert block.view(xp.float64, (8,), make) is first and block.view(xp.int32, (4, 4), make) \
+        is second
+    block.view(xp.uint8, (64,), make)  # a third: the oldest goes
+    block.view(xp.float64, (8,), make)
+    assert made == [(xp.float64, (8,)), (xp.int32, (4, 4)), (xp.uint8, (64,)),
+                    (xp.float64, (8,))]

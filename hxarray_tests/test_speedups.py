@@ -397,25 +397,6 @@ def test_cpu_backend_empty_is_the_compiled_allocation_outside_memory_scopes() ->
     assert cleared._buffer.block.address == address and cleared._handle.tolist() == [0] * 64
 
 
-def test_a_block_keeps_the_views_of_its_last_two_users() -> None:
-    made = []
-
-    def make(block, dtype, shape):
-        made.append((dtype, shape))
-        return np.ndarray(shape, dtype.numpy, buffer=block.handle)
-
-    block = xp.hal.Block(0, 64, np.zeros(64, np.uint8))
-    first = block.view(xp.float64, (8,), make)
-    assert block.view(xp.float64, (8,), make) is first  # an equal shape, another tuple too
-    second = block.view(xp.int32, (4, 4), make)
-    assert block.view(xp.float64, (8,), make) is first and block.view(xp.int32, (4, 4), make) \
-        is second
-    block.view(xp.uint8, (64,), make)  # a third: the oldest goes
-    block.view(xp.float64, (8,), make)
-    assert made == [(xp.float64, (8,)), (xp.int32, (4, 4)), (xp.uint8, (64,)),
-                    (xp.float64, (8,))]
-
-
 @compiled
 def test_operations_take_calls_of_every_form() -> None:
     """The compiled element-wise functions: their vectorcall takes positional calls; keywords and

@@ -25,6 +25,8 @@ cdef api class _CachingAllocatorBase [object CacheObject, type CacheType]:
     cdef public object _memory_limit, _lock
     cdef Py_ssize_t _cache_bound
     cdef public dict _free_lists
+    cdef Block _newest
+    cdef Py_ssize_t _newest_size
     cdef public Py_ssize_t _pending, _allocated, _cached, _peak_allocated, _peak_reserved
     cdef public Py_ssize_t _num_allocs, _num_frees, _cache_hits, _num_raw_allocs, _num_raw_frees
     cdef public Py_ssize_t _num_ooms
@@ -34,7 +36,7 @@ cdef api class _CachingAllocatorBase [object CacheObject, type CacheType]:
     cpdef free(self, block)
     @cython.locals(free_list=list, block=Block)
     cdef _take(self, Py_ssize_t size)
-    @cython.locals(free_list=list, size=Py_ssize_t)
+    @cython.locals(free_list=list, size=Py_ssize_t, older=Block, older_size=Py_ssize_t)
     cdef bint _give(self, Block block) except -1
     cdef inline bint _keeps(self, Py_ssize_t size) except -1
 

@@ -318,6 +318,8 @@ class _CachingAllocatorBase:
         self.device = raw.device
         self.max_cached_bytes = max_cached_bytes
         self._free_lists: dict[Any, list[Block]] = {}
+        self._newest: Block | None = None  # the newest cached block, on no free list
+        self._newest_size = -1
         self._lock: _Guard | None = _Guard(self.free) if self._locked else None
         self._allocated = self._cached = self._peak_allocated = self._peak_reserved = 0
         self._num_allocs = self._num_frees = self._cache_hits = 0
@@ -410,13 +412,17 @@ class _CachingAllocatorBase:
         return block
 
     def _take(self, size: int) -> Block | None:
-        """A cached block of `size` bytes, now in use, or None (lock held)."""
-        free_list = self._free_lists.get(size)
-        if not free_list:
-            return None
-        block: Block = free_list[-1]
-        del free_list[-1]  # (not pop(): emptying the list this way frees its storage at once,
-        # where pop() shrinks it with realloc, twice as costly)
+        """A cached block of `size` bytes, now in use, or None (lock held): the newest one."""
+        block = self._newest
+        if block is not None and self._newest_size == size:
+            self._newest = None
+        else:
+            free_list = self._free_lists.get(size)
+            if not free_list:
+                return None
+            block = free_list[-1]
+            del free_list[-1]  # (not pop(): emptying the list this way frees its storage at
+            # once, where pop() shrinks it with realloc, twice as costly)
         self._num_allocs += 1
         self._cache_hits += 1
         self._cached -= size
@@ -455,10 +461,16 @@ class _CachingAllocatorBase:
             self._num_raw_frees += 1
             return False
         self._cached += size
-        free_list = self._free_lists.get(size)
-        if free_list is None:  # (setdefault: the new list's collection may run a finalizer
-            free_list = self._free_lists.setdefault(size, [])  # that makes one)
-        free_list.append(block)
+        # The newest cached block waits outside the free lists (`_newest`), so a loop that frees
+        # a block and takes one of the same size does no list or dict work; the block it
+        # replaces goes on its list (after the swap: appending may run a finalizer that frees).
+        older, older_size = self._newest, self._newest_size
+        self._newest, self._newest_size = block, size
+        if older is not None:
+            free_list = self._free_lists.get(older_size)
+            if free_list is None:  # (setdefault: the new list's collection may run a finalizer
+                free_list = self._free_lists.setdefault(older_size, [])  # that makes one)
+            free_list.append(older)
         return True
 
     def _keeps(self, size: int) -> bool:
@@ -472,7 +484,10 @@ class _CachingAllocatorBase:
     def empty_cache(self) -> None:
         with self._lock or _UNLOCKED:
             blocks = [b for free_list in self._free_lists.values() for b in free_list]
+            if self._newest is not None:
+                blocks.append(self._newest)
             self._free_lists.clear()
+            self._newest = None
             self._cached = 0
             self._num_raw_frees += len(blocks)
         for block in blocks:
