@@ -1,8 +1,8 @@
 """The hooks' operation point (`hxarray.hal.hooks`): each namespace function and array operator
 a user calls is observed as an operation, with its device and arguments.
 
-The compiled functions (the element-wise functions and `where`, `_speedups.c`; the reductions,
-`_fastpath.py`) check the hook list themselves and call `observe_operation`; every other
+The compiled functions (the element-wise functions, `where` and the reductions, `_fastpath.py`)
+check the hook list themselves and call `observe_operation`; every other
 function gets a wrapper (`operation`) whose check, while no hook is installed, is one read of
 that list: for a function with numpy mode's adapter (`_adapter.adapted`), the adapter itself."""
 

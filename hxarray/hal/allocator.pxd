@@ -48,4 +48,4 @@ cpdef _note_allocated(_CachingAllocatorBase allocator, Py_ssize_t size)
 @cython.locals(step=Py_ssize_t)
 cpdef Py_ssize_t size_class(Py_ssize_t nbytes) except -1
 
-cdef api Block _cached_malloc(_CachingAllocatorBase allocator, Py_ssize_t nbytes)
+cdef Block _cached_malloc(_CachingAllocatorBase allocator, Py_ssize_t nbytes)
