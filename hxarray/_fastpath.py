@@ -88,6 +88,10 @@ class Operation:
     def __repr__(self) -> str:
         return f"<hxarray function {self.name}>"
 
+    def __reduce__(self) -> str:
+        """Pickled by reference, as a function is: its module's attribute of its name."""
+        return str(getattr(self, "__qualname__", self.name))
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         count = len(args)
         if kwargs or not 1 <= count <= 3:
@@ -369,6 +373,10 @@ class Reduction:
 
     def __repr__(self) -> str:
         return f"<hxarray function {self.name}>"
+
+    def __reduce__(self) -> str:
+        """Pickled by reference, as a function is: its module's attribute of its name."""
+        return str(getattr(self, "__qualname__", self.name))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if observers:  # hooks observe the general path

@@ -8,6 +8,7 @@ that list: for a function with numpy mode's adapter (`_adapter.adapted`), the ad
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -68,8 +69,14 @@ def operation(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
 def observe_names(namespace: dict[str, Any], names: Iterable[str], prefix: str = "") -> None:
     """Give the functions `names` of a module's `namespace` the operation point, named
     `prefix + name` where the module defines them (a function it re-exports from the main
-    namespace keeps its name there)."""
+    namespace keeps its name there). Each pickles by reference, as numpy's functions do: as
+    its own module's attribute, or where that is another object (the function a wrapper
+    wraps), as this namespace's."""
+    module = namespace["__name__"]
     for name in names:
         function = namespace[name]
-        own = getattr(function, "__module__", None) == namespace["__name__"]
-        namespace[name] = operation(prefix + name if own else name, function)
+        own = getattr(function, "__module__", None) == module
+        point = namespace[name] = operation(prefix + name if own else name, function)
+        home = sys.modules.get(getattr(point, "__module__", None) or "")
+        if getattr(home, getattr(point, "__qualname__", ""), None) is not point:
+            point.__module__, point.__qualname__ = module, name

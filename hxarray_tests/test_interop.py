@@ -165,6 +165,26 @@ def test_copy_and_deepcopy(function):
     assert holder["x"] is not x and holder["x"] is holder["again"]
 
 
+def _public_functions() -> dict[str, object]:
+    functions = {}
+    for prefix, namespace in (("", xp), ("linalg.", xp.linalg), ("fft.", xp.fft)):
+        for name in dir(namespace):
+            value = getattr(namespace, name)
+            if not name.startswith("_") and callable(value) and not isinstance(value, type):
+                functions[prefix + name] = value
+    return functions
+
+
+@pytest.mark.parametrize("name", sorted(_public_functions()))
+def test_public_functions_pickle_by_reference(name):
+    """As numpy's functions do, so that work can go to other processes (dask's schedulers):
+    compiled or not, observed by the hooks' wrapper or not, a public function pickles as a
+    reference that comes back as the same object."""
+    function = _public_functions()[name]
+    for protocol in (2, pickle.HIGHEST_PROTOCOL):
+        assert pickle.loads(pickle.dumps(function, protocol)) is function
+
+
 # -- array-api-compat ------------------------------------------------------------------------------
 
 
