@@ -365,6 +365,8 @@ def test_cpu_blocks_keep_the_views_of_their_last_two_users() -> None:
 
 
 def test_a_block_keeps_the_views_of_its_last_two_users() -> None:
+    """`Block.view` itself: a view is made once per (dtype, shape) while it is among the block's
+    last two, and an equal shape in another tuple finds it."""
     made = []
 
     def make(block, dtype, shape):
