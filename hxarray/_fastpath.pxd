@@ -73,7 +73,7 @@ cdef class Reduction:
     cdef bint _nonempty
     cdef dict __dict__
 
-    @cython.locals(array=ArrayBase, buffer=MemoryBuffer, out=ArrayBase, ndim=Py_ssize_t,
+    @cython.locals(array=ArrayBase, out=ArrayBase, ndim=Py_ssize_t,
                    reduced="long long", size=Py_ssize_t, i=Py_ssize_t, n=Py_ssize_t,
                    result_shape=list, axes=list)
     cdef _fast(self, x, dict options)

@@ -392,10 +392,7 @@ class Reduction:
         if type(x) is not _array_type:
             return None
         array = x  # (compiled: x's C fields, _fastpath.pxd)
-        if type(array._buffer) is not MemoryBuffer:
-            return None
-        buffer = array._buffer
-        if array._handle is None or buffer.device is not _cpu_device:
+        if not _on_cpu(array):
             return None
         axis, keepdims = None, False
         for key, value in options.items():

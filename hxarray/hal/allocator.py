@@ -284,6 +284,16 @@ class _Guard:
 _UNLOCKED = contextlib.nullcontext()
 
 
+def _byte_count(value: int | None, name: str) -> int | None:
+    """`value`, a bound in bytes named `name`: None or a non-negative int (not a bool)."""
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise TypeError(f"{name} must be None or an int number of bytes, got "
+                        f"{type(value).__name__}")
+    if value is not None and value < 0:
+        raise ValueError(f"{name} must be None or >= 0 bytes")
+    return value
+
+
 def _note_allocated(allocator: _CachingAllocatorBase, size: int) -> None:
     """Count `size` more bytes in use, and the peaks (lock held)."""
     allocator._allocated += size
@@ -333,11 +343,7 @@ class _CachingAllocatorBase:
 
     @max_cached_bytes.setter
     def max_cached_bytes(self, value: int | None) -> None:
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            raise TypeError(f"max_cached_bytes must be None or an int number of bytes, got "
-                            f"{type(value).__name__}")
-        if value is not None and value < 0:
-            raise ValueError("max_cached_bytes must be None or >= 0")
+        value = _byte_count(value, "max_cached_bytes")
         # (compiled, a C integer: beyond 2**63 - 1 bytes no cache reaches it anyway)
         self._cache_bound = -1 if value is None else min(value, _LARGEST)
 
@@ -348,12 +354,7 @@ class _CachingAllocatorBase:
 
     @memory_limit.setter
     def memory_limit(self, value: int | None) -> None:
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            raise TypeError(f"memory_limit must be None or an int number of bytes, got "
-                            f"{type(value).__name__}")
-        if value is not None and value < 0:
-            raise ValueError("memory_limit must be None or >= 0 bytes")
-        self._memory_limit = value
+        self._memory_limit = _byte_count(value, "memory_limit")
 
     def _reserve(self, size: int) -> None:
         """Note a raw request of `size` bytes as pending, within the memory limit: over it, free
