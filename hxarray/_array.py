@@ -12,6 +12,7 @@ import builtins
 import math
 import operator
 import pickle
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,41 +33,62 @@ else:
     ArrayOperators = object
 
 
-MAX_DIMS = 64  # numpy's limit, and so the CPU backend's
+# compiled (_array.pxd): the constructor of the speedups' array type, for fields checked here
+new_array_object: Callable[..., Any]
+
+MAX_DIMS = _MAX_DIMS = 64  # numpy's limit, and so the CPU backend's
 _MAX_INDEX = 2**63 - 1
 _FIXED = frozenset({"_buffer", "_dtype", "_shape", "_strides", "_offset", "_readonly"})
 
 
 def _check_layout(dtype: Any, shape: Any, strides: Any, offset: Any) -> None:
-    """What `_speedups.check_layout` checks: shape and strides tuples of ints (as many strides as
+    """Check what the fast path relies on: shape and strides tuples of ints (as many strides as
     dimensions, at most MAX_DIMS), dimensions that fit an index and whose non-zero product times
-    the itemsize fits in 2**63 - 1 bytes (numpy's rule)."""
-    if shape.__class__ is not tuple or strides.__class__ is not tuple or \
-            offset.__class__ is not int:
+    the itemsize fits in 2**63 - 1 bytes (numpy's rule), strides and offset that fit a C ssize_t.
+    (Compiled, `_array.pxd` gives the locals C types.)"""
+    if type(shape) is not tuple or type(strides) is not tuple or type(offset) is not int:
         raise TypeError(f"an array's shape and strides are tuples of ints and its offset an int, "
                         f"got {type(shape).__name__}, {type(strides).__name__} and "
                         f"{type(offset).__name__}")
-    if len(shape) > MAX_DIMS:
-        raise ValueError(f"an array would have {len(shape)} dimensions; hxarray supports at most "
+    dims, steps = shape, strides
+    ndim = len(dims)
+    if ndim > _MAX_DIMS:
+        raise ValueError(f"an array would have {ndim} dimensions; hxarray supports at most "
                          f"{MAX_DIMS} (__array_namespace_info__().capabilities()['max "
                          "dimensions'])")
-    if len(strides) != len(shape):
-        raise ValueError(f"{len(strides)} strides for {len(shape)} dimensions")
+    if len(steps) != ndim:
+        raise ValueError(f"{len(steps)} strides for {ndim} dimensions")
     count = 1
-    for i, (n, s) in enumerate(zip(shape, strides)):
-        if n.__class__ is not int or s.__class__ is not int:
+    big = False
+    for i in range(ndim):
+        n = dims[i]
+        if type(n) is not int or type(steps[i]) is not int:
             raise TypeError("an array's shape and strides are tuples of ints")
-        if not 0 <= n <= _MAX_INDEX:
+        try:
+            size = _ssize(n)
+        except OverflowError:
+            size = -1
+        if size < 0:
             raise ValueError(f"dimension {i} of shape {shape} is negative" if n < 0 else
                              f"dimension {i} of shape {shape} does not fit in an index (at most "
                              "2**63 - 1)")
-        if n:
-            count *= n
-    if count > _MAX_INDEX // 16 and count * dtype.itemsize > _MAX_INDEX:
+        if size > 1 and count > _MAX_INDEX // size:
+            big = True
+        elif size:
+            count *= size
+    if big or (count > _MAX_INDEX // 16 and count * dtype.itemsize > _MAX_INDEX):
         raise ValueError(f"an array of shape {shape} and itemsize {dtype.itemsize} would span "
                          "more than 2**63 - 1 bytes")
-    if any(not -_MAX_INDEX - 1 <= s <= _MAX_INDEX for s in (*strides, offset)):
+    for i in range(ndim):  # (after the span: its strides would not fit either)
+        _ssize(steps[i])
+    _ssize(offset)
+
+
+def _ssize(value: int) -> int:
+    """`value` if it fits a C ssize_t, else OverflowError (compiled, the call converts it)."""
+    if not -_MAX_INDEX - 1 <= value <= _MAX_INDEX:
         raise OverflowError("Python int too large to convert to C ssize_t")
+    return value
 
 
 class _ArrayBase(ArrayOperators):
@@ -97,42 +119,28 @@ class _ArrayBase(ArrayOperators):
             raise AttributeError("readonly attribute")
         object.__setattr__(self, name, None)  # as a C object member: deleted reads as None
 
-    @classmethod
-    def _make(cls, buffer: MemoryBuffer, dtype: dt.DType, shape: tuple[int, ...],
-              strides: tuple[int, ...], offset: int = 0, handle: Any = None,
-              readonly: builtins.bool = False) -> Array:
-        """A new array over `buffer` (checked as `_speedups.ArrayBase._make` checks it)."""
-        if not isinstance(buffer, MemoryBuffer):
-            raise TypeError(f"an array's buffer is a MemoryBuffer, got {type(buffer).__name__}")
-        if not isinstance(dtype, dt.DType):
-            raise TypeError(f"an array's dtype is an hxarray dtype, got {type(dtype).__name__}")
-        _check_layout(dtype, shape, strides, offset)
-        x = object.__new__(cls)
-        _set(x, "_buffer", buffer)
-        _set(x, "_dtype", dtype)
-        _set(x, "_shape", shape)
-        _set(x, "_strides", strides)
-        _set(x, "_offset", offset)
-        _set(x, "_handle", handle)
-        _set(x, "_readonly", builtins.bool(readonly))
-        return x
 
-    @staticmethod
-    def _view(base: Array, shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
-              dtype: dt.DType | None = None) -> Array:
-        """Another view of base's buffer, read-only if base is."""
-        return base._make(base._buffer, base._dtype if dtype is None else dtype, shape, strides,
-                          offset, None, base._readonly)
-
-
-def _set(x: _ArrayBase, name: str, value: Any) -> None:
-    getattr(_ArrayBase, name).__set__(x, value)
+def _new(cls: type, buffer: MemoryBuffer, dtype: dt.DType, shape: tuple[int, ...],
+         strides: tuple[int, ...], offset: int, handle: Any, readonly: Any) -> Any:
+    """A `cls` (Array or a subclass of it) with these fields, which the caller has checked."""
+    if _C_BASE:
+        return new_array_object(cls, buffer, dtype, shape, strides, offset, handle,  # noqa: F821
+                                readonly)
+    x = object.__new__(cls)
+    for name, value in (("_buffer", buffer), ("_dtype", dtype), ("_shape", shape),
+                        ("_strides", strides), ("_offset", offset), ("_handle", handle),
+                        ("_readonly", builtins.bool(readonly))):
+        getattr(_ArrayBase, name).__set__(x, value)
+    return x
 
 
 if TYPE_CHECKING:  # type checkers see the pure-Python twin, whose interface both share
     _Base = _ArrayBase
 else:
     _Base = _ArrayBase if speedups is None else speedups.ArrayBase
+# whether that is the speedups' C type (then this module runs compiled: `_compiled`)
+_C_BASE = speedups is not None
+_DType = dt.DType
 
 
 class Array(_Base):
@@ -147,6 +155,34 @@ class Array(_Base):
     def __new__(cls, *args: Any, **kwargs: Any) -> Array:
         raise TypeError("hxarray.Array cannot be constructed directly; use hxarray.asarray(), "
                         "hxarray.empty() or another creation function")
+
+    @classmethod
+    def _make(cls, buffer: MemoryBuffer, dtype: dt.DType, shape: tuple[int, ...],
+              strides: tuple[int, ...], offset: int = 0, handle: Any = None,
+              readonly: builtins.bool = False) -> Array:
+        """A new array over `buffer`, its fields checked (`_check_layout`): the fast path reads
+        them without checks."""
+        if not (isinstance(cls, type) and issubclass(cls, _Base)):
+            raise TypeError(f"_make() makes arrays, not {cls!r}")
+        if not isinstance(buffer, MemoryBuffer):
+            raise TypeError(f"an array's buffer is a MemoryBuffer, got {type(buffer).__name__}")
+        if not isinstance(dtype, _DType):
+            raise TypeError(f"an array's dtype is an hxarray dtype, got {type(dtype).__name__}")
+        _check_layout(dtype, shape, strides, offset)
+        return _new(cls, buffer, dtype, shape, strides, offset, handle, readonly)
+
+    @staticmethod
+    def _view(base: Array, shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
+              dtype: dt.DType | None = None) -> Array:
+        """Another view of base's buffer, read-only if base is."""
+        if not isinstance(base, Array):
+            raise TypeError(f"_view() needs an array to view, got {type(base).__name__}")
+        if dtype is None:
+            dtype = base._dtype
+        elif not isinstance(dtype, _DType):
+            raise TypeError(f"an array's dtype is an hxarray dtype, got {type(dtype).__name__}")
+        _check_layout(dtype, shape, strides, offset)
+        return _new(type(base), base._buffer, dtype, shape, strides, offset, None, base._readonly)
 
     # -- attributes --------------------------------------------------------------------------------
     @property

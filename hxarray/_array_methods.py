@@ -65,7 +65,7 @@ def install() -> None:
             setattr(Array, dunder, method)
         return
     fastpath.configure(Array, ew._binary, dt.bool, dt.int64, dt.CATEGORIES["floating-point"])
-    speedups.configure(array_type=Array, dtype_type=dt.DType, functions=fastpath.operations(),
+    speedups.configure(array_type=Array, functions=fastpath.operations(),
                        operations={op.operator: ew.OPERATIONS[op.name] for op in OPS.values()
                                    if op.operator is not None},
                        operators=operators, binary_op_opcode=dis.opmap.get("BINARY_OP", -1))

@@ -1,14 +1,16 @@
 """The hand-written speedups (hxarray/_speedups.c: the Array's base type and operator slots) and
 the CPU fast path (`fastpath`: hxarray/_fastpath.py, compiled), or None: absent where the
-extension was not built (no C compiler at install time), with HXARRAY_PURE_PYTHON=1, or where the
-HAL's memory types (hal/allocator.py) or the fast path, which they use, run from their Python
-source (`hxarray.hal.sources`). The fast path's build reads the array's C fields, so it is
-imported only here. Without them every namespace function is its Python source.
+extension was not built (no C compiler at install time), with HXARRAY_PURE_PYTHON=1, or where a
+module they need runs from its Python source (`hxarray.hal.sources`): the HAL's memory types
+(hal/allocator.py), the fast path, or the Array (_array.py, whose constructor sets the C fields).
+The fast path's build reads the array's C fields, so it is imported only here. Without them every
+namespace function is its Python source.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 from collections.abc import Callable
 from types import ModuleType
@@ -25,7 +27,10 @@ if compiled(allocator.__file__):  # the speedups read the layout of its types
         fastpath = importlib.import_module("hxarray._fastpath")
     except ImportError:  # pragma: no cover - installs without a C compiler
         speedups = fastpath = None
-    if fastpath is not None and not compiled(str(fastpath.__file__)):  # an edit not compiled
+    # an edit not compiled: the fast path, or the Array's constructor (_array.py)
+    array = importlib.util.find_spec("hxarray._array")
+    if fastpath is not None and not (compiled(str(fastpath.__file__)) and array is not None and
+                                     compiled(str(array.origin))):
         speedups = fastpath = None
 
 

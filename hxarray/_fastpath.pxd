@@ -1,8 +1,13 @@
 # Cython's declarations for compiling _fastpath.py (setup.py, COMPILED): C fields for the
 # Operation and the Reduction, the array's fields read in place (the layout of
 # hxarray._speedups.ArrayBase, _speedups.h, with its unchecked constructor), the block and buffer
-# types and the allocation of the HAL's compiled allocator, typed locals for the loops.
+# types and the allocation of the HAL's compiled allocator, the C API's context-variable read,
+# memset and GIL hand-over, typed locals for the loops.
 cimport cython
+from cpython.contextvars cimport get_value
+from cpython.long cimport PyLong_AsVoidPtr
+from libc.string cimport memset
+
 from hxarray.hal.allocator cimport Block, MemoryBuffer, _CachingAllocatorBase, _cached_malloc
 
 
@@ -17,9 +22,11 @@ cdef extern from "_speedups.h":
 
     object new_array_object "hx_new_array" (object array_type, object buffer, object dtype,
                                             object shape, object strides, object offset,
-                                            object handle)
-    bint var_is "hx_var_is" (object var, object value) except -1
-    int clear_memory "hx_clear" (object address, Py_ssize_t nbytes) except -1
+                                            object handle, bint readonly)
+
+cdef extern from "Python.h":
+    void *PyEval_SaveThread()
+    void PyEval_RestoreThread(void *state)
 
 
 cdef api class Operation [object OperationObject, type OperationType]:
@@ -64,6 +71,8 @@ cdef Py_ssize_t _MAX_DIMS, _MAX_NBYTES
 @cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, n=Py_ssize_t, empty=bint, array=ArrayBase,
                buffer=MemoryBuffer, block=Block)
 cpdef fresh(object shape, object dtype, object device=*, bint clear=*)
+@cython.locals(start="void *", state="void *")
+cdef _clear(object address, Py_ssize_t nbytes)
 
 
 cdef class Reduction:

@@ -50,12 +50,16 @@ _limit = 0
 
 # C functions where compiled (_fastpath.pxd), which is the only way this module runs
 # (`_compiled`): the caching allocator's allocation (hal/allocator.py); from _speedups.h, the
-# array's constructor for checked fields, whether a context variable holds a value, and memset
-# of a CPU block.
+# array's constructor for checked fields; from the C API, a context variable's value (without the
+# method call of `ContextVar.get`, about 150 instructions on every fast-path call where this is
+# ten), memset and the GIL's hand-over.
 _cached_malloc: Callable[[Any, int], Any]
 new_array_object: Callable[..., Any]
-var_is: Callable[[contextvars.ContextVar[Any], Any], bool]
-clear_memory: Callable[[int, int], None]
+get_value: Callable[[contextvars.ContextVar[Any]], Any]
+PyLong_AsVoidPtr: Callable[[int], Any]
+memset: Callable[[Any, int, int], Any]
+PyEval_SaveThread: Callable[[], Any]
+PyEval_RestoreThread: Callable[[Any], None]
 
 
 class Operation:
@@ -145,7 +149,7 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
     """`op` of the `count` operands x0, x1, x2 by the fast path (into `out`, an in-place
     operator's left operand, if given), or None where the general path must run. A result too
     large for one thread goes into `temporary`, if it takes it, through the general path."""
-    if op.kernel is None or observers or not var_is(scoped_pools, NO_SCOPES):  # noqa: F821
+    if op.kernel is None or observers or get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
         return None
     # the array operands: CPU arrays of one dtype and shape, the first's; the others scalars
     start = 1 if op._condition else 0
@@ -301,7 +305,8 @@ def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...], size: int) -> 
             extent = shape[i]
             step *= extent if extent > 1 else 1
         strides = tuple(steps)
-    return new_array_object(_array_type, buffer, dtype, shape, strides, 0, view)  # noqa: F821
+    return new_array_object(_array_type, buffer, dtype, shape, strides, 0, view,  # noqa: F821
+                            False)
 
 
 _MAX_DIMS = 64  # numpy's limit, and so the CPU backend's
@@ -315,7 +320,7 @@ def fresh(shape: Any, dtype: Any, device: Any = None, clear: bool = False) -> An
     at most 64 ints whose non-zero product (numpy's rule) spans at most 2**62 bytes."""
     if _allocator is None or (device is not None and device is not _cpu_device) or \
             type(shape) is not tuple or len(shape) > _MAX_DIMS or \
-            not var_is(scoped_pools, NO_SCOPES):  # noqa: F821
+            get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
         return None
     itemsize = dtype.itemsize
     if itemsize <= 0:
@@ -342,9 +347,22 @@ def fresh(shape: Any, dtype: Any, device: Any = None, clear: bool = False) -> An
         array = out  # (compiled: the C fields of the array, its buffer and its block)
         buffer = array._buffer
         block = buffer.block
-        clear_memory(block._address, size * itemsize)  # noqa: F821
+        _clear(block._address, size * itemsize)
     return out
 
+
+
+def _clear(address: int, nbytes: int) -> None:
+    """Zero the `nbytes` bytes at `address` (a CPU block's), without the GIL from 1 MiB on (below,
+    handing it over costs more than the memset): numpy's fill goes through a view of the span,
+    several times the memset's cost on small arrays."""
+    start = PyLong_AsVoidPtr(address)  # noqa: F821
+    if nbytes < 1 << 20:
+        memset(start, 0, nbytes)  # noqa: F821
+        return
+    state = PyEval_SaveThread()  # noqa: F821
+    memset(start, 0, nbytes)  # noqa: F821
+    PyEval_RestoreThread(state)  # noqa: F821
 
 class Reduction:
     """sum, prod, mean, max or min with the CPU fast path in front of the namespace function

@@ -1,9 +1,10 @@
 /* hxarray._speedups: the Array's compiled base type, with its operator slots.
  *
- * ArrayBase holds the Array's fields (their layout: _speedups.h) and its operator slots;
- * hxarray/_array.py's `_ArrayBase` is its pure-Python twin (hxarray/_compiled.py picks one). The
- * block and buffer types it reads are compiled by Cython from the HAL's own Python source
- * (hal/allocator.pxd), whose generated header gives their C layout.
+ * ArrayBase holds the Array's fields (their layout and constructor: _speedups.h) and its
+ * operator slots; hxarray/_array.py's `_ArrayBase` is its pure-Python twin (hxarray/_compiled.py
+ * picks one), and its `Array._make` and `Array._view`, compiled, check the fields and make the
+ * arrays. The block and buffer types it reads are compiled by Cython from the HAL's own Python
+ * source (hal/allocator.pxd), whose generated header gives their C layout.
  *
  * A slot hands its operands to the CPU fast path, compiled Python (hxarray/_fastpath.py, whose
  * generated header gives its functions), and calls the Python operator where that declines.
@@ -27,15 +28,14 @@ typedef struct BufferObject BufferObject;
 /* -- configuration, set from Python --------------------------------------------------------- */
 static PyTypeObject *array_type;      /* hxarray.Array */
 static int binary_op_opcode = -1;
-static PyObject *zero;
 
 #define ELIDE_MIN_BYTES (256 * 1024)  /* below this a fresh cached buffer costs about as much */
 
 /* -- ArrayBase ------------------------------------------------------------------------------- */
-/* The fields are set once, by `_make` or `_view`, which check them: the fast path reads them
- * without checks, so Python code can read them but not replace or delete them (only `_handle`,
- * the backend's cached view or None, may be replaced, and deleting it stores None; the fast path
- * hands it to numpy, which checks it). */
+/* The fields are set once, by Array's `_make` or `_view`, which check them: the fast path reads
+ * them without checks, so Python code can read them but not replace or delete them (only
+ * `_handle`, the backend's cached view or None, may be replaced, and deleting it stores None;
+ * the fast path hands it to numpy, which checks it). */
 
 static PyTypeObject ArrayType;
 
@@ -78,148 +78,6 @@ array_set_handle(ArrayObject *self, PyObject *value, void *closure)
 
 static PyGetSetDef array_getset[] = {
     {"_handle", (getter)array_get_handle, (setter)array_set_handle, NULL, NULL},
-    {NULL},
-};
-
-#define MAX_DIMS 64  /* numpy's limit, and so the CPU backend's */
-static PyObject *dtype_type;  /* hxarray.DType, once configured */
-static PyObject *str_itemsize;
-
-/* The number of dimensions, or -1 with an error unless `shape` is a tuple of at most MAX_DIMS
- * non-negative ints whose non-zero product, times the itemsize, fits in a Py_ssize_t (numpy's
- * rule), and `strides` a tuple of as many ints that fit in a Py_ssize_t. */
-static Py_ssize_t
-check_layout(PyObject *dtype, PyObject *shape, PyObject *strides, PyObject *offset)
-{
-    if (!PyTuple_CheckExact(shape) || !PyTuple_CheckExact(strides) || !PyLong_CheckExact(offset)) {
-        PyErr_Format(PyExc_TypeError, "an array's shape and strides are tuples of ints and its "
-                     "offset an int, got %.50s, %.50s and %.50s", Py_TYPE(shape)->tp_name,
-                     Py_TYPE(strides)->tp_name, Py_TYPE(offset)->tp_name);
-        return -1;
-    }
-    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
-    if (ndim > MAX_DIMS) {
-        PyErr_Format(PyExc_ValueError, "an array would have %zd dimensions; hxarray supports at "
-                     "most %d (__array_namespace_info__().capabilities()['max dimensions'])",
-                     ndim, MAX_DIMS);
-        return -1;
-    }
-    if (PyTuple_GET_SIZE(strides) != ndim) {
-        PyErr_Format(PyExc_ValueError, "%zd strides for %zd dimensions",
-                     PyTuple_GET_SIZE(strides), ndim);
-        return -1;
-    }
-    Py_ssize_t count = 1;
-    int big = 0;
-    for (Py_ssize_t i = 0; i < ndim; i++) {
-        PyObject *n = PyTuple_GET_ITEM(shape, i);
-        if (!PyLong_CheckExact(n) || !PyLong_CheckExact(PyTuple_GET_ITEM(strides, i))) {
-            PyErr_SetString(PyExc_TypeError, "an array's shape and strides are tuples of ints");
-            return -1;
-        }
-        Py_ssize_t size = PyLong_AsSsize_t(n);
-        if (size == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            size = -2;
-        }
-        if (size < 0) {
-            PyErr_Format(PyExc_ValueError, size == -2 ?
-                         "dimension %zd of shape %R does not fit in an index (at most 2**63 - 1)" :
-                         "dimension %zd of shape %R is negative", i, shape);
-            return -1;
-        }
-        if (size > 1 && count > PY_SSIZE_T_MAX / size)
-            big = 1;
-        else if (size > 0)
-            count *= size;
-    }
-    if (big || count > PY_SSIZE_T_MAX / 16) {
-        PyObject *item = PyObject_GetAttr(dtype, str_itemsize);
-        Py_ssize_t itemsize = item == NULL ? -1 : PyLong_AsSsize_t(item);
-        Py_XDECREF(item);
-        if (itemsize < 0)
-            return -1;
-        if (big || (itemsize > 0 && count > PY_SSIZE_T_MAX / itemsize)) {
-            PyErr_Format(PyExc_ValueError, "an array of shape %R and itemsize %zd would span "
-                         "more than 2**63 - 1 bytes", shape, itemsize);
-            return -1;
-        }
-    }
-    for (Py_ssize_t i = 0; i < ndim; i++) {
-        if (PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i)) == -1 && PyErr_Occurred())
-            return -1;
-    }
-    if (PyLong_AsSsize_t(offset) == -1 && PyErr_Occurred())
-        return -1;
-    return ndim;
-}
-
-/* A new array of type `cls` over `buffer`; the references are new. */
-static PyObject *
-array_build(PyTypeObject *cls, PyObject *buffer, PyObject *dtype, PyObject *shape,
-            PyObject *strides, PyObject *offset, PyObject *handle, int readonly)
-{
-    if (!PyObject_TypeCheck(buffer, &BufferType)) {
-        PyErr_Format(PyExc_TypeError, "an array's buffer is a MemoryBuffer, got %.100s",
-                     Py_TYPE(buffer)->tp_name);
-        return NULL;
-    }
-    if (dtype_type != NULL && !PyObject_TypeCheck(dtype, (PyTypeObject *)dtype_type)) {
-        PyErr_Format(PyExc_TypeError, "an array's dtype is an hxarray dtype, got %.100s",
-                     Py_TYPE(dtype)->tp_name);
-        return NULL;
-    }
-    if (check_layout(dtype, shape, strides, offset) < 0)
-        return NULL;
-    PyObject *x = hx_new_array((PyObject *)cls, buffer, dtype, shape, strides, offset,
-                               handle != NULL ? handle : Py_None);
-    if (x != NULL)
-        ((ArrayObject *)x)->readonly = (char)readonly;
-    return x;
-}
-
-/* Array._make(buffer, dtype, shape, strides, offset=0, handle=None, readonly=False) */
-static PyObject *
-array_make(PyTypeObject *cls, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs < 4 || nargs > 7) {
-        PyErr_Format(PyExc_TypeError, "_make() takes 4 to 7 arguments (%zd given)", nargs);
-        return NULL;
-    }
-    int readonly = nargs > 6 ? PyObject_IsTrue(args[6]) : 0;
-    if (readonly < 0)
-        return NULL;
-    return array_build(cls, args[0], args[1], args[2], args[3], nargs > 4 ? args[4] : zero,
-                       nargs > 5 ? args[5] : Py_None, readonly);
-}
-
-/* Array._view(base, shape, strides, offset, dtype=None): a view of base's buffer, read-only if
- * base is. */
-static PyObject *
-array_view(PyObject *unused, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs < 4 || nargs > 5) {
-        PyErr_Format(PyExc_TypeError, "_view() takes 4 or 5 arguments (%zd given)", nargs);
-        return NULL;
-    }
-    if (!PyObject_TypeCheck(args[0], &ArrayType) || ((ArrayObject *)args[0])->shape == NULL) {
-        PyErr_SetString(PyExc_TypeError, "_view() needs an array to view");
-        return NULL;
-    }
-    ArrayObject *base = (ArrayObject *)args[0];
-    PyObject *dtype = nargs > 4 && args[4] != Py_None ? args[4] : base->dtype;
-    return array_build(Py_TYPE(base), base->buffer, dtype, args[1], args[2], args[3], Py_None,
-                       base->readonly);
-}
-
-static PyMethodDef array_methods[] = {
-    {"_make", (PyCFunction)(void (*)(void))array_make, METH_FASTCALL | METH_CLASS,
-     "_make(buffer, dtype, shape, strides, offset=0, handle=None, readonly=False): a new array "
-     "(checked: shape and strides tuples of ints, at most 64 dimensions, at most 2**63 - 1 "
-     "bytes)."},
-    {"_view", (PyCFunction)(void (*)(void))array_view, METH_FASTCALL | METH_STATIC,
-     "_view(base, shape, strides, offset, dtype=None): another view of base's buffer, "
-     "read-only if base is."},
     {NULL},
 };
 
@@ -551,13 +409,12 @@ static PyTypeObject ArrayType = {
     .tp_name = "hxarray._speedups.ArrayBase",
     .tp_basicsize = sizeof(ArrayObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "The Array's fields and operator slots (compiled); arrays are made by _make and "
-              "_view only.",
+    .tp_doc = "The Array's fields and operator slots (compiled); arrays are made by Array._make "
+              "and Array._view only.",
     .tp_dealloc = (destructor)array_dealloc,
     .tp_weaklistoffset = offsetof(ArrayObject, weakreflist),
     .tp_members = array_members,
     .tp_getset = array_getset,
-    .tp_methods = array_methods,
     .tp_as_number = &array_as_number,
     .tp_richcompare = array_richcompare,
 };
@@ -611,14 +468,13 @@ lookup_operation(PyObject *ops, const char *name)
 static PyObject *
 configure(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"array_type", "dtype_type", "functions", "operations", "operators",
+    static char *names[] = {"array_type", "functions", "operations", "operators",
                             "binary_op_opcode", NULL};
-    PyObject *atype, *dtype, *functions, *ops, *methods;
+    PyObject *atype, *functions, *ops, *methods;
     int opcode;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!O!O!O!i:configure", names,
-                                     &PyType_Type, &atype, &PyType_Type, &dtype, &PyList_Type,
-                                     &functions, &PyDict_Type, &ops, &PyDict_Type, &methods,
-                                     &opcode))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!O!O!i:configure", names, &PyType_Type,
+                                     &atype, &PyList_Type, &functions, &PyDict_Type, &ops,
+                                     &PyDict_Type, &methods, &opcode))
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)atype, &ArrayType)) {
         PyErr_SetString(PyExc_TypeError, "array_type must derive from ArrayBase");
@@ -659,14 +515,13 @@ configure(PyObject *module, PyObject *args, PyObject *kwargs)
         Py_XSETREF(unary_methods[k], Py_XNewRef(PyDict_GetItemString(methods, unary_names[k][1])));
     }
     Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(atype));
-    Py_XSETREF(dtype_type, Py_NewRef(dtype));
     binary_op_opcode = opcode;
     Py_RETURN_NONE;
 }
 
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
-     "Register the Array class, the dtype class, the Operations (hxarray._fastpath: every one, "
+     "Register the Array class, the Operations (hxarray._fastpath: every one, "
      "to give it the vectorcall, and those behind the slots by operator stem: 'add', "
      "'truediv', 'neg', ...) and the Python operators."},
     {NULL},
@@ -684,10 +539,6 @@ PyInit__speedups(void)
     if (import_hxarray__hal__allocator() < 0)
         return NULL;
     if (PyType_Ready(&ArrayType) < 0)
-        return NULL;
-    str_itemsize = PyUnicode_InternFromString("itemsize");
-    zero = PyLong_FromLong(0);
-    if (!str_itemsize || !zero)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)

@@ -161,7 +161,9 @@ def broadcast_to(x: Array, shape: Shape) -> Array:
 
 
 def permute(x: Array, axes: Shape) -> Array:
-    return view(x, tuple(x._shape[a] for a in axes), tuple(x._strides[a] for a in axes), x._offset)
+    # (lists, not generators: compiled, a generator costs a frame)
+    return view(x, tuple([x._shape[a] for a in axes]), tuple([x._strides[a] for a in axes]),
+                x._offset)
 
 
 def expand(x: Array, axes: Shape) -> Array:
@@ -175,7 +177,8 @@ def expand(x: Array, axes: Shape) -> Array:
 
 def squeeze(x: Array, axes: Shape) -> Array:
     keep = [i for i in range(x.ndim) if i not in axes]
-    return view(x, tuple(x._shape[i] for i in keep), tuple(x._strides[i] for i in keep), x._offset)
+    return view(x, tuple([x._shape[i] for i in keep]), tuple([x._strides[i] for i in keep]),
+                x._offset)
 
 
 def flip(x: Array, axes: Shape) -> Array:

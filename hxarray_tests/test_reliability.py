@@ -576,6 +576,7 @@ def test_error_classes_and_messages() -> None:
 # -- 11. nothing reachable from Python crashes the interpreter ---------------------------------
 def test_private_fields_cannot_be_replaced_or_deleted() -> None:
     code = """
+        import types
         import numpy as np, hxarray as xp
         x = xp.ones(3)
         for name, value in [("_shape", [3]), ("_shape", (2**70,)), ("_strides", None),
@@ -614,6 +615,21 @@ def test_private_fields_cannot_be_replaced_or_deleted() -> None:
                 pass
             else:
                 raise SystemExit(f"_make{args[2:]} was accepted")
+        make_any = vars(type(x))["_make"].__func__  # the class argument too
+        for cls in (int, object, types.SimpleNamespace(__bases__=(type(x),))):
+            try:
+                make_any(cls, x._buffer, x._dtype, (3,), (8,))
+            except TypeError:
+                pass
+            else:
+                raise SystemExit(f"_make made a {cls!r}")
+        try:
+            type(x)._view(types.SimpleNamespace(_buffer=x._buffer, _dtype=x._dtype,
+                                                _readonly=False), (3,), (8,), 0)
+        except TypeError:
+            pass
+        else:
+            raise SystemExit("_view viewed a non-array")
         for new in (lambda: type(x).__new__(type(x)), lambda: type(x).__mro__[1]()):
             try:
                 new()
