@@ -20,7 +20,7 @@ class AxisError(ValueError, IndexError):
 
 
 def check_array(x: Any, function: str, name: str = "x") -> Array:
-    if x.__class__ is not Array:
+    if type(x) is not Array:
         raise TypeError(f"{function}(): {name} must be an hxarray Array, got {type(x).__name__}")
     return x
 
@@ -50,7 +50,7 @@ def check_ordered(x: Array, function: str) -> Array:
 def as_dtype(dtype: Any, function: str) -> dt.DType:
     """An hxarray dtype; numpy mode also takes numpy dtypes, their scalar types and names
     (_numpy_mode.as_dtype)."""
-    if dtype.__class__ is dt.DType:
+    if type(dtype) is dt.DType:
         return dtype
     return numpy_mode.as_dtype(dtype, function)
 
@@ -76,21 +76,21 @@ def same_device(arrays: Sequence[Array], function: str) -> Device:
 
 def as_shape(shape: Any, function: str) -> tuple[int, ...]:
     """`shape` (an integer or a sequence of integers; bools are not integers here) as a tuple."""
-    if shape.__class__ is tuple:
+    if type(shape) is tuple:
         for n in shape:
-            if n.__class__ is not int or n < 0:
+            if type(n) is not int or n < 0:
                 break
         else:
             return shape  # the common case, checked without building anything
-    elif shape.__class__ is int and shape >= 0:
+    elif type(shape) is int and shape >= 0:
         return (shape,)
-    if shape.__class__ is not tuple and shape.__class__ is not builtins.bool:
+    if type(shape) is not tuple and type(shape) is not builtins.bool:
         try:
             shape = (operator.index(shape),)
         except TypeError:
             pass
     try:
-        if any(n.__class__ is builtins.bool for n in shape):
+        if any(type(n) is builtins.bool for n in shape):
             raise TypeError
         shape = tuple(operator.index(n) for n in shape)
     except TypeError:
@@ -103,7 +103,7 @@ def as_shape(shape: Any, function: str) -> tuple[int, ...]:
 
 def normalize_axis(axis: Any, ndim: int, function: str) -> int:
     """`axis` in [0, ndim); any integer with `__index__` except a bool is an axis."""
-    if axis.__class__ is not int:
+    if type(axis) is not int:
         try:
             if isinstance(axis, builtins.bool):
                 raise TypeError

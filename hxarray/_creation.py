@@ -67,12 +67,12 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     its memory (in about a microsecond, as np.asarray would; `copy=True` copies it), and that
     `copy=False` shares the memory of a numpy array, DLPack CPU tensor or writable buffer, or
     raises ValueError. numpy mode also takes numpy's positional `dtype`: `asarray(obj, float32)`."""
-    if obj.__class__ is _ndarray and dtype is None and copy is None and device is None:
+    if type(obj) is _ndarray and dtype is None and copy is None and device is None:
         target = default_device()  # the common case: share a numpy array's memory
         shared = (target._backend or target.backend).adopt(obj)
         if shared is not None:
             return shared
-    if obj.__class__ is Array and dtype is None and device is None:  # the other common cases
+    if type(obj) is Array and dtype is None and device is None:  # the other common cases
         if copy is True:
             return obj._buffer.device.backend.copy(obj)
         if copy is None:
@@ -82,11 +82,11 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
         copy = as_copy(copy, "asarray")
     if dtype is not None and dtype not in dt.COMPLEX_FLOATING and dtype is not dt.bool:
         source = getattr(obj, "dtype", None)  # an hxarray or numpy dtype
-        if source in dt.COMPLEX_FLOATING if source.__class__ is dt.DType else \
+        if source in dt.COMPLEX_FLOATING if type(source) is dt.DType else \
                 getattr(source, "kind", None) == "c":
             raise TypeError(f"asarray(): converting complex data to {dtype.name} would discard "
                             "the imaginary part; take the real or imaginary part first")
-    if obj.__class__ is Array:
+    if type(obj) is Array:
         target = obj._buffer.device if device is None else as_device(device, "asarray")
         moves = target is not obj._buffer.device
         casts = dtype is not None and dtype is not obj._dtype
@@ -115,7 +115,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
 def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np.ndarray:
     """`obj` as a numpy array of an hxarray dtype: with `copy=False` a view of obj's own memory
     (ValueError if there is none), otherwise any conversion numpy makes."""
-    if obj.__class__ is np.ndarray and dtype is None and copy is not False and \
+    if type(obj) is np.ndarray and dtype is None and copy is not False and \
             obj.dtype in dt.FROM_NUMPY:
         return obj  # the common case, which needs none of the checks below
     if isinstance(obj, str) or obj is None:
@@ -150,7 +150,7 @@ def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np
 
 def _has_big_int(obj: Any) -> builtins.bool:
     """Whether nested lists and tuples `obj` hold a Python int beyond int64."""
-    if obj.__class__ is int:
+    if type(obj) is int:
         return not -(2**63) <= obj < 2**63
     return isinstance(obj, (list, tuple)) and any(_has_big_int(v) for v in obj)
 
@@ -252,7 +252,7 @@ def full(shape: Any, fill_value: builtins.bool | int | float | complex, *, dtype
 def _full(function: str, shape: Any, fill_value: Any, dtype: Any, device: Any) -> Array:
     """full() and full_like(): the fill value a Python scalar (or a 0-D array, or a numpy
     scalar) of a kind the dtype holds."""
-    if fill_value.__class__ is Array:
+    if type(fill_value) is Array:
         if fill_value.ndim != 0:
             raise ValueError(f"{function}(): fill_value must be a scalar or a 0-D array")
         fill_value = fill_value._host()[()].item()
@@ -271,7 +271,7 @@ def _full(function: str, shape: Any, fill_value: Any, dtype: Any, device: Any) -
                                 f"{dtype.name}")
     elif dtype is dt.bool:
         fill_value = builtins.bool(fill_value)
-    elif dtype in dt.FLOATING and fill_value.__class__ is int:
+    elif dtype in dt.FLOATING and type(fill_value) is int:
         try:  # now, not in a device's queued work
             fill_value = float(fill_value)
         except OverflowError:
@@ -319,9 +319,9 @@ def _number(value: Any, function: str, name: str, allow_complex: builtins.bool =
     """`value` as a Python int (anything with `__index__`), float or, if allowed, complex; a
     0-D array as its Python scalar where `allow_array` (elsewhere a case the standard leaves
     open: Unspecified)."""
-    if value.__class__ is int or value.__class__ is float:
+    if type(value) is int or type(value) is float:
         return value
-    if value.__class__ is Array and value.ndim == 0:
+    if type(value) is Array and value.ndim == 0:
         if allow_array:
             return value._host()[()].item()
         raise UnspecifiedType("{}(): {} must be an int or a float, got a 0-D array", function,
@@ -342,17 +342,17 @@ def _number(value: Any, function: str, name: str, allow_complex: builtins.bool =
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> Array:
     if stop is None:
-        if start.__class__ is int and 0 < start < _ARANGE_FITS and step.__class__ is int and \
+        if type(start) is int and 0 < start < _ARANGE_FITS and type(step) is int and \
                 step == 1 and dtype is None and device is None:
             # the common case, `arange(n)`, which needs no other check
             target = default_device()
             return (target._backend or target.backend).arange(0, start, 1, _INT64, target)
         start, stop = 0, start
-    integers = start.__class__ is stop.__class__ is step.__class__ is int
+    integers = type(start) is type(stop) is type(step) is int
     if not integers:
         start, stop, step = (_number(start, "arange", "start"), _number(stop, "arange", "stop"),
                              _number(step, "arange", "step"))
-        integers = start.__class__ is stop.__class__ is step.__class__ is int
+        integers = type(start) is type(stop) is type(step) is int
     if step == 0:
         raise ValueError("arange(): step must not be zero")
     dtype = dt.int64 if dtype is None and integers else \
@@ -382,7 +382,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 @adapted
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
              dtype: Any = None, device: Any = None, endpoint: builtins.bool = True) -> Array:
-    if dtype is None and (start.__class__ is Array or stop.__class__ is Array):
+    if dtype is None and (type(start) is Array or type(stop) is Array):
         dtype = numpy_mode.linspace_dtype(start, stop)
     start = _number(start, "linspace", "start", allow_complex=True, allow_array=True)
     stop = _number(stop, "linspace", "stop", allow_complex=True, allow_array=True)
@@ -507,7 +507,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
     """An array sharing (or, with `copy=True`, another device or read-only memory, copying) the
     memory of any DLPack producer of host memory; without `device` it lands on the CPU."""
     copy = as_copy(copy, "from_dlpack")
-    if x.__class__ is Array:
+    if type(x) is Array:
         return asarray(x, device=device, copy=copy)
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
         raise TypeError(f"from_dlpack(): {type(x).__name__} does not implement __dlpack__ "

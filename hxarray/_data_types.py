@@ -38,9 +38,9 @@ def astype(x: Array, dtype: Any, /, *, copy: builtins.bool = True, device: Any =
 
 
 def _dtype_of(value: Any, function: str) -> dt.DType:
-    if value.__class__ is dt.DType:
+    if type(value) is dt.DType:
         return value
-    if value.__class__ is Array:
+    if type(value) is Array:
         return value._dtype
     found = numpy_mode.numpy_dtype(value)  # numpy mode: numpy dtypes, names, numpy arrays
     if found is not None:
@@ -141,9 +141,9 @@ def isdtype(dtype: Any, kind: Any) -> builtins.bool:
     dtype = as_dtype(dtype, "isdtype")
     if isinstance(kind, tuple):
         return any(isdtype(dtype, k) for k in kind)
-    if kind.__class__ is not dt.DType and not isinstance(kind, str):
+    if type(kind) is not dt.DType and not isinstance(kind, str):
         kind = numpy_mode.numpy_dtype(kind) or kind  # numpy mode: a numpy dtype
-    if kind.__class__ is dt.DType:
+    if type(kind) is dt.DType:
         return dtype is kind
     if isinstance(kind, str):
         try:

@@ -51,7 +51,7 @@ class DType:
         """Identity among hxarray dtypes; against a numpy dtype or a scalar or Python type,
         numpy's comparison, so `x.dtype == bool` reads as numpy's does (dask compares its arrays'
         dtypes so); never equal to a name."""
-        if other.__class__ is DType:
+        if type(other) is DType:
             return self is other
         if isinstance(other, (np.dtype, type)):
             try:

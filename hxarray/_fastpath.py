@@ -351,7 +351,6 @@ def fresh(shape: Any, dtype: Any, device: Any = None, clear: bool = False) -> An
     return out
 
 
-
 def _clear(address: int, nbytes: int) -> None:
     """Zero the `nbytes` bytes at `address` (a CPU block's), without the GIL from 1 MiB on (below,
     handing it over costs more than the memset): numpy's fill goes through a view of the span,

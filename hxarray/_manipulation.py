@@ -30,16 +30,16 @@ def _ints(values: Any, function: str, name: str, allow_int: builtins.bool = Fals
           ) -> tuple[int, ...]:
     """A tuple or list of integers (or, if allowed, one integer) as a tuple of Python ints;
     TypeError for anything else, bools included."""
-    if values.__class__ is tuple:
+    if type(values) is tuple:
         for v in values:
-            if v.__class__ is not int:
+            if type(v) is not int:
                 break
         else:
             return values  # the common case, checked without building anything
     items = values if isinstance(values, (tuple, list)) or not allow_int else (values,)
     try:
         if not isinstance(items, (tuple, list)) or \
-                any(v.__class__ is builtins.bool for v in items):
+                any(type(v) is builtins.bool for v in items):
             raise TypeError
         return tuple(operator.index(v) for v in items)
     except TypeError:
@@ -301,7 +301,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
     result's length depends on it)."""
     check_array(x, "repeat")
     counts = None
-    if repeats.__class__ is Array:
+    if type(repeats) is Array:
         if repeats._dtype not in dt.INTEGER:
             raise TypeError("repeat(): repeats must be an integer array")
         if repeats.ndim > 1:

@@ -75,7 +75,7 @@ def result_type(*values: dt.DType | Scalar) -> dt.DType:
     """numpy's result dtype of dtypes and Python scalars (weak, NEP 50). OverflowError where it
     would be numpy's object dtype: a Python int that no integer dtype holds, and no floating
     or complex operand to take it."""
-    found = np.result_type(*(v.numpy if v.__class__ is dt.DType else v for v in values))
+    found = np.result_type(*(v.numpy if type(v) is dt.DType else v for v in values))
     result = dt.FROM_NUMPY.get(found)
     if result is None:
         big = [v for v in values if isinstance(v, int) and not -2**63 <= v < 2**64]
@@ -132,7 +132,7 @@ def stored(value: Any, dtype: dt.DType, error: Exception) -> Any:
     cast (strict mode: `error`, the standard's)."""
     if STRICT.get():
         raise error
-    return cast(value, dtype) if value.__class__ is Array else python_type(dtype)(value)
+    return cast(value, dtype) if type(value) is Array else python_type(dtype)(value)
 
 
 def fill_value(value: Any, kind: dt.DType, dtype: dt.DType, error: Exception, function: str
@@ -161,9 +161,9 @@ def common(operands: tuple[Any, ...] | list[Any]) -> tuple[dt.DType, tuple[Any, 
     """numpy's common dtype of arrays and (weak) scalars, and the operands as it: arrays cast,
     scalars (numpy's as the Python scalars they hold) as its Python type."""
     operands = [v.item() if isinstance(v, np.generic) else v for v in operands]
-    dtype = result_type(*(v._dtype if v.__class__ is Array else v for v in operands))
+    dtype = result_type(*(v._dtype if type(v) is Array else v for v in operands))
     kind = python_type(dtype)
-    return dtype, tuple(cast(v, dtype) if v.__class__ is Array else kind(v) for v in operands)
+    return dtype, tuple(cast(v, dtype) if type(v) is Array else kind(v) for v in operands)
 
 
 # -- element-wise functions ------------------------------------------------------------------------
@@ -240,7 +240,7 @@ def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
 
 
 def _plan(name: str, operands: list[Any]) -> Plan:
-    types = [v._dtype if v.__class__ is Array else type(v) for v in operands]
+    types = [v._dtype if type(v) is Array else type(v) for v in operands]
     key = (name, *types)
     plan = _plans.get(key)
     if plan is None:
@@ -251,7 +251,7 @@ def _plan(name: str, operands: list[Any]) -> Plan:
 
 
 def _convert(value: Any, dtype: dt.DType, scalar: type | None) -> Any:
-    if value.__class__ is Array:
+    if type(value) is Array:
         return cast(value, dtype) if dtype is not dt.bool or value._dtype is dt.bool \
             else to_nonzero(value)
     return scalar(value) if scalar is not None else value
@@ -260,8 +260,8 @@ def _convert(value: Any, dtype: dt.DType, scalar: type | None) -> Any:
 def _out_of_range(name: str, x1: Any, x2: Any) -> Array | None:
     """numpy's comparison of an integer array with a Python int beyond its dtype: the same
     answer for every element (None if the int fits)."""
-    array, value, op = (x1, x2, name) if x1.__class__ is Array else (x2, x1, _MIRRORED[name])
-    if value.__class__ is not int or array._dtype not in dt.INTEGER:
+    array, value, op = (x1, x2, name) if type(x1) is Array else (x2, x1, _MIRRORED[name])
+    if type(value) is not int or array._dtype not in dt.INTEGER:
         return None
     low, high = dt.INTEGER_BOUNDS[array._dtype]
     if low <= value <= high:
@@ -320,7 +320,7 @@ def check_power(exponent: Any) -> None:
     """numpy mode: numpy's ValueError for an integer raised to a negative integer power (the
     standard leaves the result open; strict mode computes 1 / x1**-x2 truncated). A scalar
     exponent that is not negative reads no mode."""
-    if exponent.__class__ is not Array:
+    if type(exponent) is not Array:
         if exponent < 0 and not STRICT.get():
             raise ValueError("Integers to negative integer powers are not allowed.")
     elif not STRICT.get() and exponent._dtype in dt.SIGNED and \
@@ -349,7 +349,7 @@ def assign_inplace(name: str, x: Array, result: Array) -> Array:
 
 def _parts(v: Any) -> tuple[Any, Any]:
     """The real and imaginary parts of a complex array or a Python complex."""
-    if v.__class__ is Array:
+    if type(v) is Array:
         return hxarray.real(v), hxarray.imag(v)
     return v.real, v.imag
 
@@ -357,7 +357,7 @@ def _parts(v: Any) -> tuple[Any, Any]:
 def _nan_in(v: Any) -> Any:
     """Where a complex array (or a Python complex) holds a NaN in either part."""
     real, imag = _parts(v)
-    if v.__class__ is Array:
+    if type(v) is Array:
         return hxarray.logical_or(hxarray.isnan(real), hxarray.isnan(imag))
     return real != real or imag != imag
 
@@ -376,10 +376,10 @@ def complex_ordered(name: str, x1: Any, x2: Any) -> Array:
     (real1, imag1), (real2, imag2) = _parts(x1), _parts(x2)
     by_real = operations[name.removesuffix("_equal")](real1, real2)
     imaginary = [hxarray.logical_not(hxarray.isnan(v)) for v in (imag1, imag2)
-                 if v.__class__ is Array]
+                 if type(v) is Array]
     for valid in imaginary:
         by_real = hxarray.logical_and(by_real, valid)
-    if any(v.__class__ is not Array and v != v for v in (imag1, imag2)):
+    if any(type(v) is not Array and v != v for v in (imag1, imag2)):
         by_real = hxarray.logical_and(by_real, False)
     by_imag = hxarray.logical_and(operations["equal"](real1, real2),
                                   operations[name](imag1, imag2))
@@ -617,14 +617,14 @@ def numpy_operand(x: Array, other: Any) -> Array | None:
 def clip(x: Array, min: Any = None, max: Any = None) -> Array:
     """numpy's clip of a bool or complex x, or with bounds of another kind: x and the bounds in
     their common dtype (NEP 50), booleans as 0 and 1, complex numbers in numpy's order."""
-    if any(v._dtype in dt.COMPLEX_FLOATING if v.__class__ is Array else isinstance(v, complex)
+    if any(v._dtype in dt.COMPLEX_FLOATING if type(v) is Array else isinstance(v, complex)
            for v in (x, min, max)):
         return complex_clip(x, min, max)
     given = [v for v in (min, max) if v is not None]
     dtype, (x, *given) = common((x, *given))
     if dtype is dt.bool:  # booleans clip as 0 and 1
         x = cast(x, dt.uint8)
-        given = [cast(v, dt.uint8) if v.__class__ is Array else int(v) for v in given]
+        given = [cast(v, dt.uint8) if type(v) is Array else int(v) for v in given]
     low = given.pop(0) if min is not None else None
     result = hxarray.clip(x, low, given[0] if max is not None else None)
     return reinterpret(result, dt.bool) if dtype is dt.bool else result
@@ -640,7 +640,7 @@ def where(condition: Array, *values: Any) -> Array | tuple[Array, ...]:
     if condition._dtype is not dt.bool:
         condition = hxarray.astype(condition, dt.bool)
     dtype, (x1, x2) = common(values)
-    if x1.__class__ is not Array and x2.__class__ is not Array:
+    if type(x1) is not Array and type(x2) is not Array:
         x1 = condition._buffer.device.backend.full((), x1, dtype, condition._buffer.device)
     return hxarray.where(condition, x1, x2)
 
@@ -684,7 +684,7 @@ def _products(name: str) -> Callable[..., Array]:
 
 def arange(start: Any, /, stop: Any = None, step: Any = 1, **kwargs: Any) -> Array:
     """numpy's arange of 0-D array bounds: their values."""
-    return hxarray.arange(*(v._host()[()].item() if v.__class__ is Array and v.ndim == 0 else v
+    return hxarray.arange(*(v._host()[()].item() if type(v) is Array and v.ndim == 0 else v
                             for v in (start, stop, step)), **kwargs)
 
 
@@ -694,7 +694,7 @@ def linspace_dtype(start: Any, stop: Any) -> dt.DType | None:
     modes compute a result here, so the chapter asks, not the adapter.)"""
     if STRICT.get():
         return None
-    arrays = [v._dtype for v in (start, stop) if v.__class__ is Array]
+    arrays = [v._dtype for v in (start, stop) if type(v) is Array]
     return dt.FROM_NUMPY.get(np.result_type(*(d.numpy for d in arrays), 1.0))
 
 
@@ -702,10 +702,10 @@ def diff(x: Array, /, *, axis: Any = -1, n: Any = 1, prepend: Any = None, append
          ) -> Array:
     """numpy's diff of a bool array ("not equal" of neighbours), and with prepend/append of
     another kind: x and them in numpy's common dtype (NEP 50)."""
-    given = [v for v in (prepend, append) if v.__class__ is Array]
+    given = [v for v in (prepend, append) if type(v) is Array]
     if given:
         dtype = result_type(x._dtype, *(v._dtype for v in given))
-        x, prepend, append = (v if v.__class__ is not Array else cast(v, dtype)
+        x, prepend, append = (v if type(v) is not Array else cast(v, dtype)
                               for v in (x, prepend, append))
     return hxarray._utility.differences(x, axis, n, prepend, append)
 

@@ -94,9 +94,9 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
         raise ValueError(f"searchsorted(): side must be 'left' or 'right', got {side!r}")
     backend = x1._buffer.device.backend
     device = x1._buffer.device
-    if x2.__class__ is Array and x2._buffer.device is not device:
+    if type(x2) is Array and x2._buffer.device is not device:
         raise ValueError(f"searchsorted(): x2 is on {x2.device}, x1 on {x1.device}")
-    if x2.__class__ is not Array:
+    if type(x2) is not Array:
         x2 = backend.full((), _check_scalar("searchsorted", x2, x1._dtype), x1._dtype, device)
     dtype = dt.promote(x1._dtype, x2._dtype)
     if sorter is not None:
@@ -137,7 +137,7 @@ def _where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISS
     if condition._dtype is not dt.bool:
         raise UnspecifiedType(f"where(): condition must be a boolean array, got "
                               f"{condition._dtype.name}")
-    arrays = [a for a in (x1, x2) if a.__class__ is Array]
+    arrays = [a for a in (x1, x2) if type(a) is Array]
     if not arrays:
         raise UnspecifiedType("where(): at least one of x1 and x2 must be an array")
     for a in arrays:
@@ -147,13 +147,13 @@ def _where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISS
     dtype = dt.result_type_of(*(a._dtype for a in arrays))
     operands = []
     for a in (x1, x2):
-        if a.__class__ is not Array:
+        if type(a) is not Array:
             a, dtype = scalar_operand("where", a, dtype)
         operands.append(a)
     shape = broadcast_shapes(condition._shape, *(a._shape for a in arrays))
     y1, y2 = operands
-    signature = _WHERE.signature(dt.bool, y1._dtype if y1.__class__ is Array else dtype,
-                                 y2._dtype if y2.__class__ is Array else dtype)
+    signature = _WHERE.signature(dt.bool, y1._dtype if type(y1) is Array else dtype,
+                                 y2._dtype if type(y2) is Array else dtype)
     return condition._buffer.device.backend.elementwise(_WHERE, (condition, y1, y2), signature,
                                                         shape)
 

@@ -209,7 +209,7 @@ class Allocator(ABC):
     def allocate(self, nbytes: int) -> MemoryBuffer:
         """A `MemoryBuffer` of `nbytes` bytes on this allocator's device (for the device's
         current stream, where that matters)."""
-        if nbytes.__class__ is not int or nbytes < 0:
+        if type(nbytes) is not int or nbytes < 0:
             raise ValueError(f"nbytes must be a non-negative int, got {nbytes!r}")
         return MemoryBuffer(self.device, nbytes, self.malloc(nbytes), self)
 

@@ -146,7 +146,7 @@ class Device:
         device_type = DeviceType(spec)
         if index is None:
             index = 0
-        elif index.__class__ is not int:
+        elif type(index) is not int:
             if isinstance(index, bool) or not hasattr(index, "__index__"):
                 raise TypeError(f"a device index must be an int, got {type(index).__name__}")
             index = operator.index(index)

@@ -222,7 +222,7 @@ class CpuBackend(Backend):
 
     def full(self, shape, value, dtype, device=None) -> Array:
         out = self.empty(shape, dtype)
-        if value.__class__ is int and value == 0:
+        if type(value) is int and value == 0:
             # Zero is all zero bits in every dtype, and numpy fills bytes with memset: from
             # 1e5 elements 1.4x (float64) to 3x faster than filling with a typed zero.
             out._buffer.block.handle[:out._buffer.nbytes].fill(0)
@@ -284,8 +284,8 @@ class CpuBackend(Backend):
 
     def _elementwise(self, op, args, out) -> Array:
         target = out._handle if out._handle is not None else self.native(out)
-        handles = [a._handle if a.__class__ is Array and a._handle is not None else
-                   self.native(a) if a.__class__ is Array else a for a in args]
+        handles = [a._handle if type(a) is Array and a._handle is not None else
+                   self.native(a) if type(a) is Array else a for a in args]
         t = self.thresholds
         kernel = kernels.ELEMENTWISE[op]
         if target.size < (t.compute_bound if op.heavy else t.memory_bound):

@@ -29,7 +29,7 @@ def _where(condition: np.ndarray, x1: Any, x2: Any, *, out: np.ndarray) -> None:
         where(condition, x1, x2, out=out)
         return
     bits = _BITS.get(out.dtype.itemsize) if out.dtype.kind != "c" else None
-    operands = [v if v.__class__ is np.ndarray else np.asarray(v, out.dtype) for v in (x1, x2)]
+    operands = [v if type(v) is np.ndarray else np.asarray(v, out.dtype) for v in (x1, x2)]
     if bits is None or \
             any(v.dtype != out.dtype or np.may_share_memory(v, out) for v in operands):
         np.copyto(out, np.where(condition, x1, x2), casting="unsafe")
