@@ -2,11 +2,11 @@
 # Operation and the Reduction, the array's fields read in place (the layout of
 # hxarray._speedups.ArrayBase, _speedups.h, with its unchecked constructor), the block and buffer
 # types and the allocation of the HAL's compiled allocator, the C API's context-variable read,
-# memset and GIL hand-over, typed locals for the loops.
+# memset, memcpy and the GIL's hand-over, typed locals for the loops.
 cimport cython
 from cpython.contextvars cimport get_value
 from cpython.long cimport PyLong_AsVoidPtr
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from hxarray.hal.allocator cimport Block, MemoryBuffer, _CachingAllocatorBase, _cached_malloc
 
@@ -17,6 +17,7 @@ cdef extern from "_speedups.h":
         cdef readonly object _dtype "dtype"
         cdef readonly object _shape "shape"
         cdef readonly object _strides "strides"
+        cdef readonly object _offset "offset"
         cdef readonly object _handle "handle"
         cdef readonly char _readonly "readonly"
 
@@ -71,8 +72,14 @@ cdef Py_ssize_t _MAX_DIMS, _MAX_NBYTES
 @cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, n=Py_ssize_t, empty=bint, array=ArrayBase,
                buffer=MemoryBuffer, block=Block)
 cpdef fresh(object shape, object dtype, object device=*, bint clear=*)
+@cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, step=Py_ssize_t, i=Py_ssize_t,
+               extent=Py_ssize_t, stride=Py_ssize_t, contiguous=bint, shape=tuple, strides=tuple, array=ArrayBase,
+               target=ArrayBase, buffer=MemoryBuffer, block=Block, start="void *")
+cpdef copied(object x)
 @cython.locals(start="void *", state="void *")
 cdef _clear(object address, Py_ssize_t nbytes)
+@cython.locals(state="void *")
+cdef _move(void *target, void *source, Py_ssize_t nbytes)
 
 
 cdef class Reduction:

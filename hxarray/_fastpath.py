@@ -18,13 +18,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ._numpy_kernels import QUIET_STATE, errstate_var, quiet
-from .hal.allocator import MemoryBuffer
+from .hal.allocator import Block, MemoryBuffer
 from .hal.hooks import observers
 from .hal.scope import NO_SCOPES, scoped_pools
 from .hal.sources import compiled
 
 __all__ = ["Operation", "Reduction", "bind_cpu", "binary_operator", "call_operation",
-           "configure", "fresh", "inplace_operator", "operations", "unary_operator"]
+           "configure", "copied", "fresh", "inplace_operator", "operations", "unary_operator"]
 
 # every Operation and Reduction, to bind the kernels to
 _OPERATIONS: list[Operation] = []
@@ -52,12 +52,13 @@ _limit = 0
 # (`_compiled`): the caching allocator's allocation (hal/allocator.py); from _speedups.h, the
 # array's constructor for checked fields; from the C API, a context variable's value (without the
 # method call of `ContextVar.get`, about 150 instructions on every fast-path call where this is
-# ten), memset and the GIL's hand-over.
+# ten), memset, memcpy and the GIL's hand-over.
 _cached_malloc: Callable[[Any, int], Any]
 new_array_object: Callable[..., Any]
 get_value: Callable[[contextvars.ContextVar[Any]], Any]
 PyLong_AsVoidPtr: Callable[[int], Any]
 memset: Callable[[Any, int, int], Any]
+memcpy: Callable[[Any, Any, int], Any]
 PyEval_SaveThread: Callable[[], Any]
 PyEval_RestoreThread: Callable[[Any], None]
 
@@ -351,6 +352,51 @@ def fresh(shape: Any, dtype: Any, device: Any = None, clear: bool = False) -> An
     return out
 
 
+def copied(x: Any) -> Any:
+    """CpuBackend.copy's common case: a fresh C-contiguous copy of the CPU array `x` from the
+    caching allocator (its bytes copied with memcpy where `x` is C-contiguous too: numpy's
+    assignment costs several times that on small arrays), or None where Python must run: before
+    `bind_cpu`, inside a memory scope, for an array of another device, or for another layout
+    without its numpy view."""
+    if _allocator is None or type(x) is not _array_type or \
+            get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
+        return None
+    array = x  # (compiled: x's C fields, its buffer and its block)
+    if type(array._buffer) is not MemoryBuffer:
+        return None
+    buffer = array._buffer
+    if buffer.device is not _cpu_device:
+        return None
+    dtype, shape, strides = array._dtype, array._shape, array._strides
+    itemsize = dtype.itemsize
+    size = step = itemsize
+    contiguous = True
+    for i in range(len(shape) - 1, -1, -1):
+        extent, stride = shape[i], strides[i]
+        if extent != 1 and stride != step:
+            contiguous = False
+        size *= extent
+        step *= extent
+    if not contiguous and array._handle is None:
+        return None
+    out = _new_array(dtype, itemsize, shape, size // itemsize)
+    target = out
+    if not contiguous:
+        target._handle[...] = array._handle
+    elif size:
+        source = buffer.block
+        if type(source) is Block:
+            block = source
+            address = block._address
+        else:  # another library's memory (`CpuBackend.adopt`)
+            address = source.address
+        start = PyLong_AsVoidPtr(address + array._offset)  # noqa: F821
+        buffer = target._buffer
+        block = buffer.block
+        _move(PyLong_AsVoidPtr(block._address), start, size)  # noqa: F821
+    return out
+
+
 def _clear(address: int, nbytes: int) -> None:
     """Zero the `nbytes` bytes at `address` (a CPU block's), without the GIL from 1 MiB on (below,
     handing it over costs more than the memset): numpy's fill goes through a view of the span,
@@ -361,6 +407,16 @@ def _clear(address: int, nbytes: int) -> None:
         return
     state = PyEval_SaveThread()  # noqa: F821
     memset(start, 0, nbytes)  # noqa: F821
+    PyEval_RestoreThread(state)  # noqa: F821
+
+
+def _move(target: Any, source: Any, nbytes: int) -> None:
+    """memcpy of `nbytes` bytes between two CPU blocks' memory, without the GIL from 1 MiB on."""
+    if nbytes < 1 << 20:
+        memcpy(target, source, nbytes)  # noqa: F821
+        return
+    state = PyEval_SaveThread()  # noqa: F821
+    memcpy(target, source, nbytes)  # noqa: F821
     PyEval_RestoreThread(state)  # noqa: F821
 
 class Reduction:

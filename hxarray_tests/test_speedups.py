@@ -398,6 +398,44 @@ def test_cpu_backend_empty_is_the_compiled_allocation_outside_memory_scopes() ->
 
 
 @compiled
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cpu_backend_copy_is_the_compiled_copy_outside_memory_scopes(dtype: str) -> None:
+    backend = xp.Device("cpu").backend
+    allocator = backend.allocator(backend.device)
+    data = np.arange(-12, 12).astype(np_dtype(dtype)).reshape(4, 6)
+    own = xp.asarray(data, copy=True)  # in a block of the allocator
+    sources = [xp.asarray(data), own, own[1:3], own[:, ::2], own[::-1], own.T, own[2, 3],
+               own[:0], xp.asarray(data[::-1, 1:]), xp.asarray(data.T)]
+    for x in sources:
+        fast = fastpath.copied(x)  # None only for another layout without the numpy view
+        contiguous = x._strides == fresh_layout(x.shape, x.dtype)[1]
+        assert fast is not None or (x._handle is None and not contiguous)
+        expected = np.array(np.asarray(x))
+        for got in (backend.copy(x) if fast is None else fast, backend.copy(x)):
+            assert got._buffer is not x._buffer and got._buffer.allocator is allocator
+            assert got.dtype == x.dtype and got.shape == x.shape and got._offset == 0
+            assert got._strides == fresh_layout(x.shape, x.dtype)[1]
+            np.testing.assert_array_equal(got._handle, expected)
+            got._handle[...] = 0  # the copy's memory is its own
+            np.testing.assert_array_equal(np.asarray(x), expected)
+    np.testing.assert_array_equal(data, np.arange(-12, 12).astype(np_dtype(dtype)).reshape(4, 6))
+
+
+@compiled
+def test_the_compiled_copy_declines_what_python_judges() -> None:
+    big = xp.asarray(np.arange(1 << 18, dtype=np.float64))  # 2 MiB: copied without the GIL
+    np.testing.assert_array_equal(fastpath.copied(big)._handle, np.arange(1 << 18))
+    for other in (np.arange(3.0), 3.0, None, xp.asarray(np.arange(3.0), device="ref")):
+        assert fastpath.copied(other) is None
+    with xp.memory_scope():
+        x = xp.ones(3)
+        assert fastpath.copied(x) is None
+        copy = xp.asarray(x, copy=True)
+        assert copy._buffer.allocator is x._buffer.allocator  # the scope's pool
+        np.testing.assert_array_equal(np.asarray(copy), [1.0, 1.0, 1.0])
+
+
+@compiled
 def test_operations_take_calls_of_every_form() -> None:
     """The compiled element-wise functions: their vectorcall takes positional calls; keywords and
     other arities reach the standard's signature (its TypeError); an Operation made after the

@@ -66,7 +66,9 @@ class CpuBackend(Backend):
 
     device_type = DeviceType.CPU
     priority = 0
-    _fresh: Callable[[tuple[int, ...], dt.DType], Array | None] | None = None  # compiled empty
+    # compiled (`_fastpath`): empty, and a copy of a CPU array
+    _fresh: Callable[[tuple[int, ...], dt.DType], Array | None] | None = None
+    _copied: Callable[[Array], Array | None] | None = None
 
     def __init__(self, thresholds: Thresholds | None = None) -> None:
         super().__init__()
@@ -95,14 +97,14 @@ class CpuBackend(Backend):
 
     def _bind_fast_path(self) -> None:
         """Bind the CPU fast path (`_fastpath`: the compiled namespace functions, the operator
-        slots' fast path, fresh arrays) to this backend: its device, allocator, element-wise
-        kernels (the bare ufunc where that is all a kernel does), `reduce_into` for the
+        slots' fast path, fresh arrays and copies) to this backend: its device, allocator,
+        element-wise kernels (the bare ufunc where that is all a kernel does), `reduce_into` for the
         reductions of `_ops.REDUCTIONS`, and the thresholds below which they run on the calling
         thread; larger or other operands take the general path, and so does every call while a
         hook is installed (`hal.hooks`) or inside a memory scope."""
         if fastpath is None or errstate_var is None:
             return
-        self._fresh = fastpath.fresh
+        self._fresh, self._copied = fastpath.fresh, fastpath.copied
         t = self.thresholds
         fastpath.bind_cpu(self.device, self._allocator, _typed_view,
                           kernels.FAST_PATH_KERNELS, kernels.COMPUTE_BOUND, kernels.reduce_into,
@@ -257,6 +259,10 @@ class CpuBackend(Backend):
     @reruns_after_memory_error
     def copy(self, x: Array, dtype: dt.DType | None = None) -> Array:
         if dtype is None or dtype is x._dtype:
+            if self._copied is not None:
+                out = self._copied(x)
+                if out is not None:
+                    return out
             out = self.empty(x._shape, x._dtype)
             out._handle[...] = x._handle if x._handle is not None else self.native(x)
             return out
