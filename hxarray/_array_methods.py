@@ -64,7 +64,8 @@ def install() -> None:
         for dunder, method in operators.items():
             setattr(Array, dunder, method)
         return
-    fastpath.configure(Array, ew._binary, dt.bool, dt.int64, dt.CATEGORIES["floating-point"])
+    fastpath.configure(Array, ew._binary, dt.bool, dt.int64, dt.CATEGORIES["floating-point"],
+                       dt.float32, dt.float64)
     speedups.configure(array_type=Array, functions=fastpath.operations(),
                        operations={op.operator: ew.OPERATIONS[op.name] for op in OPS.values()
                                    if op.operator is not None},

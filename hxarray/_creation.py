@@ -31,6 +31,7 @@ __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "fu
 
 F = TypeVar("F", bound=Callable[..., Any])
 _fresh = None if fastpath is None else fastpath.fresh
+_arange = None if fastpath is None else fastpath.arange
 _DType, _FLOAT64, _INT64 = dt.DType, dt.float64, dt.int64
 
 _SCALAR_DTYPE = {builtins.bool: dt.bool, int: dt.int64, float: dt.float64, complex: dt.complex128}
@@ -346,6 +347,10 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
                 step == 1 and dtype is None and device is None:
             # the common case, `arange(n)`, which needs no other check
             target = default_device()
+            if _arange is not None and not observers:  # compiled, for small n on the CPU
+                out = _arange(0, 1, start, _INT64, target)
+                if out is not None:
+                    return out
             return (target._backend or target.backend).arange(0, start, 1, _INT64, target)
         start, stop = 0, start
     integers = type(start) is type(stop) is type(step) is int

@@ -28,6 +28,9 @@ cdef extern from "_speedups.h":
 cdef extern from "Python.h":
     void *PyEval_SaveThread()
     void PyEval_RestoreThread(void *state)
+    long long *int64_at "(long long *)PyLong_AsVoidPtr" (object address) except? NULL
+    double *float64_at "(double *)PyLong_AsVoidPtr" (object address) except? NULL
+    float *float32_at "(float *)PyLong_AsVoidPtr" (object address) except? NULL
 
 
 cdef api class Operation [object OperationObject, type OperationType]:
@@ -76,6 +79,18 @@ cpdef fresh(object shape, object dtype, object device=*, bint clear=*)
                extent=Py_ssize_t, stride=Py_ssize_t, contiguous=bint, shape=tuple, strides=tuple, array=ArrayBase,
                target=ArrayBase, buffer=MemoryBuffer, block=Block, start="void *")
 cpdef copied(object x)
+@cython.locals(i=Py_ssize_t, first="long long", delta="long long", values="long long *",
+               first64=double, second64=double, first32=float, second32=float)
+cpdef arange(object start, object step, Py_ssize_t length, object dtype, object device=*)
+ctypedef fused real:
+    float
+    double
+@cython.locals(i=Py_ssize_t, delta=real)
+cdef _fill(real *values, real first, real second, Py_ssize_t length)
+@cython.locals(n="long long")
+cdef bint _exact(object value, long long bound) except -1
+@cython.locals(array=ArrayBase, buffer=MemoryBuffer, block=Block)
+cdef object _address_of(object array)
 @cython.locals(start="void *", state="void *")
 cdef _clear(object address, Py_ssize_t nbytes)
 @cython.locals(state="void *")
@@ -99,10 +114,10 @@ cdef class Reduction:
 cdef long long _reduced(object axis, Py_ssize_t ndim) except? -2
 
 cdef list _OPERATIONS, _REDUCTIONS
-cdef object _array_type, _bool, _int64, _floating, _general_binary
+cdef object _array_type, _bool, _int64, _floating, _float32, _float64, _general_binary
 cdef object _cpu_device, _make_view, _quiet_context, _run_quietly
 cdef _CachingAllocatorBase _allocator
-cdef Py_ssize_t _compute_limit, _memory_limit, _limit
+cdef Py_ssize_t _compute_limit, _memory_limit, _limit, _arange_limit
 cdef bint _quiet_entered
 
 @cython.locals(op=Operation, reduction=Reduction)

@@ -1,9 +1,10 @@
 """The CPU fast path of the element-wise functions and operators (`Operation`), of the reductions
-(`Reduction`) and of fresh arrays (`fresh`), compiled by Cython from this source (setup.py's
-`COMPILED`; `_fastpath.pxd` gives the C types and the C helpers of `_speedups.h`) where the
-speedups are built (`_compiled.fast` and `fast_reduction` put an Operation or a Reduction in
-front of each namespace function; the array's operator slots, `_speedups.c`, call
-`binary_operator`, `inplace_operator` and `unary_operator`), not imported without them.
+(`Reduction`), of fresh arrays (`fresh`), copies (`copied`) and small aranges (`arange`), compiled
+by Cython from this source (setup.py's `COMPILED`; `_fastpath.pxd` gives the C types and the C
+helpers of `_speedups.h`) where the speedups are built (`_compiled.fast` and `fast_reduction` put an
+Operation or a Reduction in front of each namespace function; the array's operator slots,
+`_speedups.c`, call `binary_operator`, `inplace_operator` and `unary_operator`), not imported
+without them.
 
 Each takes the common call (CPU arrays below the threading threshold, outside hooks and memory
 scopes) and runs the CPU backend's kernel into a fresh array from the caching allocator, as the
@@ -23,19 +24,21 @@ from .hal.hooks import observers
 from .hal.scope import NO_SCOPES, scoped_pools
 from .hal.sources import compiled
 
-__all__ = ["Operation", "Reduction", "bind_cpu", "binary_operator", "call_operation",
+__all__ = ["Operation", "Reduction", "arange", "bind_cpu", "binary_operator", "call_operation",
            "configure", "copied", "fresh", "inplace_operator", "operations", "unary_operator"]
 
 # every Operation and Reduction, to bind the kernels to
 _OPERATIONS: list[Operation] = []
 _REDUCTIONS: list[Reduction] = []
 
-# What `configure` binds: the array type, the dtypes of the scalar rules, the general binary
-# path (for a large result written into a temporary).
+# What `configure` binds: the array type, the dtypes of the scalar rules and of `arange`, the
+# general binary path (for a large result written into a temporary).
 _array_type: Any = None
 _bool: Any = None
 _int64: Any = None
 _floating: frozenset[Any] = frozenset()
+_float32: Any = None
+_float64: Any = None
 _general_binary: Any = None
 
 # What `bind_cpu` binds: the CPU's device, its caching allocator and the numpy view of a block
@@ -47,18 +50,23 @@ _make_view: Any = None
 _compute_limit = 0
 _memory_limit = 0
 _limit = 0
+_arange_limit = 0
 
 # C functions where compiled (_fastpath.pxd), which is the only way this module runs
 # (`_compiled`): the caching allocator's allocation (hal/allocator.py); from _speedups.h, the
 # array's constructor for checked fields; from the C API, a context variable's value (without the
 # method call of `ContextVar.get`, about 150 instructions on every fast-path call where this is
-# ten), memset, memcpy and the GIL's hand-over.
+# ten), memset, memcpy, the GIL's hand-over, and an address as a pointer to int64, float64 or
+# float32 elements.
 _cached_malloc: Callable[[Any, int], Any]
 new_array_object: Callable[..., Any]
 get_value: Callable[[contextvars.ContextVar[Any]], Any]
 PyLong_AsVoidPtr: Callable[[int], Any]
 memset: Callable[[Any, int, int], Any]
 memcpy: Callable[[Any, Any, int], Any]
+int64_at: Callable[[int], Any]
+float64_at: Callable[[int], Any]
+float32_at: Callable[[int], Any]
 PyEval_SaveThread: Callable[[], Any]
 PyEval_RestoreThread: Callable[[Any], None]
 
@@ -397,6 +405,71 @@ def copied(x: Any) -> Any:
     return out
 
 
+def arange(start: Any, step: Any, length: int, dtype: Any, device: Any = None) -> Any:
+    """CpuBackend.arange's small case: numpy's arange of `length` values (below `bind_cpu`'s limit)
+    from `start` by `step`, in a fresh CPU array from the caching allocator: int64 (the caller
+    has checked that start, step and the values lie within 2**62 of zero), float64 or float32,
+    bit for bit as numpy makes them (its first two values, start and start + step, in the
+    dtype, then first + i * delta, delta their difference); or None where Python must run:
+    before `bind_cpu`, inside a memory scope, on another device than the CPU (if `device` is
+    given), another dtype, or an int that a float would round (numpy's conversion may differ)."""
+    if _allocator is None or length < 0 or length >= _arange_limit or \
+            (device is not None and device is not _cpu_device) or \
+            get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
+        return None
+    if dtype is _int64:
+        out = _new_array(dtype, 8, (length,), length)
+        first, delta = start, step
+        values = int64_at(_address_of(out))  # noqa: F821
+        for i in range(length):
+            values[i] = first + i * delta
+        return out
+    second = start + step  # (in Python, as numpy computes it)
+    if dtype is _float64 and _exact(start, 1 << 53) and _exact(second, 1 << 53):
+        out = _new_array(dtype, 8, (length,), length)
+        first64, second64 = start, second
+        _fill(float64_at(_address_of(out)), first64, second64, length)  # noqa: F821
+    elif dtype is _float32 and _exact(start, 1 << 24) and _exact(second, 1 << 24):
+        out = _new_array(dtype, 4, (length,), length)
+        first32, second32 = start, second
+        _fill(float32_at(_address_of(out)), first32, second32, length)  # noqa: F821
+    else:
+        return None
+    return out
+
+
+def _fill(values: Any, first: float, second: float, length: int) -> None:
+    """numpy's float arange fill, in the values' C type: first, second, then first + i * delta."""
+    delta = second - first
+    for i in range(2, length):
+        values[i] = first + i * delta
+    if length > 0:
+        values[0] = first
+    if length > 1:
+        values[1] = second
+
+
+def _exact(value: Any, bound: int) -> bool:
+    """Whether `value` is a float, or an int within `bound` of zero (a power of two: a float with
+    as many significant bits holds it exactly)."""
+    if type(value) is float:
+        return True
+    if type(value) is not int:
+        return False
+    try:
+        n = value  # (compiled: a C long long, whose conversion raises OverflowError)
+    except OverflowError:
+        return False
+    return -bound <= n <= bound
+
+
+def _address_of(array: Any) -> Any:
+    """The address of an array of a block of the caching allocator (as `_new_array` makes)."""
+    buffer = array._buffer
+    block = buffer.block
+    return block._address
+
+
 def _clear(address: int, nbytes: int) -> None:
     """Zero the `nbytes` bytes at `address` (a CPU block's), without the GIL from 1 MiB on (below,
     handing it over costs more than the memset): numpy's fill goes through a view of the span,
@@ -569,28 +642,33 @@ def operations() -> list[Operation]:
 
 
 def configure(array_type: type, general_binary: Callable[..., Any], bool_dtype: Any,
-              int64_dtype: Any, floating_dtypes: frozenset[Any]) -> None:
+              int64_dtype: Any, floating_dtypes: frozenset[Any], float32_dtype: Any,
+              float64_dtype: Any) -> None:
     """The fast path serves arrays of exactly `array_type`; `general_binary(name, x1, x2, out)`
-    is the general path of a binary operator, and the dtypes are those of the scalar rules."""
-    global _array_type, _general_binary, _bool, _int64, _floating
+    is the general path of a binary operator, and the dtypes are those of the scalar rules and
+    of `arange`."""
+    global _array_type, _general_binary, _bool, _int64, _floating, _float32, _float64
     _array_type, _general_binary = array_type, general_binary
     _bool, _int64, _floating = bool_dtype, int64_dtype, floating_dtypes
+    _float32, _float64 = float32_dtype, float64_dtype
 
 
 def bind_cpu(device: Any, allocator: Any, make_view: Callable[..., Any],
              kernels: dict[str, Callable[..., Any]], compute_bound: frozenset[str],
              reduce: Callable[..., None], reducible: frozenset[Any],
-             limits: tuple[int, int, int]) -> None:
+             limits: tuple[int, int, int, int]) -> None:
     """Enable the fast path on the CPU `device`: results come from its caching `allocator`,
     with the numpy view `make_view(block, dtype, shape)`; `kernels` are the element-wise
     kernels by name (those in `compute_bound` are worth threads sooner), `reduce` the kernel of
-    the reductions in `reducible`; element-wise operations (compute-bound, memory-bound) and
-    reductions from `limits` elements on take the general path, which threads them."""
+    the reductions in `reducible`; element-wise operations (compute-bound, memory-bound),
+    reductions and aranges from `limits` elements on take the general path (which threads the
+    first three; numpy's vectorised fills win for the last)."""
     global _cpu_device, _allocator, _make_view, _compute_limit, _memory_limit, _limit
+    global _arange_limit
     for op in _OPERATIONS:
         op.kernel = kernels.get(op.name)
         op._compute_bound = op.name in compute_bound
     for reduction in _REDUCTIONS:
         reduction.kernel = reduce if reduction._reduction in reducible else None
     _cpu_device, _allocator, _make_view = device, allocator, make_view
-    _compute_limit, _memory_limit, _limit = limits
+    _compute_limit, _memory_limit, _limit, _arange_limit = limits

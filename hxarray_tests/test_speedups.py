@@ -436,6 +436,44 @@ def test_the_compiled_copy_declines_what_python_judges() -> None:
 
 
 @compiled
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["float64", "float32"]),
+       st.one_of(st.integers(-2**24, 2**24), st.floats(-1e30, 1e30)),
+       st.floats(-1e6, 1e6).filter(lambda step: abs(step) > 1e-9),
+       st.integers(0, 300))
+def test_the_compiled_float_arange_is_numpy_bit_for_bit(dtype, start, step, count) -> None:
+    stop = start + count * step
+    expected = np.arange(start, stop, step, dtype=dtype)
+    if expected.size >= 1 << 14:
+        return
+    got = fastpath.arange(start, step, expected.size, getattr(xp, dtype))
+    assert got is not None and got._handle.tobytes() == expected.tobytes()
+    assert np.asarray(xp.arange(start, stop, step, dtype=getattr(xp, dtype))).tobytes() == \
+        expected.tobytes()
+
+
+@compiled
+def test_the_compiled_arange_declines_what_python_judges() -> None:
+    for n in (1, 2, 10, (1 << 14) - 1):
+        np.testing.assert_array_equal(fastpath.arange(0, 1, n, xp.int64)._handle, np.arange(n))
+    np.testing.assert_array_equal(fastpath.arange(-2**61, 2**60, 5, xp.int64)._handle,
+                                  np.arange(-2**61, 2**61 + 2**59, 2**60))
+    assert fastpath.arange(0, 1, 1 << 14, xp.int64) is None  # numpy's vectorised fill
+    assert fastpath.arange(0, 1, -1, xp.int64) is None
+    assert fastpath.arange(0, 1, 3, xp.int32) is None
+    assert fastpath.arange(2**53 + 1, 1, 3, xp.float64) is None  # a float rounds these ints
+    assert fastpath.arange(2**24 + 1, 1, 3, xp.float32) is None
+    assert fastpath.arange(0, 1, 3, xp.float64, object()) is None  # another device
+    allocator = xp.Device("cpu").backend.allocator(xp.Device("cpu"))
+    assert xp.arange(3)._buffer.allocator is allocator
+    with xp.memory_scope():
+        assert fastpath.arange(0, 1, 3, xp.int64) is None
+        assert xp.arange(3)._buffer.allocator is not allocator  # the scope's pool
+        np.testing.assert_array_equal(np.asarray(xp.arange(3)), [0, 1, 2])
+    np.testing.assert_array_equal(np.asarray(xp.arange(1e308, 1.5e308, 1e308)), [1e308])
+
+
+@compiled
 def test_operations_take_calls_of_every_form() -> None:
     """The compiled element-wise functions: their vectorcall takes positional calls; keywords and
     other arities reach the standard's signature (its TypeError); an Operation made after the
