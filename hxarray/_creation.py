@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 import numbers
 import operator
 from collections.abc import Callable
@@ -32,6 +33,7 @@ __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "fu
 F = TypeVar("F", bound=Callable[..., Any])
 _fresh = None if fastpath is None else fastpath.fresh
 _arange = None if fastpath is None else fastpath.arange
+_copied = None if fastpath is None else fastpath.copied
 _DType, _FLOAT64, _INT64 = dt.DType, dt.float64, dt.int64
 
 _SCALAR_DTYPE = {builtins.bool: dt.bool, int: dt.int64, float: dt.float64, complex: dt.complex128}
@@ -75,6 +77,10 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
             return shared
     if type(obj) is Array and dtype is None and device is None:  # the other common cases
         if copy is True:
+            if _copied is not None and not observers:  # compiled, for a CPU array
+                out = _copied(obj)
+                if out is not None:
+                    return out
             return obj._buffer.device.backend.copy(obj)
         if copy is None:
             return obj
@@ -381,6 +387,10 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     target = default_device() if device is None else as_device(device, "arange")
     if length <= 0:
         return target.backend.empty((0,), dtype, target)
+    if _arange is not None and not observers:  # compiled, for small lengths on the CPU
+        out = _arange(start, step, length if integers else math.ceil(length), dtype, target)
+        if out is not None:
+            return out
     return target.backend.arange(start, stop, step, dtype, target)
 
 

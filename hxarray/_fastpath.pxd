@@ -88,7 +88,7 @@ ctypedef fused real:
 @cython.locals(i=Py_ssize_t, delta=real)
 cdef _fill(real *values, real first, real second, Py_ssize_t length)
 @cython.locals(n="long long")
-cdef bint _exact(object value, long long bound) except -1
+cdef inline bint _exact(object value, long long bound) except -1
 @cython.locals(array=ArrayBase, buffer=MemoryBuffer, block=Block)
 cdef object _address_of(object array)
 @cython.locals(start="void *", state="void *")

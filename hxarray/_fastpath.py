@@ -407,8 +407,8 @@ def copied(x: Any) -> Any:
 
 def arange(start: Any, step: Any, length: int, dtype: Any, device: Any = None) -> Any:
     """CpuBackend.arange's small case: numpy's arange of `length` values (below `bind_cpu`'s limit)
-    from `start` by `step`, in a fresh CPU array from the caching allocator: int64 (the caller
-    has checked that start, step and the values lie within 2**62 of zero), float64 or float32,
+    from `start` by `step`, in a fresh CPU array from the caching allocator: int64 (start and
+    step within 2**62 of zero; the caller has checked that the values fit), float64 or float32,
     bit for bit as numpy makes them (its first two values, start and start + step, in the
     dtype, then first + i * delta, delta their difference); or None where Python must run:
     before `bind_cpu`, inside a memory scope, on another device than the CPU (if `device` is
@@ -418,6 +418,9 @@ def arange(start: Any, step: Any, length: int, dtype: Any, device: Any = None) -
             get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
         return None
     if dtype is _int64:
+        if type(start) is not int or type(step) is not int or \
+                not (_exact(start, 1 << 62) and _exact(step, 1 << 62)):
+            return None
         out = _new_array(dtype, 8, (length,), length)
         first, delta = start, step
         values = int64_at(_address_of(out))  # noqa: F821

@@ -41,6 +41,23 @@ class Recorder(hooks.Hook):
         return [name for k, name, d, _ in self.spans if k == kind and d == device]
 
 
+def test_an_observer_sees_the_primitives_of_small_creations_and_copies(device: xp.Device) -> None:
+    """The compiled shortcuts of `arange` and `asarray(copy=True)` step aside while a hook is
+    installed, so the backend's primitives are observed on every device."""
+    here = str(device)
+    a = xp.ones(4, device=device)
+    with Recorder() as hook:
+        with xp.device_scope(device):
+            ints = xp.arange(5)
+        floats = xp.arange(0.0, 1.0, 0.25, device=device)
+        copy = xp.asarray(a, copy=True)
+    np.testing.assert_array_equal(np.asarray(ints.to_device("cpu")), np.arange(5))
+    np.testing.assert_array_equal(np.asarray(floats.to_device("cpu")), [0.0, 0.25, 0.5, 0.75])
+    np.testing.assert_array_equal(np.asarray(copy.to_device("cpu")), [1.0] * 4)
+    assert hook.named("primitive", here).count("arange") == 2
+    assert "copy" in hook.named("primitive", here)
+
+
 def test_an_observer_sees_launches_transfers_and_memory(device: xp.Device) -> None:
     data = np.linspace(-2.0, 2.0, 1000)
     here = str(device)
