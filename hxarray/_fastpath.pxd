@@ -79,7 +79,7 @@ cpdef fresh(object shape, object dtype, object device=*, bint clear=*)
                extent=Py_ssize_t, stride=Py_ssize_t, contiguous=bint, shape=tuple, strides=tuple, array=ArrayBase,
                target=ArrayBase, buffer=MemoryBuffer, block=Block, start="void *")
 cpdef copied(object x)
-@cython.locals(i=Py_ssize_t, first="long long", delta="long long", values="long long *",
+@cython.locals(i=Py_ssize_t, value="long long", delta="long long", values="long long *",
                first64=double, second64=double, first32=float, second32=float)
 cpdef arange(object start, object step, Py_ssize_t length, object dtype, object device=*)
 ctypedef fused real:

@@ -406,26 +406,29 @@ def copied(x: Any) -> Any:
 
 
 def arange(start: Any, step: Any, length: int, dtype: Any, device: Any = None) -> Any:
-    """CpuBackend.arange's small case: numpy's arange of `length` values (below `bind_cpu`'s limit)
-    from `start` by `step`, in a fresh CPU array from the caching allocator: int64 (start and
-    step within 2**62 of zero; the caller has checked that the values fit), float64 or float32,
-    bit for bit as numpy makes them (its first two values, start and start + step, in the
-    dtype, then first + i * delta, delta their difference); or None where Python must run:
-    before `bind_cpu`, inside a memory scope, on another device than the CPU (if `device` is
-    given), another dtype, or an int that a float would round (numpy's conversion may differ)."""
+    """CpuBackend.arange's small case: the `length` values (below `bind_cpu`'s limit) from
+    `start` by `step` in a fresh CPU array from the caching allocator: int64 (the caller has
+    checked that the values fit), float64 or float32 bit for bit as numpy makes them (its first
+    two values, start and start + step, in the dtype, then first + i * delta, delta their
+    difference); or None where Python must run: before `bind_cpu`, inside a memory scope, on
+    another device than the CPU (if `device` is given), another dtype, or an int beyond a C
+    integer or one that a float would round (numpy's conversion may differ)."""
     if _allocator is None or length < 0 or length >= _arange_limit or \
             (device is not None and device is not _cpu_device) or \
             get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
         return None
     if dtype is _int64:
         if type(start) is not int or type(step) is not int or \
-                not (_exact(start, 1 << 62) and _exact(step, 1 << 62)):
+                not (_exact(start, _INT64_MAX) and _exact(step, _INT64_MAX)):
             return None
         out = _new_array(dtype, 8, (length,), length)
-        first, delta = start, step
+        value, delta = start, step
         values = int64_at(_address_of(out))  # noqa: F821
-        for i in range(length):
-            values[i] = first + i * delta
+        for i in range(length - 1):  # (each sum is a value of the result: none overflows)
+            values[i] = value
+            value += delta
+        if length:
+            values[length - 1] = value
         return out
     second = start + step  # (in Python, as numpy computes it)
     if dtype is _float64 and _exact(start, 1 << 53) and _exact(second, 1 << 53):

@@ -458,6 +458,14 @@ def test_the_compiled_arange_declines_what_python_judges() -> None:
         np.testing.assert_array_equal(fastpath.arange(0, 1, n, xp.int64)._handle, np.arange(n))
     np.testing.assert_array_equal(fastpath.arange(-2**61, 2**60, 5, xp.int64)._handle,
                                   np.arange(-2**61, 2**61 + 2**59, 2**60))
+    # values across the whole int64 range: no intermediate overflows (Python's exact range:
+    # numpy's length, computed in floats, is one short for the first)
+    for args in ((-2**62, 2**63 - 1, 2**62 - 1), (2**63 - 5, -2**63, -2**62)):
+        expected = list(range(*args))
+        assert fastpath.arange(args[0], args[2], len(expected), xp.int64)._handle.tolist() == \
+            expected
+        assert np.asarray(xp.arange(*args)).tolist() == expected
+    assert fastpath.arange(2**63, 1, 1, xp.int64) is None  # beyond a C integer
     assert fastpath.arange(0, 1, 1 << 14, xp.int64) is None  # numpy's vectorised fill
     assert fastpath.arange(0, 1, -1, xp.int64) is None
     assert fastpath.arange(0, 1, 3, xp.int32) is None
