@@ -498,6 +498,7 @@ def _move(target: Any, source: Any, nbytes: int) -> None:
     memcpy(target, source, nbytes)  # noqa: F821
     PyEval_RestoreThread(state)  # noqa: F821
 
+
 class Reduction:
     """sum, prod, mean, max or min with the CPU fast path in front of the namespace function
     `fallback`: its kernel runs `reduction` (an `_ops.Reduction`), then, with `then`, that
