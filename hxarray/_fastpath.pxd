@@ -56,28 +56,28 @@ cdef object _fast(Operation op, object x0, object x1, object x2, Py_ssize_t coun
                   object temporary)
 cdef object _launch(object kernel, Py_ssize_t count, object h0, object h1, object h2,
                     object out)
-@cython.locals(buffer=MemoryBuffer)
 cdef bint _on_cpu(ArrayBase array)
+@cython.locals(buffer=MemoryBuffer)
+cdef bint _in_cpu_memory(ArrayBase array)
 cdef bint _same_shape(ArrayBase a, ArrayBase b) except -1
 @cython.locals(array=ArrayBase)
 cdef object _native(object x)
 @cython.locals(value="long long")
 cdef bint _scalar_fits(object x, object dtype) except -1
 cdef long long _INT64_MIN, _INT64_MAX
-@cython.locals(array=ArrayBase, shape=tuple, strides=tuple, step=Py_ssize_t, i=Py_ssize_t,
-               extent=Py_ssize_t)
+@cython.locals(array=ArrayBase)
 cdef bint _takes(object temporary, object dtype, Py_ssize_t itemsize) except -1
+@cython.locals(shape=tuple, strides=tuple, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t)
+cdef bint _contiguous(ArrayBase array, Py_ssize_t itemsize) except -1
 @cython.locals(nbytes=Py_ssize_t, block=Block, buffer=MemoryBuffer, ndim=Py_ssize_t,
                steps=list, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t)
 cdef object _new_array(object dtype, Py_ssize_t itemsize, tuple shape, Py_ssize_t size)
 
 cdef Py_ssize_t _MAX_DIMS, _MAX_NBYTES
-@cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, n=Py_ssize_t, empty=bint, array=ArrayBase,
-               buffer=MemoryBuffer, block=Block)
+@cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, n=Py_ssize_t, empty=bint)
 cpdef fresh(object shape, object dtype, object device=*, bint clear=*)
-@cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, step=Py_ssize_t, i=Py_ssize_t,
-               extent=Py_ssize_t, stride=Py_ssize_t, contiguous=bint, shape=tuple, strides=tuple, array=ArrayBase,
-               target=ArrayBase, buffer=MemoryBuffer, block=Block, start="void *")
+@cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, extent=Py_ssize_t, contiguous=bint,
+               shape=tuple, array=ArrayBase, target=ArrayBase, buffer=MemoryBuffer, block=Block)
 cpdef copied(object x)
 @cython.locals(i=Py_ssize_t, value="long long", delta="long long", values="long long *",
                first64=double, second64=double, first32=float, second32=float)
@@ -88,7 +88,7 @@ ctypedef fused real:
 @cython.locals(i=Py_ssize_t, delta=real)
 cdef _fill(real *values, real first, real second, Py_ssize_t length)
 @cython.locals(n="long long")
-cdef inline bint _exact(object value, long long bound) except -1
+cdef bint _exact(object value, long long bound) except -1
 @cython.locals(array=ArrayBase, buffer=MemoryBuffer, block=Block)
 cdef object _address_of(object array)
 @cython.locals(start="void *", state="void *")

@@ -240,7 +240,12 @@ def _launch(kernel: Any, count: int, h0: Any, h1: Any, h2: Any, out: Any) -> Non
 
 def _on_cpu(array: Any) -> bool:
     """Whether the array lives on the CPU and has its numpy view (`_handle`)."""
-    if array._handle is None or type(array._buffer) is not MemoryBuffer:
+    return array._handle is not None and _in_cpu_memory(array)
+
+
+def _in_cpu_memory(array: Any) -> bool:
+    """Whether the array's buffer is on the CPU."""
+    if type(array._buffer) is not MemoryBuffer:
         return False
     buffer = array._buffer  # (compiled: its C fields)
     return buffer.device is _cpu_device
@@ -281,6 +286,12 @@ def _takes(temporary: Any, dtype: Any, itemsize: int) -> bool:
     array = temporary  # (compiled: its C fields)
     if array._dtype is not dtype or array._buffer.allocator is not _allocator:
         return False
+    return _contiguous(array, itemsize)
+
+
+def _contiguous(array: Any, itemsize: int) -> bool:
+    """Whether the array's elements of `itemsize` bytes lie in C order without gaps (an empty
+    array's always do)."""
     shape, strides = array._shape, array._strides
     step = itemsize
     for i in range(len(shape) - 1, -1, -1):
@@ -353,10 +364,7 @@ def fresh(shape: Any, dtype: Any, device: Any = None, clear: bool = False) -> An
         size = 0
     out = _new_array(dtype, itemsize, shape, size)
     if clear and size:
-        array = out  # (compiled: the C fields of the array, its buffer and its block)
-        buffer = array._buffer
-        block = buffer.block
-        _clear(block._address, size * itemsize)
+        _clear(_address_of(out), size * itemsize)
     return out
 
 
@@ -370,38 +378,30 @@ def copied(x: Any) -> Any:
             get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
         return None
     array = x  # (compiled: x's C fields, its buffer and its block)
-    if type(array._buffer) is not MemoryBuffer:
+    if not _in_cpu_memory(array):
         return None
-    buffer = array._buffer
-    if buffer.device is not _cpu_device:
-        return None
-    dtype, shape, strides = array._dtype, array._shape, array._strides
+    dtype, shape = array._dtype, array._shape
     itemsize = dtype.itemsize
-    size = step = itemsize
-    contiguous = True
-    for i in range(len(shape) - 1, -1, -1):
-        extent, stride = shape[i], strides[i]
-        if extent != 1 and stride != step:
-            contiguous = False
-        size *= extent
-        step *= extent
+    contiguous = _contiguous(array, itemsize)
     if not contiguous and array._handle is None:
         return None
-    out = _new_array(dtype, itemsize, shape, size // itemsize)
-    target = out
+    size = 1
+    for extent in shape:
+        size *= extent
+    out = _new_array(dtype, itemsize, shape, size)
     if not contiguous:
+        target = out
         target._handle[...] = array._handle
     elif size:
+        buffer = array._buffer
         source = buffer.block
         if type(source) is Block:
             block = source
             address = block._address
         else:  # another library's memory (`CpuBackend.adopt`)
             address = source.address
-        start = PyLong_AsVoidPtr(address + array._offset)  # noqa: F821
-        buffer = target._buffer
-        block = buffer.block
-        _move(PyLong_AsVoidPtr(block._address), start, size)  # noqa: F821
+        _move(PyLong_AsVoidPtr(_address_of(out)),  # noqa: F821
+              PyLong_AsVoidPtr(address + array._offset), size * itemsize)  # noqa: F821
     return out
 
 
