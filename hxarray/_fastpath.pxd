@@ -5,10 +5,23 @@
 # memset, memcpy and the GIL's hand-over, typed locals for the loops.
 cimport cython
 from cpython.contextvars cimport get_value
+from cpython.exc cimport PyErr_Occurred
 from cpython.long cimport PyLong_AsVoidPtr
 from libc.string cimport memcpy, memset
 
 from hxarray.hal.allocator cimport Block, MemoryBuffer, _CachingAllocatorBase, _cached_malloc
+
+
+# numpy's loop and the capsule that gives it, "numpy_1.24_ufunc_call_info" (as documented by
+# numpy.ufunc._get_strided_loop; npy_intp is Py_ssize_t)
+ctypedef int (*StridedLoop)(void *context, char **data, Py_ssize_t *dimensions,
+                            Py_ssize_t *strides, void *auxdata) noexcept
+ctypedef struct CallInfo:
+    StridedLoop strided_loop
+    void *context
+    void *auxdata
+    char requires_pyapi
+    char no_floatingpoint_errors
 
 
 cdef extern from "_speedups.h":
@@ -31,6 +44,12 @@ cdef extern from "Python.h":
     long long *int64_at "(long long *)PyLong_AsVoidPtr" (object address) except? NULL
     double *float64_at "(double *)PyLong_AsVoidPtr" (object address) except? NULL
     float *float32_at "(float *)PyLong_AsVoidPtr" (object address) except? NULL
+    CallInfo *call_info_of "PyCapsule_GetPointer" (object capsule, const char *name) except NULL
+    char *address_bytes "(char *)" (Py_ssize_t address)
+    char *pointer_bytes "(char *)" (void *pointer)
+    long long *as_int64 "(long long *)" (void *pointer)
+    float *as_float32 "(float *)" (void *pointer)
+    char *as_bool "(char *)" (void *pointer)
 
 
 cdef api class Operation [object OperationObject, type OperationType]:
@@ -51,9 +70,33 @@ cdef api object unary_operator(Operation op, object a)
 
 @cython.locals(count=Py_ssize_t, start=Py_ssize_t, i=Py_ssize_t, size=Py_ssize_t,
                extent=Py_ssize_t, itemsize=Py_ssize_t, array=ArrayBase, first=ArrayBase,
-               condition=ArrayBase, target=ArrayBase, entry=tuple, shape=tuple)
+               condition=ArrayBase, target=ArrayBase, entry=tuple, shape=tuple, ran=int)
 cdef object _fast(Operation op, object x0, object x1, object x2, Py_ssize_t count, object out,
                   object temporary)
+cdef class Loop:
+    cdef StridedLoop function
+    cdef void *context
+    cdef void *auxdata
+    cdef object _capsule, operand
+    cdef Py_ssize_t operand_size, result_size
+
+    @cython.locals(info="CallInfo *")
+    cdef _take(self, object capsule)
+
+cdef object _loop(Operation op, object operand, object result)
+@cython.locals(output=Py_ssize_t, end=Py_ssize_t, i=Py_ssize_t, address=Py_ssize_t,
+               pointers="char *[4]", strides="Py_ssize_t[4]", length="Py_ssize_t[1]",
+               scalars="double[3]", status=int, state="void *")
+cdef int _looped(Loop loop, Py_ssize_t count, object x0, object x1, object x2, object out,
+                 Py_ssize_t size) except -1
+cdef Py_ssize_t _HOLD_GIL_UP_TO
+@cython.locals(address=Py_ssize_t)
+cdef Py_ssize_t _data_address(ArrayBase x, Py_ssize_t itemsize) except? -2
+@cython.locals(array=ArrayBase, buffer=MemoryBuffer, block=Block, start=Py_ssize_t,
+               offset=Py_ssize_t)
+cdef Py_ssize_t _first_address(object x) except? -1
+@cython.locals(single="float *", integer="long long *", truth="char *")
+cdef bint _scalar_into(object x, object dtype, double *slot) except -1
 cdef object _launch(object kernel, Py_ssize_t count, object h0, object h1, object h2,
                     object out)
 cdef bint _on_cpu(ArrayBase array)
@@ -67,7 +110,8 @@ cdef bint _scalar_fits(object x, object dtype) except -1
 cdef long long _INT64_MIN, _INT64_MAX
 @cython.locals(array=ArrayBase)
 cdef bint _takes(object temporary, object dtype, Py_ssize_t itemsize) except -1
-@cython.locals(shape=tuple, strides=tuple, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t)
+@cython.locals(shape=tuple, strides=tuple, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t,
+               stride=Py_ssize_t)
 cdef bint _contiguous(ArrayBase array, Py_ssize_t itemsize) except -1
 @cython.locals(nbytes=Py_ssize_t, block=Block, buffer=MemoryBuffer, ndim=Py_ssize_t,
                steps=list, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t)
@@ -77,7 +121,7 @@ cdef Py_ssize_t _MAX_DIMS, _MAX_NBYTES
 @cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, n=Py_ssize_t, empty=bint)
 cpdef fresh(object shape, object dtype, object device=*, bint clear=*)
 @cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, extent=Py_ssize_t, contiguous=bint,
-               shape=tuple, array=ArrayBase, target=ArrayBase, buffer=MemoryBuffer, block=Block)
+               shape=tuple, array=ArrayBase, target=ArrayBase)
 cpdef copied(object x)
 @cython.locals(i=Py_ssize_t, value="long long", delta="long long", values="long long *",
                first64=double, second64=double, first32=float, second32=float)

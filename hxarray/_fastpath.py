@@ -18,14 +18,17 @@ import contextvars
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ._numpy_kernels import QUIET_STATE, errstate_var, quiet
 from .hal.allocator import Block, MemoryBuffer
 from .hal.hooks import observers
 from .hal.scope import NO_SCOPES, scoped_pools
 from .hal.sources import compiled
 
-__all__ = ["Operation", "Reduction", "arange", "bind_cpu", "binary_operator", "call_operation",
-           "configure", "copied", "fresh", "inplace_operator", "operations", "unary_operator"]
+__all__ = ["Loop", "Operation", "Reduction", "arange", "bind_cpu", "binary_operator",
+           "call_operation", "configure", "copied", "fresh", "inplace_operator", "operations",
+           "unary_operator"]
 
 # every Operation and Reduction, to bind the kernels to
 _OPERATIONS: list[Operation] = []
@@ -57,7 +60,8 @@ _arange_limit = 0
 # array's constructor for checked fields; from the C API, a context variable's value (without the
 # method call of `ContextVar.get`, about 150 instructions on every fast-path call where this is
 # ten), memset, memcpy, the GIL's hand-over, and an address as a pointer to int64, float64 or
-# float32 elements.
+# float32 elements; numpy's documented capsule of a ufunc's loop (`Loop`), addresses and pointers as
+# the loop takes them, and whether an exception is set.
 _cached_malloc: Callable[[Any, int], Any]
 new_array_object: Callable[..., Any]
 get_value: Callable[[contextvars.ContextVar[Any]], Any]
@@ -69,6 +73,19 @@ float64_at: Callable[[int], Any]
 float32_at: Callable[[int], Any]
 PyEval_SaveThread: Callable[[], Any]
 PyEval_RestoreThread: Callable[[Any], None]
+call_info_of: Callable[[Any, bytes], Any]
+address_bytes: Callable[[int], Any]
+pointer_bytes: Callable[[Any], Any]
+as_int64: Callable[[Any], Any]
+as_float32: Callable[[Any], Any]
+as_bool: Callable[[Any], Any]
+PyErr_Occurred: Callable[[], Any]
+# `_looped`'s C arrays (its locals where compiled): the operands' and the output's addresses, their
+# strides, the length, and Python scalars converted to the operands' dtype
+pointers: Any
+strides: Any
+length: Any
+scalars: Any
 
 
 class Operation:
@@ -88,7 +105,9 @@ class Operation:
         if not 1 + condition <= arity <= 2 + condition:
             raise ValueError(f"arity must be 1 or 2 (plus the condition), got {arity}")
         self.name = name
-        self.results = {operand: (result, result.itemsize) for operand, result in results.items()}
+        self.results: dict[Any, tuple[Any, int, Loop | None]] = {
+            operand: (result, result.itemsize, None)
+            for operand, result in results.items()}  # their Loops: `bind_cpu`
         self.fallback = fallback
         self.reference = fallback if reference is None else reference
         self._observe = observe
@@ -192,7 +211,7 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
     entry = op.results.get(dtype)
     if entry is None:
         return None
-    result, itemsize = entry
+    result, itemsize, loop = entry
     shape = first._shape
     size = 1
     for extent in shape:
@@ -208,6 +227,10 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
     if out is None:
         out = temporary if temporary is not None and _takes(temporary, result, itemsize) else \
             _new_array(result, itemsize, shape, size)
+    if loop is not None:
+        ran = _looped(loop, count, x0, x1, x2, out, size)
+        if ran:
+            return out
     target = out
     kernel, h0, h1, h2, handle = op.kernel, _native(x0), _native(x1), _native(x2), target._handle
     global _quiet_entered
@@ -226,6 +249,142 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
     finally:
         _quiet_entered = False
     return out
+
+
+class Loop:
+    """numpy's loop for one signature of a ufunc (`ufunc` of `arity` operands of `operand` into
+    `result`, hxarray dtypes), which the fast path calls directly (`_looped`): the ufunc's own
+    call (its arguments, the dispatch, the error state) costs about 3,000 instructions, several
+    times the loop's on small arrays. The loop is the one numpy runs for those dtypes, from its
+    documented low-level access (`ufunc._resolve_dtypes_and_context`, `ufunc._get_strided_loop`:
+    the capsule's function, context and data, which the capsule keeps alive); making a Loop
+    raises LookupError where numpy would resolve other dtypes (a cast) or the loop needs Python
+    objects, and AttributeError or ValueError where this numpy offers no such access."""
+
+    def __init__(self, ufunc: np.ufunc, operand: Any, result: Any, arity: int) -> None:
+        dtypes = (operand.numpy,) * arity
+        resolved, capsule = \
+            ufunc._resolve_dtypes_and_context((*dtypes, None))  # type: ignore[attr-defined]
+        if resolved != (*dtypes, result.numpy):
+            raise LookupError(f"{ufunc.__name__} resolves {dtypes} to {resolved}")
+        ufunc._get_strided_loop(capsule)  # type: ignore[attr-defined]
+        self._take(capsule)
+        self.operand, self.operand_size, self.result_size = operand, operand.itemsize, \
+            result.itemsize
+
+    def _take(self, capsule: Any) -> None:
+        """The loop's function, context and data from numpy's filled capsule."""
+        info = call_info_of(capsule, b"numpy_1.24_ufunc_call_info")  # noqa: F821
+        if info.requires_pyapi:
+            raise LookupError("the loop needs Python objects")
+        self.function = info.strided_loop
+        self.context = info.context
+        self.auxdata = info.auxdata
+        self._capsule = capsule
+
+
+def _loop(op: Operation, operand: Any, result: Any) -> Loop | None:
+    """The Loop of `op`'s kernel for operands of `operand` into `result`, or None where the kernel
+    is no ufunc of `op`'s operands (`where`, the CPU's own kernels) or numpy offers no loop."""
+    kernel = op.kernel
+    if type(kernel) is not np.ufunc or op._condition or kernel.nin != op._arity or \
+            kernel.nout != 1:
+        return None
+    try:
+        return Loop(kernel, operand, result, op._arity)
+    except (LookupError, TypeError, AttributeError, ValueError):  # (no loop: TypeError)
+        return None
+
+
+def _looped(loop: Loop, count: int, x0: Any, x1: Any, x2: Any, out: Any, size: int) -> int:
+    """1 where numpy's `loop` ran the `size` elements of the operands x0, x1, x2 (the first
+    `count`) into the array `out`; 0, having written nothing, where an array is not aligned and
+    C-contiguous in the CPU's memory, `out` overlaps an operand other than exactly, or a Python
+    scalar is not one `_scalar_into` converts; -1 where the loop failed (compiled: numpy's
+    exception is set, which the caller raises). The GIL is handed over from 500 elements, as
+    numpy's own call does."""
+    output = _data_address(out, loop.result_size)
+    if output < 0:
+        return 0
+    end = output + size * loop.result_size
+    for i in range(count):
+        x = x0 if i == 0 else x1 if i == 1 else x2
+        if type(x) is _array_type:
+            address = _data_address(x, loop.operand_size)
+            if address < 0 or address != output and address < end and \
+                    output < address + size * loop.operand_size or \
+                    address == output and loop.operand_size != loop.result_size:
+                return 0
+            pointers[i] = address_bytes(address)  # noqa: F821
+            strides[i] = loop.operand_size  # noqa: F821
+        else:
+            if not _scalar_into(x, loop.operand, scalars + i):  # noqa: F821
+                return 0
+            pointers[i] = pointer_bytes(scalars + i)  # noqa: F821
+            strides[i] = 0  # noqa: F821
+    pointers[count] = address_bytes(output)  # noqa: F821
+    strides[count] = loop.result_size  # noqa: F821
+    length[0] = size  # noqa: F821
+    if size <= _HOLD_GIL_UP_TO:
+        status = loop.function(loop.context, pointers, length, strides, loop.auxdata)  # noqa: F821
+    else:
+        state = PyEval_SaveThread()  # noqa: F821
+        status = loop.function(loop.context, pointers, length, strides, loop.auxdata)  # noqa: F821
+        PyEval_RestoreThread(state)  # noqa: F821
+    if status < 0 or PyErr_Occurred():  # noqa: F821
+        return -1
+    return 1
+
+
+_HOLD_GIL_UP_TO = 500  # elements (numpy's threshold)
+
+
+def _data_address(x: Any, itemsize: int) -> int:
+    """The address of the first element of the CPU array `x`, or -1 where its elements of
+    `itemsize` bytes are not C-contiguous or not aligned to their size."""
+    if not _contiguous(x, itemsize):
+        return -1
+    address = _first_address(x)
+    return -1 if address % itemsize else address
+
+
+def _first_address(x: Any) -> int:
+    """The address of the first element of the CPU array `x`."""
+    array = x  # (compiled: x's C fields, its buffer and its block)
+    buffer = array._buffer
+    source = buffer.block
+    if type(source) is Block:
+        block = source
+        start = block._address  # (compiled: C integers, added without a Python int)
+    else:
+        start = source.address  # another library's memory (`CpuBackend.adopt`)
+    offset = array._offset
+    return start + offset
+
+
+def _scalar_into(x: Any, dtype: Any, slot: Any) -> bool:
+    """Whether the Python scalar `x` (which `_scalar_fits` an array of `dtype`) went into `slot`
+    as numpy converts it for an operand of `dtype`: a bool, an int into int64, a float into
+    float64 or float32 (the C conversion, as numpy's), an int into a float that holds it exactly;
+    other dtypes take no scalars here."""
+    if dtype is _float64:
+        if not _exact(x, 1 << 53):
+            return False
+        slot[0] = x
+    elif dtype is _float32:
+        if not _exact(x, 1 << 24):
+            return False
+        single = as_float32(slot)  # noqa: F821
+        single[0] = x
+    elif dtype is _int64:
+        integer = as_int64(slot)  # noqa: F821
+        integer[0] = x
+    elif dtype is _bool:
+        truth = as_bool(slot)  # noqa: F821
+        truth[0] = x
+    else:
+        return False
+    return True
 
 
 def _launch(kernel: Any, count: int, h0: Any, h1: Any, h2: Any, out: Any) -> None:
@@ -298,8 +457,10 @@ def _contiguous(array: Any, itemsize: int) -> bool:
         extent = shape[i]
         if extent == 0:
             return True
-        if extent != 1 and strides[i] != step:
-            return False
+        if extent != 1:
+            stride = strides[i]
+            if stride != step:
+                return False
         step *= extent
     return True
 
@@ -377,7 +538,7 @@ def copied(x: Any) -> Any:
     if _allocator is None or type(x) is not _array_type or \
             get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
         return None
-    array = x  # (compiled: x's C fields, its buffer and its block)
+    array = x  # (compiled: x's C fields)
     if not _in_cpu_memory(array):
         return None
     dtype, shape = array._dtype, array._shape
@@ -393,15 +554,8 @@ def copied(x: Any) -> Any:
         target = out
         target._handle[...] = array._handle
     elif size:
-        buffer = array._buffer
-        source = buffer.block
-        if type(source) is Block:
-            block = source
-            address = block._address
-        else:  # another library's memory (`CpuBackend.adopt`)
-            address = source.address
         _move(PyLong_AsVoidPtr(_address_of(out)),  # noqa: F821
-              PyLong_AsVoidPtr(address + array._offset), size * itemsize)  # noqa: F821
+              PyLong_AsVoidPtr(_first_address(array)), size * itemsize)  # noqa: F821
     return out
 
 
@@ -675,6 +829,8 @@ def bind_cpu(device: Any, allocator: Any, make_view: Callable[..., Any],
     for op in _OPERATIONS:
         op.kernel = kernels.get(op.name)
         op._compute_bound = op.name in compute_bound
+        op.results = {operand: (result, size, _loop(op, operand, result))
+                      for operand, (result, size, _) in op.results.items()}
     for reduction in _REDUCTIONS:
         reduction.kernel = reduce if reduction._reduction in reducible else None
     _cpu_device, _allocator, _make_view = device, allocator, make_view

@@ -32,7 +32,7 @@ from hxarray.backends.cpu.allocator import CpuAllocator
 from hxarray.hal import CachingAllocator, Device, size_class
 from hxarray.hal.sources import _Sources
 
-from .oracle import DTYPES, INTEGER, NUMERIC, np_dtype, thread_thresholds
+from .oracle import DTYPES, INTEGER, NUMERIC, REAL_FLOATING, np_dtype, thread_thresholds
 
 PURE = os.environ.get("HXARRAY_PURE_PYTHON", "0") not in ("", "0")
 compiled = pytest.mark.skipif(speedups is None, reason="runs on the compiled types only "
@@ -503,6 +503,78 @@ def test_operations_take_calls_of_every_form() -> None:
         late(a, extra=1)
     with pytest.raises(ValueError, match="arity must be 1 or 2"):
         fastpath.Operation("x", {}, abs, abs, arity=3)
+
+
+@compiled
+def test_ufunc_kernels_run_numpys_own_loop() -> None:
+    """Where a kernel is a ufunc whose dtypes numpy resolves without a cast, the fast path holds
+    numpy's loop for them (a numpy without the documented low-level access would leave every
+    Loop out, slower but correct: this test says so)."""
+    for name, dtypes in [("add", NUMERIC), ("multiply", NUMERIC), ("exp", REAL_FLOATING),
+                         ("greater", (xp.int64, xp.float64)), ("logical_and", (xp.bool,))]:
+        results = getattr(xp, name).results
+        for dtype in dtypes:
+            assert isinstance(results[dtype][2], fastpath.Loop), (name, dtype)
+
+
+@compiled
+@pytest.mark.parametrize("size", [0, 1, 7, 499, 500, 501, 3000])  # the GIL is handed over > 500
+def test_numpys_loops_called_directly_match_the_ufunc(size: int) -> None:
+    values = np.linspace(-300.0, 300.0, size)
+    special = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e308, -1e-310]
+    values[:len(special)] = special[:size]
+    for dtype in (xp.float64, xp.float32, xp.int64, xp.uint8, xp.complex128):
+        with np.errstate(all="ignore"):
+            data = values.astype(np_dtype(dtype)) if dtype != xp.int64 else \
+                np.arange(size, dtype=np.int64) * 7919 - 3
+        a, b = xp.asarray(data, copy=True), xp.asarray(data[::-1], copy=True)
+        for name in ("add", "multiply", "subtract", "greater", "equal", "sqrt", "exp", "negative"):
+            op = getattr(xp, name)
+            if op.results.get(a.dtype) is None:
+                continue
+            args = (a, b) if OPS[name].arity == 2 else (a,)
+            with np.errstate(all="ignore"):
+                expected = op.kernel(*(np.asarray(x) for x in args))
+            assert _bits(op(*args)) == _bits(xp.asarray(expected)), (name, dtype)
+
+
+@compiled
+def test_numpys_loops_take_scalars_as_numpy_converts_them() -> None:
+    """A Python scalar goes to the loop in the operands' dtype; one the dtype would round takes
+    the ufunc's path. Either way the answer is numpy's."""
+    cases = [(xp.float32, 0.1), (xp.float32, 1e300), (xp.float32, 2**24 + 1), (xp.float32, 3),
+             (xp.float64, 2**53 + 1), (xp.float64, -0.0), (xp.float64, 5), (xp.int64, 2**62),
+             (xp.int64, -(2**63)), (xp.bool, True)]
+    for dtype, scalar in cases:
+        data = np.arange(-3, 4).astype(np_dtype(dtype))
+        a = xp.asarray(data, copy=True)
+        for name in ("add", "multiply", "subtract", "less_equal") if dtype != xp.bool else \
+                ("logical_or", "equal", "bitwise_xor"):
+            op = getattr(xp, name)
+            with np.errstate(all="ignore"):
+                for args in ((a, scalar), (scalar, a)):
+                    expected = op.kernel(*(np.asarray(x) if isinstance(x, xp.Array) else x
+                                           for x in args))
+                    assert _bits(op(*args)) == _bits(xp.asarray(expected)), (name, args)
+
+
+@compiled
+def test_numpys_loops_leave_overlap_and_unaligned_memory_to_the_ufunc() -> None:
+    data = np.arange(12.0)
+    a = xp.asarray(data, copy=True)
+    view = a[2:]
+    view += a[:-2]  # the output overlaps an operand: numpy's ufunc buffers it
+    expected = data.copy()
+    expected[2:] += data[:-2].copy()
+    np.testing.assert_array_equal(np.asarray(a), expected)
+    raw = np.zeros(8 * 10 + 1, dtype=np.uint8)
+    unaligned = np.frombuffer(raw.data, dtype=np.float64, count=10, offset=1)
+    assert not unaligned.flags.aligned
+    u = xp.asarray(unaligned)  # shares the unaligned memory
+    u_sum = u + xp.asarray(np.ones(10), copy=True)
+    np.testing.assert_array_equal(np.asarray(u_sum), np.ones(10))
+    strided = xp.asarray(np.arange(20.0), copy=True)[::2]
+    np.testing.assert_array_equal(np.asarray(strided * strided), np.arange(0.0, 20.0, 2.0) ** 2)
 
 
 # -- the fast paths against the general paths they stand in front of ----------------------------
