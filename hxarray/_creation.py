@@ -349,15 +349,17 @@ def _number(value: Any, function: str, name: str, allow_complex: builtins.bool =
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> Array:
     if stop is None:
-        if type(start) is int and 0 < start < _ARANGE_FITS and type(step) is int and \
-                step == 1 and dtype is None and device is None:
-            # the common case, `arange(n)`, which needs no other check
-            target = default_device()
+        if (type(start) is int or type(start) is float) and 0 < start < _ARANGE_FITS and \
+                type(step) is int and step == 1 and dtype is None and device is None:
+            # the common cases, `arange(n)` and `arange(x)` (a positive finite float), which need
+            # no other check
+            integers = type(start) is int
+            dtype, target = _INT64 if integers else _FLOAT64, default_device()
             if _arange is not None and not observers:  # compiled, for small n on the CPU
-                out = _arange(0, 1, start, _INT64, target)
+                out = _arange(0, 1, start if integers else math.ceil(start), dtype, target)
                 if out is not None:
                     return out
-            return (target._backend or target.backend).arange(0, start, 1, _INT64, target)
+            return (target._backend or target.backend).arange(0, start, 1, dtype, target)
         start, stop = 0, start
     integers = type(start) is type(stop) is type(step) is int
     if not integers:

@@ -6,7 +6,6 @@
 cimport cython
 from cpython.contextvars cimport get_value
 from cpython.exc cimport PyErr_Occurred
-from cpython.long cimport PyLong_AsVoidPtr
 from libc.string cimport memcpy, memset
 
 from hxarray.hal.allocator cimport Block, MemoryBuffer, _CachingAllocatorBase, _cached_malloc
@@ -41,9 +40,9 @@ cdef extern from "_speedups.h":
 cdef extern from "Python.h":
     void *PyEval_SaveThread()
     void PyEval_RestoreThread(void *state)
-    long long *int64_at "(long long *)PyLong_AsVoidPtr" (object address) except? NULL
-    double *float64_at "(double *)PyLong_AsVoidPtr" (object address) except? NULL
-    float *float32_at "(float *)PyLong_AsVoidPtr" (object address) except? NULL
+    long long *int64_at "(long long *)" (Py_ssize_t address)
+    double *float64_at "(double *)" (Py_ssize_t address)
+    float *float32_at "(float *)" (Py_ssize_t address)
     CallInfo *call_info_of "PyCapsule_GetPointer" (object capsule, const char *name) except NULL
     char *address_bytes "(char *)" (Py_ssize_t address)
     char *pointer_bytes "(char *)" (void *pointer)
@@ -133,10 +132,8 @@ ctypedef fused real:
 cdef _fill(real *values, real first, real second, Py_ssize_t length)
 @cython.locals(n="long long")
 cdef bint _exact(object value, long long bound) except -1
-@cython.locals(array=ArrayBase, buffer=MemoryBuffer, block=Block)
-cdef object _address_of(object array)
 @cython.locals(start="void *", state="void *")
-cdef _clear(object address, Py_ssize_t nbytes)
+cdef _clear(Py_ssize_t address, Py_ssize_t nbytes)
 @cython.locals(state="void *")
 cdef _move(void *target, void *source, Py_ssize_t nbytes)
 

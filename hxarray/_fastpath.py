@@ -65,7 +65,6 @@ _arange_limit = 0
 _cached_malloc: Callable[[Any, int], Any]
 new_array_object: Callable[..., Any]
 get_value: Callable[[contextvars.ContextVar[Any]], Any]
-PyLong_AsVoidPtr: Callable[[int], Any]
 memset: Callable[[Any, int, int], Any]
 memcpy: Callable[[Any, Any, int], Any]
 int64_at: Callable[[int], Any]
@@ -525,7 +524,7 @@ def fresh(shape: Any, dtype: Any, device: Any = None, clear: bool = False) -> An
         size = 0
     out = _new_array(dtype, itemsize, shape, size)
     if clear and size:
-        _clear(_address_of(out), size * itemsize)
+        _clear(_first_address(out), size * itemsize)
     return out
 
 
@@ -554,8 +553,8 @@ def copied(x: Any) -> Any:
         target = out
         target._handle[...] = array._handle
     elif size:
-        _move(PyLong_AsVoidPtr(_address_of(out)),  # noqa: F821
-              PyLong_AsVoidPtr(_first_address(array)), size * itemsize)  # noqa: F821
+        _move(address_bytes(_first_address(out)),  # noqa: F821
+              address_bytes(_first_address(array)), size * itemsize)  # noqa: F821
     return out
 
 
@@ -577,7 +576,7 @@ def arange(start: Any, step: Any, length: int, dtype: Any, device: Any = None) -
             return None
         out = _new_array(dtype, 8, (length,), length)
         value, delta = start, step
-        values = int64_at(_address_of(out))  # noqa: F821
+        values = int64_at(_first_address(out))  # noqa: F821
         for i in range(length - 1):  # (each sum is a value of the result: none overflows)
             values[i] = value
             value += delta
@@ -588,11 +587,11 @@ def arange(start: Any, step: Any, length: int, dtype: Any, device: Any = None) -
     if dtype is _float64 and _exact(start, 1 << 53) and _exact(second, 1 << 53):
         out = _new_array(dtype, 8, (length,), length)
         first64, second64 = start, second
-        _fill(float64_at(_address_of(out)), first64, second64, length)  # noqa: F821
+        _fill(float64_at(_first_address(out)), first64, second64, length)  # noqa: F821
     elif dtype is _float32 and _exact(start, 1 << 24) and _exact(second, 1 << 24):
         out = _new_array(dtype, 4, (length,), length)
         first32, second32 = start, second
-        _fill(float32_at(_address_of(out)), first32, second32, length)  # noqa: F821
+        _fill(float32_at(_first_address(out)), first32, second32, length)  # noqa: F821
     else:
         return None
     return out
@@ -623,18 +622,11 @@ def _exact(value: Any, bound: int) -> bool:
     return -bound <= n <= bound
 
 
-def _address_of(array: Any) -> Any:
-    """The address of an array of a block of the caching allocator (as `_new_array` makes)."""
-    buffer = array._buffer
-    block = buffer.block
-    return block._address
-
-
 def _clear(address: int, nbytes: int) -> None:
     """Zero the `nbytes` bytes at `address` (a CPU block's), without the GIL from 1 MiB on (below,
     handing it over costs more than the memset): numpy's fill goes through a view of the span,
     several times the memset's cost on small arrays."""
-    start = PyLong_AsVoidPtr(address)  # noqa: F821
+    start = address_bytes(address)  # noqa: F821
     if nbytes < 1 << 20:
         memset(start, 0, nbytes)  # noqa: F821
         return
