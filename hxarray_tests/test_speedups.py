@@ -132,11 +132,12 @@ def test_namespace_functions_are_operations_dressed_as_functions() -> None:
 
 @pytest.mark.strict
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
-def test_where_fast_path_matches_numpy(dtype: str) -> None:
+@pytest.mark.parametrize("size", [37, 700, 2000])  # two copies, where and a copy, bit selection
+def test_where_fast_path_matches_numpy(dtype: str, size: int) -> None:
     rng = np.random.default_rng(3)
-    c = rng.random(37) > 0.5
-    x1 = (rng.standard_normal(37) * 10).astype(dtype)
-    x2 = (rng.standard_normal(37) * 10).astype(dtype)
+    c = rng.random(size) > 0.5
+    x1 = (rng.standard_normal(size) * 10).astype(dtype)
+    x2 = (rng.standard_normal(size) * 10).astype(dtype)
     got = xp.where(xp.asarray(c), xp.asarray(x1), xp.asarray(x2))
     assert got.dtype == getattr(xp, dtype)
     assert np.array_equal(np.asarray(got), np.where(c, x1, x2))

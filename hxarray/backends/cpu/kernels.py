@@ -18,6 +18,7 @@ from ..._ops import OPS, Op, Reduction
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # unsigned ints by itemsize
 _SELECT_BITS_FROM = 1024  # elements from which selecting bits beats numpy's branching `where`
+_WHERE_FROM = 512  # elements from which numpy's `where` and a copy beat two copies
 
 
 def _where(condition: np.ndarray, x1: Any, x2: Any, *, out: np.ndarray) -> None:
@@ -25,8 +26,14 @@ def _where(condition: np.ndarray, x1: Any, x2: Any, *, out: np.ndarray) -> None:
     unpredictable condition. With both operands of out's (real or bool) dtype it selects bits
     instead, out = x2 ^ ((x1 ^ x2) * condition) on unsigned views: three passes, no branch,
     exact (NaN payloads included)."""
-    if out.size < _SELECT_BITS_FROM:  # small: two copies beat where's temporary and a copy
-        where(condition, x1, x2, out=out)
+    if out.size < _SELECT_BITS_FROM:  # small: two copies beat where's temporary and a copy,
+        # except from _WHERE_FROM elements, where the masked copy's branches cost more (arrays of
+        # out's dtype only: numpy's `where` would promote others together, not each to out's)
+        if out.size >= _WHERE_FROM and type(x1) is np.ndarray and type(x2) is np.ndarray and \
+                x1.dtype == out.dtype and x2.dtype == out.dtype:
+            out[...] = np.where(condition, x1, x2)
+        else:
+            where(condition, x1, x2, out=out)
         return
     bits = _BITS.get(out.dtype.itemsize) if out.dtype.kind != "c" else None
     operands = [v if type(v) is np.ndarray else np.asarray(v, out.dtype) for v in (x1, x2)]
