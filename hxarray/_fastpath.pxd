@@ -116,6 +116,7 @@ cdef bint _contiguous(ArrayBase array, Py_ssize_t itemsize) except -1
                steps=list, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t)
 cdef object _new_array(object dtype, Py_ssize_t itemsize, tuple shape, Py_ssize_t size)
 
+cdef tuple _STRIDES_1D
 cdef Py_ssize_t _MAX_DIMS, _MAX_NBYTES
 @cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, n=Py_ssize_t, empty=bint)
 cpdef fresh(object shape, object dtype, object device=*, bint clear=*)

@@ -464,6 +464,11 @@ def _contiguous(array: Any, itemsize: int) -> bool:
     return True
 
 
+# the strides of a 1-D array of each itemsize, made once (a tuple costs about 150 instructions to
+# make and free: a tenth of a small array's life)
+_STRIDES_1D = tuple((itemsize,) for itemsize in range(17))
+
+
 def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...], size: int) -> Any:
     """A fresh C-contiguous CPU array from the caching allocator."""
     nbytes = size * itemsize
@@ -475,8 +480,8 @@ def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...], size: int) -> 
     buffer.allocator = _allocator  # last: it hands the block back
     view = block.view(dtype, shape, _make_view)
     ndim = len(shape)
-    if ndim == 1:
-        strides: Any = (itemsize,)
+    if ndim == 1 and itemsize <= 16:
+        strides: Any = _STRIDES_1D[itemsize]
     else:
         steps = [0] * ndim
         step = itemsize
