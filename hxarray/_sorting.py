@@ -42,15 +42,17 @@ def sort_by(sorter: Any, name: str, x: Array, axis: int, descending: builtins.bo
     sorter = sorter or backend
     if not indices:  # equal values are indistinguishable: descending is ascending reversed
         out = backend.empty(x._shape, values._dtype, x._buffer.device)
-        sorter.sort(values, axis, builtins.bool(stable), out)
-        return back_to_bool(_views.flip(out, (axis,)) if descending else out, x)
+        sorter.sort(values, axis, stable, out)
+        if descending:
+            out = _views.flip(out, (axis,))
+        return out if values is x else back_to_bool(out, x)  # (sorted as another dtype's view)
     out = backend.empty(x._shape, dt.int64, x._buffer.device)
     if not descending:
-        sorter.argsort(values, axis, builtins.bool(stable), out)
+        sorter.argsort(values, axis, stable, out)
         return out
     # Stably descending: sort the reversed array ascending, then reverse the permutation and
     # count its indices from the other end, so equal elements keep their original order.
-    sorter.argsort(_views.flip(values, (axis,)), axis, builtins.bool(stable), out)
+    sorter.argsort(_views.flip(values, (axis,)), axis, stable, out)
     subtract = OPS["subtract"]
     return backend.elementwise(subtract, (x._shape[axis] - 1, _views.flip(out, (axis,))),
                                subtract.signature(dt.int64, dt.int64), x._shape)
