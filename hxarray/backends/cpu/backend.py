@@ -468,7 +468,10 @@ class CpuBackend(Backend):
         3-4x faster from 1e4 elements, straight into the result's buffer."""
         h, m = self.native(x), self.native(mask)
         if m.size < kernels.COMPRESS_FROM or m.ndim > 1 and not h.flags.c_contiguous:
-            return self.from_host(h[m])
+            picked = h[m]  # in x's dtype: from_host would look it up by numpy's
+            out = self.empty(picked.shape, x._dtype)
+            out._handle[...] = picked
+            return out
         if m.ndim > 1:
             h = h.reshape((-1, *h.shape[m.ndim:]))
             m = m.reshape(-1)
