@@ -48,15 +48,14 @@ def _where(condition: np.ndarray, x1: Any, x2: Any, *, out: np.ndarray) -> None:
     np.bitwise_xor(target, u2, out=target)
 
 
-# The kernel of each operation: its numpy kernel, quietly; a `selects` one (where) selects bits
-# where it can.
+# For the compiled fast path, by name: the kernel of each operation, its numpy kernel (the bare
+# ufunc, where it is one); a `selects` one (where) selects bits where it can. The fast path runs
+# them in numpy's quiet error state itself.
+FAST_PATH_KERNELS = {op.name: _where if op.selects else op.numpy for op in OPS.values()}
+# The kernels of the seam: the same, silencing numpy's floating-point warnings themselves.
 ELEMENTWISE: dict[Op, Callable[..., None]] = {
-    op: quietly(_where if op.selects else op.numpy) for op in OPS.values()}
-# For the compiled fast path, by name: the kernels, the bare ufunc where a kernel is exactly
-# `ufunc(*args, out=out)` with warnings silenced, and the compute-bound operations (worth threads
-# on mid-size arrays).
-FAST_PATH_KERNELS = {**{op.name: kernel for op, kernel in ELEMENTWISE.items()},
-                     **{op.name: op.numpy for op in OPS.values() if isinstance(op.numpy, np.ufunc)}}
+    op: quietly(FAST_PATH_KERNELS[op.name]) for op in OPS.values()}
+# The compute-bound operations (worth threads on mid-size arrays).
 COMPUTE_BOUND = frozenset(op.name for op in OPS.values() if op.heavy)
 
 
