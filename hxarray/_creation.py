@@ -356,7 +356,9 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
             integers = type(start) is int
             dtype, target = _INT64 if integers else _FLOAT64, default_device()
             if _arange is not None and not observers:  # compiled, for small n on the CPU
-                out = _arange(0, 1, start if integers else math.ceil(start), dtype, target)
+                # (the float case's start and step as floats: the same values, converted once)
+                out = _arange(0, 1, start, dtype, target) if integers else \
+                    _arange(0.0, 1.0, math.ceil(start), dtype, target)
                 if out is not None:
                     return out
             return (target._backend or target.backend).arange(0, start, 1, dtype, target)
