@@ -250,7 +250,8 @@ temporary(PyObject *a, PyObject *b)
             continue;
         Py_ssize_t nbytes = PyLong_AsSsize_t(((BufferObject *)x->buffer)->nbytes);
         if (nbytes < ELIDE_MIN_BYTES) {
-            PyErr_Clear();  /* (nbytes is an int that fits: the buffer checked it) */
+            if (nbytes == -1)  /* (an error, which the buffer's check of nbytes rules out) */
+                PyErr_Clear();
             continue;
         }
         if (ON_INTERPRETER_STACK((PyObject *)x) && called_by_interpreter())
