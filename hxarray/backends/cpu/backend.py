@@ -468,7 +468,8 @@ class CpuBackend(Backend):
         3-4x faster from 1e4 elements, straight into the result's buffer."""
         h, m = self.native(x), self.native(mask)
         if m.size < kernels.COMPRESS_FROM or m.ndim > 1 and not h.flags.c_contiguous:
-            picked = h[m]  # in x's dtype: from_host would look it up by numpy's
+            picked = h[m]  # (empty itself: from_host, a primitive with a hook point of its
+            # own, would find the dtype again from numpy's; about 2,000 instructions)
             out = self.empty(picked.shape, x._dtype)
             out._handle[...] = picked
             return out
