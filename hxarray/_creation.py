@@ -212,9 +212,7 @@ def _allocated_first(value: Any) -> Callable[[F], F]:
                   device: Any = None) -> Array:
             # (type() and module-level names: what compiles to pointer comparisons)
             if not (observers or numpy_positional) and (dtype is None or type(dtype) is _DType):
-                out = _fresh((shape,) if type(shape) is int else shape,
-                             _FLOAT64 if dtype is None else dtype,
-                             default_device() if device is None else device, clear)
+                out = _fresh(shape, _FLOAT64 if dtype is None else dtype, device, clear)
                 if out is not None:
                     if fill:
                         out._handle.fill(value)
@@ -354,13 +352,15 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
             # the common cases, `arange(n)` and `arange(x)` (a positive finite float), which need
             # no other check
             integers = type(start) is int
-            dtype, target = _INT64 if integers else _FLOAT64, default_device()
+            dtype = _INT64 if integers else _FLOAT64
             if _arange is not None and not observers:  # compiled, for small n on the CPU
-                # (the float case's start and step as floats: the same values, converted once)
-                out = _arange(0, 1, start, dtype, target) if integers else \
-                    _arange(0.0, 1.0, math.ceil(start), dtype, target)
+                # (the float case's start and step as floats: the same values, converted once;
+                # None: the default device)
+                out = _arange(0, 1, start, dtype, None) if integers else \
+                    _arange(0.0, 1.0, math.ceil(start), dtype, None)
                 if out is not None:
                     return out
+            target = default_device()
             return (target._backend or target.backend).arange(0, start, 1, dtype, target)
         start, stop = 0, start
     integers = type(start) is type(stop) is type(step) is int

@@ -113,19 +113,23 @@ cdef bint _takes(object temporary, object dtype, Py_ssize_t itemsize) except -1
                stride=Py_ssize_t)
 cdef bint _contiguous(ArrayBase array, Py_ssize_t itemsize) except -1
 @cython.locals(nbytes=Py_ssize_t, block=Block, buffer=MemoryBuffer, ndim=Py_ssize_t,
-               steps=list, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t)
+               steps=list, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t, cached=tuple,
+               last=tuple, at=Py_ssize_t)
 cdef object _new_array(object dtype, Py_ssize_t itemsize, tuple shape, Py_ssize_t size)
+cdef bint _on_the_cpu(object device) except -1
+cdef list _env_default
+cdef object _scoped_device
 
 cdef tuple _STRIDES_1D
 cdef Py_ssize_t _MAX_DIMS, _MAX_NBYTES
 @cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, n=Py_ssize_t, empty=bint)
-cpdef fresh(object shape, object dtype, object device=*, bint clear=*)
+cpdef fresh(object shape, object dtype, object device, bint clear=*)
 @cython.locals(itemsize=Py_ssize_t, size=Py_ssize_t, extent=Py_ssize_t, contiguous=bint,
                shape=tuple, array=ArrayBase, target=ArrayBase)
 cpdef copied(object x)
 @cython.locals(i=Py_ssize_t, value="long long", delta="long long", values="long long *",
                first64=double, second64=double, first32=float, second32=float)
-cpdef arange(object start, object step, Py_ssize_t length, object dtype, object device=*)
+cpdef arange(object start, object step, Py_ssize_t length, object dtype, object device)
 ctypedef fused real:
     float
     double

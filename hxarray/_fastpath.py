@@ -22,6 +22,7 @@ import numpy as np
 
 from ._numpy_kernels import QUIET_STATE, errstate_var, quiet
 from .hal.allocator import Block, MemoryBuffer
+from .hal.device import _env_default, _scoped_device
 from .hal.hooks import observers
 from .hal.scope import NO_SCOPES, scoped_pools
 from .hal.sources import compiled
@@ -469,8 +470,12 @@ def _contiguous(array: Any, itemsize: int) -> bool:
 _STRIDES_1D = tuple((itemsize,) for itemsize in range(17))
 
 
-def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...], size: int) -> Any:
-    """A fresh C-contiguous CPU array from the caching allocator."""
+def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...] | None, size: int) -> Any:
+    """A fresh C-contiguous CPU array from the caching allocator: of `shape`, or a vector of
+    `size` elements where `shape` is None, whose shape tuple comes with the numpy view from the
+    block's cache where one of its last users was a vector of the same dtype and size (a loop
+    that makes same-sized vectors makes the tuple once: making and freeing one costs about 150
+    instructions, comparing it with the cached one 100 more)."""
     nbytes = size * itemsize
     block = _cached_malloc(_allocator, nbytes)  # noqa: F821 (declared above)
     buffer = MemoryBuffer.__new__(MemoryBuffer)
@@ -478,56 +483,96 @@ def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...], size: int) -> 
     buffer.nbytes = nbytes
     buffer.block = block
     buffer.allocator = _allocator  # last: it hands the block back
-    view = block.view(dtype, shape, _make_view)
-    ndim = len(shape)
-    if ndim == 1 and itemsize <= 16:
-        strides: Any = _STRIDES_1D[itemsize]
+    if shape is None:
+        view = None
+        cached = block.cache  # (dtype, shape, view) triples: `Block.view`
+        if cached is not None:
+            for at in range(0, len(cached), 3):
+                if cached[at] is dtype:
+                    last = cached[at + 1]
+                    if len(last) == 1:
+                        extent = last[0]
+                        if extent == size:
+                            shape, view = last, cached[at + 2]
+                            break
+        if view is None:
+            shape = (size,)
+            view = block.view(dtype, shape, _make_view)
+        strides: Any = _STRIDES_1D[itemsize] if itemsize <= 16 else (itemsize,)
     else:
-        steps = [0] * ndim
-        step = itemsize
-        for i in range(ndim - 1, -1, -1):
-            steps[i] = step
-            extent = shape[i]
-            step *= extent if extent > 1 else 1
-        strides = tuple(steps)
+        view = block.view(dtype, shape, _make_view)
+        ndim = len(shape)
+        if ndim == 1 and itemsize <= 16:
+            strides = _STRIDES_1D[itemsize]
+        else:
+            steps = [0] * ndim
+            step = itemsize
+            for i in range(ndim - 1, -1, -1):
+                steps[i] = step
+                extent = shape[i]
+                step *= extent if extent > 1 else 1
+            strides = tuple(steps)
     return new_array_object(_array_type, buffer, dtype, shape, strides, 0, view,  # noqa: F821
                             False)
+
+
+def _on_the_cpu(device: Any) -> bool:
+    """Whether `device` is the CPU; None stands for the default device, read as
+    `default_device` reads it (without its call: about 280 instructions, a tenth of `empty`),
+    once that has read the environment's."""
+    if device is None:
+        device = get_value(_scoped_device)  # noqa: F821
+        if device is None and _env_default:
+            device = _env_default[0]
+    return device is _cpu_device
 
 
 _MAX_DIMS = 64  # numpy's limit, and so the CPU backend's
 _MAX_NBYTES = 2**62
 
 
-def fresh(shape: Any, dtype: Any, device: Any = None, clear: bool = False) -> Any:
+def fresh(shape: Any, dtype: Any, device: Any, clear: bool = False) -> Any:
     """CpuBackend.empty's common case: a fresh C-contiguous CPU array from the caching allocator
-    (on `device` if given, its memory cleared if `clear`), or None where Python must run: before
-    `bind_cpu`, inside a memory scope, on another device, or for a shape that is not a tuple of
-    at most 64 ints whose non-zero product (numpy's rule) spans at most 2**62 bytes."""
-    if _allocator is None or (device is not None and device is not _cpu_device) or \
-            type(shape) is not tuple or len(shape) > _MAX_DIMS or \
+    (`device` the CPU, or None for a default device that is; its memory cleared if `clear`), or
+    None where Python must run: before `bind_cpu`, inside a memory scope, on another device, or
+    for a shape that is not an int or a tuple of at most 64 ints whose non-zero product (numpy's
+    rule) spans at most 2**62 bytes."""
+    if _allocator is None or not _on_the_cpu(device) or \
             get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
         return None
     itemsize = dtype.itemsize
     if itemsize <= 0:
         return None
-    size = 1
-    empty = False
-    for extent in shape:
-        if type(extent) is not int:
-            return None
+    if type(shape) is int:
         try:
-            n = extent  # (compiled: a C Py_ssize_t, whose conversion raises OverflowError)
+            n = shape  # (compiled: a C Py_ssize_t, whose conversion raises OverflowError)
         except OverflowError:
             return None
-        if n < 0 or n > 0 and size > _MAX_NBYTES // itemsize // n:
+        if n < 0 or n > _MAX_NBYTES // itemsize:
             return None
-        if n == 0:
-            empty = True
-        else:
-            size *= n
-    if empty:
-        size = 0
-    out = _new_array(dtype, itemsize, shape, size)
+        out = _new_array(dtype, itemsize, None, n)
+        size = n
+    else:
+        if type(shape) is not tuple or len(shape) > _MAX_DIMS:
+            return None
+        size = 1
+        empty = False
+        for extent in shape:
+            if type(extent) is not int:
+                return None
+            try:
+                n = extent
+            except OverflowError:
+                return None
+            if n < 0 or n > 0 and size > _MAX_NBYTES // itemsize // n:
+                return None
+            if n == 0:
+                empty = True
+            else:
+                size *= n
+        if empty:
+            size = 0
+        out = _new_array(dtype, itemsize, shape, size)
     if clear and size:
         _clear(_first_address(out), size * itemsize)
     return out
@@ -563,23 +608,23 @@ def copied(x: Any) -> Any:
     return out
 
 
-def arange(start: Any, step: Any, length: int, dtype: Any, device: Any = None) -> Any:
+def arange(start: Any, step: Any, length: int, dtype: Any, device: Any) -> Any:
     """CpuBackend.arange's small case: the `length` values (below `bind_cpu`'s limit) from
     `start` by `step` in a fresh CPU array from the caching allocator: int64 (the caller has
     checked that the values fit), float64 or float32 bit for bit as numpy makes them (its first
     two values, start and start + step, in the dtype, then first + i * delta, delta their
-    difference); or None where Python must run: before `bind_cpu`, inside a memory scope, on
-    another device than the CPU (if `device` is given), another dtype, or an int beyond a C
-    integer or one that a float would round (numpy's conversion may differ)."""
+    difference), `device` the CPU or None for a default device that is; or None where Python
+    must run: before `bind_cpu`, inside a memory scope, on another device than the CPU, another
+    dtype, or an int beyond a C integer or one that a float would round (numpy's conversion may
+    differ)."""
     if _allocator is None or length < 0 or length >= _arange_limit or \
-            (device is not None and device is not _cpu_device) or \
-            get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
+            not _on_the_cpu(device) or get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
         return None
     if dtype is _int64:
         if type(start) is not int or type(step) is not int or \
                 not (_exact(start, _INT64_MAX) and _exact(step, _INT64_MAX)):
             return None
-        out = _new_array(dtype, 8, (length,), length)
+        out = _new_array(dtype, 8, None, length)
         value, delta = start, step
         values = int64_at(_first_address(out))  # noqa: F821
         for i in range(length - 1):  # (each sum is a value of the result: none overflows)
@@ -590,11 +635,11 @@ def arange(start: Any, step: Any, length: int, dtype: Any, device: Any = None) -
         return out
     second = start + step  # (in Python, as numpy computes it)
     if dtype is _float64 and _exact(start, 1 << 53) and _exact(second, 1 << 53):
-        out = _new_array(dtype, 8, (length,), length)
+        out = _new_array(dtype, 8, None, length)
         first64, second64 = start, second
         _fill(float64_at(_first_address(out)), first64, second64, length)  # noqa: F821
     elif dtype is _float32 and _exact(start, 1 << 24) and _exact(second, 1 << 24):
-        out = _new_array(dtype, 4, (length,), length)
+        out = _new_array(dtype, 4, None, length)
         first32, second32 = start, second
         _fill(float32_at(_first_address(out)), first32, second32, length)  # noqa: F821
     else:
@@ -730,7 +775,7 @@ class Reduction:
             axes.append(i)
         if size >= _limit:
             return None
-        out = fresh(tuple(result_shape), dtype)  # (None inside a memory scope)
+        out = fresh(tuple(result_shape), dtype, _cpu_device)  # (None inside a memory scope)
         if out is None:
             return None
         strict = self._strict

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import re
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -204,11 +206,23 @@ def test_cuda_is_unavailable_with_a_reason() -> None:
 
 
 # -- default device and scopes ---------------------------------------------------------------------
+@contextlib.contextmanager
+def env_default(*devices: Device) -> Iterator[None]:
+    """The cached HXARRAY_DEFAULT_DEVICE replaced by `devices` (none: not read yet), in place:
+    the compiled fast path holds the list."""
+    saved = device_mod._env_default[:]
+    device_mod._env_default[:] = devices
+    try:
+        yield
+    finally:
+        device_mod._env_default[:] = saved
+
+
 @pytest.fixture
-def fresh_env_default(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+def fresh_env_default(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
     """Forget the cached HXARRAY_DEFAULT_DEVICE for one test."""
-    monkeypatch.setattr(device_mod, "_env_default", [])
-    return monkeypatch
+    with env_default():
+        yield monkeypatch
 
 
 def test_default_device_is_cpu_without_configuration(fresh_env_default: pytest.MonkeyPatch) -> None:
@@ -288,25 +302,25 @@ def test_device_scope_is_restored_after_an_exception() -> None:
     assert default_device() is before
 
 
-def test_device_scopes_are_per_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(device_mod, "_env_default", [Device("cuda:2")])
-    seen: dict[str, Device] = {}
-    entered, checked = threading.Event(), threading.Event()
+def test_device_scopes_are_per_thread() -> None:
+    with env_default(Device("cuda:2")):
+        seen: dict[str, Device] = {}
+        entered, checked = threading.Event(), threading.Event()
 
-    def other_thread() -> None:
-        entered.wait(5)
-        seen["other"] = default_device()  # the main thread's scope does not leak here
+        def other_thread() -> None:
+            entered.wait(5)
+            seen["other"] = default_device()  # the main thread's scope does not leak here
+            with device_scope("cpu"):
+                seen["other scoped"] = default_device()
+            checked.set()
+
+        thread = threading.Thread(target=other_thread)
+        thread.start()
         with device_scope("cpu"):
-            seen["other scoped"] = default_device()
-        checked.set()
-
-    thread = threading.Thread(target=other_thread)
-    thread.start()
-    with device_scope("cpu"):
-        entered.set()
-        checked.wait(5)
-        seen["main"] = default_device()
-    thread.join(5)
-    assert seen == {"other": Device("cuda:2"), "other scoped": Device("cpu"),
-                    "main": Device("cpu")}
-    assert default_device() is Device("cuda:2")
+            entered.set()
+            checked.wait(5)
+            seen["main"] = default_device()
+        thread.join(5)
+        assert seen == {"other": Device("cuda:2"), "other scoped": Device("cpu"),
+                        "main": Device("cpu")}
+        assert default_device() is Device("cuda:2")

@@ -373,7 +373,7 @@ def test_cpu_backend_empty_is_the_compiled_allocation_outside_memory_scopes() ->
     before = allocator.stats()["num_allocs"]
     for shape, dtype in (((), xp.bool), ((0,), xp.int8), ((3, 4), xp.complex64),
                          ((2, 1, 5), xp.uint16), ((0, 3), xp.float64)):
-        for got in (fastpath.fresh(shape, dtype), backend.empty(shape, dtype)):
+        for got in (fastpath.fresh(shape, dtype, None), backend.empty(shape, dtype)):
             assert got.shape == shape and got.dtype == dtype and got.device == backend.device
             assert got._strides == fresh_layout(shape, dtype)[1]  # the Python method's layout
             assert got._buffer.allocator is allocator and got._offset == 0
@@ -381,21 +381,54 @@ def test_cpu_backend_empty_is_the_compiled_allocation_outside_memory_scopes() ->
     assert allocator.stats()["num_allocs"] == before + 10
     # the Python method's cases: a memory scope's pool, a shape that is not a tuple of ints
     # within the limits (which the general path judges, and mostly refuses)
-    for shape in ([2], (2, -1), (2, 2.0), (2**70,), (2**40, 2**40), (1,) * 65, (np.int64(2),)):
-        assert fastpath.fresh(shape, xp.float64) is None, shape
+    for shape in ([2], (2, -1), (2, 2.0), (2**70,), (2**40, 2**40), (1,) * 65, (np.int64(2),),
+                  -1, 2**70, 2**59 + 1, True, 2.0, np.int64(2)):
+        assert fastpath.fresh(shape, xp.float64, None) is None, shape
     with xp.memory_scope():
-        assert fastpath.fresh((2,), xp.float64) is None
+        assert fastpath.fresh((2,), xp.float64, None) is None
         assert backend.empty((2,), xp.float64)._buffer.allocator is not allocator
     with pytest.raises(TypeError):
-        fastpath.fresh((2,))
+        fastpath.fresh((2,), xp.float64)
     # empty/zeros's form: the device asked for (None on any other), cleared or not
     assert fastpath.fresh((2,), xp.float64, object(), False) is None
+    with xp.device_scope("toy"):  # None: the default device, here not the CPU
+        assert fastpath.fresh((2,), xp.float64, None) is None
+        assert fastpath.fresh((2,), xp.float64, backend.device) is not None
     dirty = fastpath.fresh((64,), xp.int64, backend.device, False)
     dirty._handle[...] = -1
     address = dirty._buffer.block.address
     del dirty  # its block goes back to the cache, -1s in it, and is the next one taken
     cleared = fastpath.fresh((64,), xp.int64, backend.device, True)
     assert cleared._buffer.block.address == address and cleared._handle.tolist() == [0] * 64
+
+
+@compiled
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_compiled_vector_takes_its_shape_with_the_blocks_cached_view(dtype: xp.DType) -> None:
+    """An int shape: a vector whose shape tuple is its block's last user's where that was a
+    vector of the same dtype and size, and a new one otherwise (the same block: sizes whose
+    bytes round to the same size class, the newest cached block taken first)."""
+    twins = [twin for twin in DTYPES if twin.itemsize == dtype.itemsize and twin != dtype]
+    for n in (0, 1, 7):
+        first = fastpath.fresh(n, dtype, None)
+        assert first.shape == (n,) and first._handle.shape == (n,) and first.dtype == dtype
+        assert first._strides == fresh_layout((n,), dtype)[1]
+        shape, block = first._shape, first._buffer.block
+        del first
+        again = fastpath.fresh(n, dtype, None)
+        assert again._buffer.block is block and again._shape is shape
+        del again
+        for shape_or_size, its_dtype in [(n + 1, dtype), ((n, 1), dtype)] + \
+                [(n, twin) for twin in twins[:1]]:
+            other = fastpath.fresh(shape_or_size, its_dtype, None)  # (one at a time)
+            assert other._buffer.block is block and other._shape is not shape
+            assert other._handle.shape == other.shape and other._handle.dtype == other.dtype.numpy
+            del other
+        vector = fastpath.fresh(n, dtype, None)
+        assert vector._buffer.block is block
+        assert vector.shape == (n,) and vector._handle.shape == (n,)
+        vector._handle[...] = 1  # writable, its own
+        assert np.asarray(vector).tolist() == [1] * n
 
 
 @compiled
@@ -447,7 +480,7 @@ def test_the_compiled_float_arange_is_numpy_bit_for_bit(dtype, start, step, coun
     expected = np.arange(start, stop, step, dtype=dtype)
     if expected.size >= 1 << 14:
         return
-    got = fastpath.arange(start, step, expected.size, getattr(xp, dtype))
+    got = fastpath.arange(start, step, expected.size, getattr(xp, dtype), None)
     assert got is not None and got._handle.tobytes() == expected.tobytes()
     assert np.asarray(xp.arange(start, stop, step, dtype=getattr(xp, dtype))).tobytes() == \
         expected.tobytes()
@@ -456,27 +489,31 @@ def test_the_compiled_float_arange_is_numpy_bit_for_bit(dtype, start, step, coun
 @compiled
 def test_the_compiled_arange_declines_what_python_judges() -> None:
     for n in (1, 2, 10, (1 << 14) - 1):
-        np.testing.assert_array_equal(fastpath.arange(0, 1, n, xp.int64)._handle, np.arange(n))
-    np.testing.assert_array_equal(fastpath.arange(-2**61, 2**60, 5, xp.int64)._handle,
+        np.testing.assert_array_equal(fastpath.arange(0, 1, n, xp.int64, None)._handle,
+                                      np.arange(n))
+    np.testing.assert_array_equal(fastpath.arange(-2**61, 2**60, 5, xp.int64, None)._handle,
                                   np.arange(-2**61, 2**61 + 2**59, 2**60))
     # values across the whole int64 range: no intermediate overflows (Python's exact range:
     # numpy's length, computed in floats, is one short for the first)
     for args in ((-2**62, 2**63 - 1, 2**62 - 1), (2**63 - 5, -2**63, -2**62)):
         expected = list(range(*args))
-        assert fastpath.arange(args[0], args[2], len(expected), xp.int64)._handle.tolist() == \
-            expected
+        got = fastpath.arange(args[0], args[2], len(expected), xp.int64, None)
+        assert got._handle.tolist() == expected
         assert np.asarray(xp.arange(*args)).tolist() == expected
-    assert fastpath.arange(2**63, 1, 1, xp.int64) is None  # beyond a C integer
-    assert fastpath.arange(0, 1, 1 << 14, xp.int64) is None  # numpy's vectorised fill
-    assert fastpath.arange(0, 1, -1, xp.int64) is None
-    assert fastpath.arange(0, 1, 3, xp.int32) is None
-    assert fastpath.arange(2**53 + 1, 1, 3, xp.float64) is None  # a float rounds these ints
-    assert fastpath.arange(2**24 + 1, 1, 3, xp.float32) is None
+    assert fastpath.arange(2**63, 1, 1, xp.int64, None) is None  # beyond a C integer
+    assert fastpath.arange(0, 1, 1 << 14, xp.int64, None) is None  # numpy's vectorised fill
+    assert fastpath.arange(0, 1, -1, xp.int64, None) is None
+    assert fastpath.arange(0, 1, 3, xp.int32, None) is None
+    assert fastpath.arange(2**53 + 1, 1, 3, xp.float64, None) is None  # a float rounds these ints
+    assert fastpath.arange(2**24 + 1, 1, 3, xp.float32, None) is None
     assert fastpath.arange(0, 1, 3, xp.float64, object()) is None  # another device
+    with xp.device_scope("toy"):  # None: the default device, here not the CPU
+        assert fastpath.arange(0, 1, 3, xp.float64, None) is None
+        assert xp.arange(3).device == xp.Device("toy") and xp.arange(3.0).device == xp.Device("toy")
     allocator = xp.Device("cpu").backend.allocator(xp.Device("cpu"))
     assert xp.arange(3)._buffer.allocator is allocator
     with xp.memory_scope():
-        assert fastpath.arange(0, 1, 3, xp.int64) is None
+        assert fastpath.arange(0, 1, 3, xp.int64, None) is None
         assert xp.arange(3)._buffer.allocator is not allocator  # the scope's pool
         np.testing.assert_array_equal(np.asarray(xp.arange(3)), [0, 1, 2])
     np.testing.assert_array_equal(np.asarray(xp.arange(1e308, 1.5e308, 1e308)), [1e308])

@@ -190,7 +190,7 @@ class Device:
 
 _scoped_device: contextvars.ContextVar[Device | None] = contextvars.ContextVar(
     "hxarray_device", default=None)
-_env_default: list[Device] = []
+_env_default: list[Device] = []  # filled once and never rebound (the compiled fast path holds it)
 _scoped = _scoped_device.get  # (bound once: every new array asks)
 
 

@@ -186,7 +186,7 @@ class CpuBackend(Backend):
     # -- creation and data movement ----------------------------------------------------------------
     def empty(self, shape: tuple[int, ...], dtype: dt.DType, device: Device = None) -> Array:
         if self._fresh is not None:  # compiled, bound to this backend's device and allocator
-            out = self._fresh(shape, dtype)
+            out = self._fresh(shape, dtype, self.device)
             if out is not None:
                 return out
         pools = scoped_pools.get()
@@ -241,7 +241,7 @@ class CpuBackend(Backend):
                 and _LOW < start < _HIGH and _LOW < stop < _HIGH and _LOW < step < _HIGH:
             length = len(range(start, stop, step))
             if self._arange is not None:  # compiled, for small lengths
-                out = self._arange(start, step, length, dtype)
+                out = self._arange(start, step, length, dtype, self.device)
                 if out is not None:
                     return out
             out = self.empty((length,), dtype)
@@ -251,7 +251,7 @@ class CpuBackend(Backend):
                 isinstance(step, (int, float)) and isinstance(stop, (int, float)):
             length = math.ceil((stop - start) / step)  # numpy's length
             if self._arange is not None and length < _SMALL_ARANGE:
-                out = self._arange(start, step, length, dtype)
+                out = self._arange(start, step, length, dtype, self.device)
                 if out is not None:
                     return out
             if _SMALL_ARANGE <= length <= (1 << 24 if dtype is dt.float32 else 1 << 62):
