@@ -113,8 +113,7 @@ cdef bint _takes(object temporary, object dtype, Py_ssize_t itemsize) except -1
                stride=Py_ssize_t)
 cdef bint _contiguous(ArrayBase array, Py_ssize_t itemsize) except -1
 @cython.locals(nbytes=Py_ssize_t, block=Block, buffer=MemoryBuffer, ndim=Py_ssize_t,
-               steps=list, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t, cached=tuple,
-               last=tuple, at=Py_ssize_t)
+               steps=list, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t)
 cdef object _new_array(object dtype, Py_ssize_t itemsize, tuple shape, Py_ssize_t size)
 cdef bint _on_the_cpu(object device) except -1
 cdef list _env_default

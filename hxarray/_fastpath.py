@@ -472,10 +472,7 @@ _STRIDES_1D = tuple((itemsize,) for itemsize in range(17))
 
 def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...] | None, size: int) -> Any:
     """A fresh C-contiguous CPU array from the caching allocator: of `shape`, or a vector of
-    `size` elements where `shape` is None, whose shape tuple comes with the numpy view from the
-    block's cache where one of its last users was a vector of the same dtype and size (a loop
-    that makes same-sized vectors makes the tuple once: making and freeing one costs about 150
-    instructions, comparing it with the cached one 100 more)."""
+    `size` elements where `shape` is None (its shape tuple from the block: `Block.vector_shape`)."""
     nbytes = size * itemsize
     block = _cached_malloc(_allocator, nbytes)  # noqa: F821 (declared above)
     buffer = MemoryBuffer.__new__(MemoryBuffer)
@@ -484,34 +481,19 @@ def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...] | None, size: i
     buffer.block = block
     buffer.allocator = _allocator  # last: it hands the block back
     if shape is None:
-        view = None
-        cached = block.cache  # (dtype, shape, view) triples: `Block.view`
-        if cached is not None:
-            for at in range(0, len(cached), 3):
-                if cached[at] is dtype:
-                    last = cached[at + 1]
-                    if len(last) == 1:
-                        extent = last[0]
-                        if extent == size:
-                            shape, view = last, cached[at + 2]
-                            break
-        if view is None:
-            shape = (size,)
-            view = block.view(dtype, shape, _make_view)
-        strides: Any = _STRIDES_1D[itemsize] if itemsize <= 16 else (itemsize,)
+        shape = block.vector_shape(dtype, size)
+    view = block.view(dtype, shape, _make_view)
+    ndim = len(shape)
+    if ndim == 1 and itemsize <= 16:
+        strides: Any = _STRIDES_1D[itemsize]
     else:
-        view = block.view(dtype, shape, _make_view)
-        ndim = len(shape)
-        if ndim == 1 and itemsize <= 16:
-            strides = _STRIDES_1D[itemsize]
-        else:
-            steps = [0] * ndim
-            step = itemsize
-            for i in range(ndim - 1, -1, -1):
-                steps[i] = step
-                extent = shape[i]
-                step *= extent if extent > 1 else 1
-            strides = tuple(steps)
+        steps = [0] * ndim
+        step = itemsize
+        for i in range(ndim - 1, -1, -1):
+            steps[i] = step
+            extent = shape[i]
+            step *= extent if extent > 1 else 1
+        strides = tuple(steps)
     return new_array_object(_array_type, buffer, dtype, shape, strides, 0, view,  # noqa: F821
                             False)
 

@@ -383,3 +383,25 @@ def test_a_block_keeps_the_views_of_its_last_two_users() -> None:
     block.view(xp.float64, (8,), make)
     assert made == [(xp.float64, (8,)), (xp.int32, (4, 4)), (xp.uint8, (64,)),
                     (xp.float64, (8,))]
+
+
+def test_a_blocks_vector_shape_is_the_cached_one_of_the_same_dtype_and_size() -> None:
+    """`Block.vector_shape`: the tuple cached with a view of a vector of that dtype and size
+    (either of the last two), else a new `(size,)`."""
+    def make(block, dtype, shape):
+        return np.ndarray(shape, dtype.numpy, buffer=block.handle)
+
+    block = xp.hal.Block(0, 64, np.zeros(64, np.uint8))
+    assert block.vector_shape(xp.float64, 8) == (8,)  # nothing cached
+    vector, matrix = (8,), (2, 4)
+    block.view(xp.float64, vector, make)
+    assert block.vector_shape(xp.float64, 8) is vector
+    block.view(xp.float64, matrix, make)  # the vector's is now the older of two
+    assert block.vector_shape(xp.float64, 8) is vector
+    for dtype, size in ((xp.float64, 7), (xp.int64, 8), (xp.float32, 8)):
+        shape = block.vector_shape(dtype, size)
+        assert shape == (size,) and shape is not vector
+    assert block.vector_shape(xp.float64, 2) == (2,)  # not the matrix's first extent
+    block.view(xp.uint8, (64,), make)
+    block.view(xp.uint8, (32,), make)  # two newer views: the vector's is gone
+    assert block.vector_shape(xp.float64, 8) is not vector

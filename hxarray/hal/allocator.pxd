@@ -11,6 +11,8 @@ cdef api class Block [object BlockObject, type BlockType]:
 
     @cython.locals(cached=tuple)
     cpdef view(self, dtype, shape, make)
+    @cython.locals(cached=tuple, at=Py_ssize_t, shape=tuple, extent=Py_ssize_t)
+    cpdef tuple vector_shape(self, dtype, Py_ssize_t size)
 
 
 # Its fields reference no buffer, so it is in no reference cycle: the collector need not track it.

@@ -87,6 +87,22 @@ class Block:
         self.cache = (dtype, shape, view) if cached is None else (dtype, shape, view, *cached[:3])
         return view
 
+    def vector_shape(self, dtype: Any, size: int) -> tuple[int]:
+        """The shape `(size,)` of a vector of `dtype` in this block: the tuple cached with a view
+        (`view`, which then finds that view by identity) where one of the block's last users was
+        such a vector, so a loop of same-sized vectors makes it once (making, comparing and
+        freeing one costs about 250 instructions)."""
+        cached = self.cache
+        if cached is not None:
+            for at in range(0, len(cached), 3):
+                if cached[at] is dtype:
+                    shape = cached[at + 1]
+                    if len(shape) == 1:
+                        extent = shape[0]
+                        if extent == size:
+                            return shape
+        return (size,)
+
 
 class MemoryBuffer:
     """A span of `nbytes` bytes on `device`, carved from `allocator`."""
