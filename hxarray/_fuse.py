@@ -12,15 +12,21 @@ runs unfused from then on for that signature.
 from __future__ import annotations
 
 import builtins
+import dis
 import functools
 import math
 import operator
+import sysconfig
 import threading
-from collections.abc import Callable, Sequence
+import types
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from . import _dtypes as dt
 from ._array import Array
+from ._dtypes import DType
 from ._modes import is_strict
 from ._ops import REDUCTIONS, Op, Reduction, Signature
 from ._views import broadcast_shapes, contiguous_strides, view
@@ -116,18 +122,20 @@ class _Tracer(Backend):
                              "it as one)")
         index, shape = found
         step = self.steps[index]
-        if x._offset == 0 and x._shape == shape and x._dtype is step.dtype:
+        whole = _whole(x, shape)
+        if whole and x._shape == shape and x._dtype is step.dtype:
             return index
-        if x._offset == 0 and x._shape == shape and dt.bool in (x._dtype, step.dtype) and \
+        if whole and x._shape == shape and dt.bool in (x._dtype, step.dtype) and \
                 {x._dtype, step.dtype} <= _BYTES:  # numpy mode's bool <-> (u)int8 views: 0, 1
             self.steps.append(Step(ASTYPE, (index,), x._dtype, step.dtype))
             return len(self.steps) - 1
-        if step.op == REDUCED and x._offset == 0 and x._dtype is step.dtype and \
-                [n for n in x._shape if n != 1] == [n for n in shape if n != 1]:
+        if whole and step.op == REDUCED and x._dtype is step.dtype:
             return self._operand(Step(REDUCED, (), step.dtype, step.dtype),
                                  ("reduction", x._shape))  # keepdims
-        raise _Unfusable(f"{what}: a view (reshape, slice or reinterpretation) of a value "
-                         "computed inside the fused function")
+        of = "an argument (pass the view itself as an argument)" if id(x._buffer) in \
+            self.arguments else "a value computed inside the fused function"
+        raise _Unfusable(f"{what}: a view (transpose, broadcast, reshape, slice or "
+                         f"reinterpretation) of {of}")
 
     def _result(self, step: Step, shape: tuple[int, ...], out: Array | None) -> Array:
         self.steps.append(step)
@@ -232,6 +240,181 @@ _REFUSED = {
     "concat": "concat()", "compress": "boolean indexing", "isin": "isin()",
     "arange": "arange()", "synchronize": "synchronize()",
 }
+
+
+def _whole(x: Array, shape: tuple[int, ...]) -> builtins.bool:
+    """Whether `x` reads a value of `shape` (held C-contiguous) element for element in its own
+    order, with at most size-1 axes added or dropped: a transpose, broadcast or any other
+    restriding of the same memory is another value."""
+    kept = [(n, s) for n, s in zip(x._shape, x._strides) if n != 1]
+    dims = tuple(n for n in shape if n != 1)
+    return x._offset == 0 and tuple(n for n, _ in kept) == dims and \
+        tuple(s for _, s in kept) == contiguous_strides(dims, x._dtype.itemsize)
+
+
+# -- what a trace read -----------------------------------------------------------------------------
+# A trace runs the function once: every value it reads besides its arguments (a global constant,
+# a closure variable, a module's attribute, a flag that picks a branch) is fixed in its plan. The
+# names it reads are watched: before each call their values are compared (by identity) with
+# those the trace saw, and any change traces again; a list, dict or set read is watched item by
+# item. A value read through an object's attributes (`self.k`, `rng.random()`) cannot be
+# watched cheaply: such a function is refused at its first call (it runs unfused with
+# `fallback`).
+
+Watch = tuple[tuple[Callable[[Any, Any], Any], Any, Any], ...]  # (read, key, value seen)
+
+# Values whose identity stands for their value (or whose reads are watched themselves: modules
+# and classes by their attributes, functions by what they read, arrays refused by the trace).
+_CONSTANT = (type(None), builtins.bool, int, float, complex, str, bytes, type(Ellipsis), range,
+             slice, types.ModuleType, type, np.generic, np.dtype, np.ufunc, np.ndarray, Array,
+             DType, Device)
+_LOAD_NAME = frozenset({"LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"})
+_LOAD_ATTRIBUTE = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+_LIBRARIES = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib",
+                                                       "platlib")})
+
+
+def _contents(cell: Any, default: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # (an empty cell: deleted since)
+        return default
+
+
+def _library(function: types.FunctionType) -> builtins.bool:
+    """Whether `function` is hxarray's or an installed package's (whose reads are not watched)."""
+    return (function.__module__ or "").partition(".")[0] == "hxarray" or \
+        function.__code__.co_filename.startswith(_LIBRARIES)
+
+
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    """`code` and the code of the functions, lambdas and comprehensions defined in it."""
+    yield code
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            yield from _codes(constant)
+
+
+def _names(code: types.CodeType) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    """(the load's opcode, the name loaded, the attributes read from it at once: `cfg.K`)."""
+    for each in _codes(code):
+        load: list[Any] | None = None
+        for instruction in dis.get_instructions(each):
+            if instruction.opname in _LOAD_ATTRIBUTE and load is not None:
+                load[2].append(instruction.argval)
+                continue
+            if load is not None:
+                yield load[0], load[1], tuple(load[2])
+            load = [instruction.opname, instruction.argval, []] \
+                if instruction.opname in _LOAD_NAME else None
+        if load is not None:
+            yield load[0], load[1], tuple(load[2])
+
+
+def watch(function: Any) -> Watch:
+    """What a trace of `function` reads besides its arguments, each with the value it has now;
+    `_Unfusable` naming a value that cannot be watched."""
+    found: dict[tuple[int, Any], tuple[Callable[[Any, Any], Any], Any, Any]] = {}
+    _watch_function(function, found, set(), "the fused function")
+    return tuple(found.values())
+
+
+def _watch_function(function: Any, found: dict[Any, Any], seen: set[int], what: str) -> None:
+    if isinstance(function, types.MethodType):
+        _watch_value(function.__self__, f"{what}'s object", found, seen)
+        function = function.__func__
+    elif isinstance(function, functools.partial):
+        _watch_value((function.args, tuple(function.keywords.values())),
+                     f"{what}'s bound arguments", found, seen)
+        function = function.func
+    elif not isinstance(function, types.FunctionType):  # a callable object: as any value read
+        _watch_value(function, what, found, seen)
+        return
+    if not isinstance(function, types.FunctionType) or _library(function) or \
+            id(function.__code__) in seen:
+        return
+    seen.add(id(function.__code__))
+    code, spaces = function.__code__, function.__globals__
+    cells = dict(zip(code.co_freevars, function.__closure__ or ()))
+    base = vars(builtins)
+    for opcode, name, attributes in _names(code):
+        if opcode == "LOAD_GLOBAL":
+            value = _read(found, spaces, spaces.get, name)
+            if value is _MISSING:  # a builtin, until a global of that name shadows it
+                value = _read(found, base, base.get, name)
+        elif name in cells:
+            value = _read(found, cells[name], _contents, cells[name])
+        else:  # a local variable of this function, read by a function it defines
+            continue
+        for attribute in attributes:  # a module's, class's or function's, watched one by one
+            if not isinstance(value, (types.ModuleType, type, types.FunctionType)):
+                break
+            space = vars(value)
+            value = _read(found, value, space.get, attribute) if attribute in space else \
+                _read(found, value, functools.partial(getattr, value), attribute)
+            name = f"{name}.{attribute}"
+        _watch_value(value, f"`{name}`", found, seen)
+
+
+def _read(found: dict[Any, Any], owner: Any, read: Callable[[Any, Any], Any], key: Any) -> Any:
+    """`read(key)` (a global, a cell's contents, an attribute of `owner`), watched from now."""
+    value = read(key, _MISSING)
+    found.setdefault((id(owner), key if isinstance(key, str) else None), (read, key, value))
+    return value
+
+
+def _items(container: Any) -> tuple[Any, ...]:
+    return tuple(container) if not isinstance(container, dict) else \
+        tuple(item for pair in container.items() for item in pair)
+
+
+def _same_items(seen: tuple[Any, ...], container: Any, default: Any) -> builtins.bool:
+    """Whether `container` holds the very items (and keys) it held when `seen` was taken."""
+    now = _items(container)
+    return len(now) == len(seen) and all(map(operator.is_, now, seen))
+
+
+def _watch_value(value: Any, what: str, found: dict[Any, Any], seen: set[int]) -> None:
+    if isinstance(value, (tuple, frozenset)):
+        for item in value:
+            _watch_value(item, what, found, seen)
+    elif type(value) in (list, dict, set):
+        if (id(value), None) not in found:
+            items = _items(value)
+            found[id(value), None] = (functools.partial(_same_items, items), value, True)
+            _watch_value(items, f"an item of {what}", found, seen)
+    elif isinstance(value, (types.FunctionType, types.MethodType, functools.partial)):
+        _watch_function(value, found, seen, what)
+    elif isinstance(value, Fused):  # (its trace is a part of this one's)
+        _watch_function(value.function, found, seen, what)
+    elif isinstance(value, types.BuiltinFunctionType) and not isinstance(
+            value.__self__, (types.NoneType, types.ModuleType)):
+        raise _Unfusable(f"reading {what} (a method of a {type(value.__self__).__name__}, whose "
+                         "state a trace would fix)")
+    elif not (value is _MISSING or isinstance(value, (_CONSTANT, types.BuiltinFunctionType))
+              or type(value).__module__.partition(".")[0] in ("hxarray", "numpy") and
+              callable(value) and isinstance(getattr(value, "__self__", None),
+                                             (types.NoneType, types.ModuleType))):
+        raise _Unfusable(f"reading {what} (a {type(value).__name__}: its attributes or items "
+                         "could change between calls, which a trace would not see; pass the "
+                         "value as an argument)")
+
+
+def unchanged(watched: Watch) -> Callable[[], builtins.bool]:
+    """A function telling whether every value a trace read is still the one it saw: one
+    expression over its reads (a loop over them costs about twice as much on every call)."""
+    if not watched:
+        return lambda: True
+    names = {"_MISSING": _MISSING}
+    for i, (read, key, value) in enumerate(watched):
+        names.update({f"r{i}": read, f"k{i}": key, f"v{i}": value})
+    test = " and ".join(f"r{i}(k{i}, _MISSING) is v{i}" for i in range(len(watched)))
+    source = (f"def unchanged({', '.join(f'{n}={n}' for n in names)}):\n"
+              f"    try:\n        return {test}\n"
+              "    except Exception:  # a read that fails now (a property, a deleted cell)\n"
+              "        return False\n")
+    exec(source, names)  # noqa: S102 - hxarray's own source, over the reads' objects
+    return names["unchanged"]
 
 
 # -- plans -----------------------------------------------------------------------------------------
@@ -431,6 +614,7 @@ class Fused:
         self.fallback = fallback
         self._runs: dict[Any, Runner] = {}  # per layout (the key built in __call__)
         self._plans: dict[Any, _Traced | None] = {}  # per signature (None: it runs unfused)
+        self._unchanged: Callable[[], builtins.bool] | None = None  # (`watch`, `unchanged`)
         self._lock = threading.Lock()
         functools.update_wrapper(self, function)
 
@@ -441,6 +625,8 @@ class Fused:
         if kwargs:
             raise TypeError(f"a fused function takes positional arguments only, got "
                             f"{', '.join(kwargs)}")
+        if self._unchanged is not None and not self._unchanged():
+            self._forget()
         # The layout's key, built inline: the mode, and per argument its dtype, shape, strides
         # and device, or a scalar's `scalar_key`.
         key: Any = (is_strict(),)
@@ -465,6 +651,8 @@ class Fused:
         argument its dtype, number of dimensions and device, or a scalar's `scalar_key`) traced
         where it is new (a reduction's per shape: its counts follow them), its runner made."""
         device, empty = self._check(args)
+        if device is not None and isinstance(device._backend, _Tracer):
+            return self.function(*args)  # called while another is traced: a part of its trace
         if empty or device is None:  # nothing to compute, or no array: as unfused
             self._keep(self._runs, key, self._unfused)
             return self.function(*args)
@@ -486,7 +674,11 @@ class Fused:
         """The plan of the arguments' signature (None where it cannot be fused: it runs
         unfused), and the result where finding that out computed it."""
         try:
-            return _trace(self.function, args, device), _MISSING
+            watched = watch(self.function)
+            plan = _trace(self.function, args, device)
+            with self._lock:
+                self._unchanged = unchanged(watched) if watched else None
+            return plan, _MISSING
         except _Unfusable as exc:
             self._refuse(str(exc))
             return None, _MISSING
@@ -495,6 +687,13 @@ class Fused:
             self._refuse(f"an array the function uses without taking it as an argument "
                          f"(tracing raised: {exc})")
             return None, result
+
+    def _forget(self) -> None:
+        """Drop every plan: a value their traces read has changed."""
+        with self._lock:
+            self._runs.clear()
+            self._plans.clear()
+            self._unchanged = None
 
     def _keep(self, table: dict[Any, Any], key: Any, value: Any) -> None:
         with self._lock:

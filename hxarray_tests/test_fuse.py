@@ -4,7 +4,10 @@ refusals."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+import sys
+import types
 import warnings
 
 import numpy as np
@@ -98,21 +101,147 @@ def test_a_large_chain_runs_split_over_threads(monkeypatch):
     both(lambda x, y: xp.max(x * y - 0.5), a, b)  # chunk by chunk
 
 
-def test_a_signature_is_traced_once_and_kept():
-    calls = []
+@contextlib.contextmanager
+def runs_of(function):
+    """A list that counts the runs of `function`'s code while the block lasts (a side effect in
+    the function itself would be a value its trace reads)."""
+    counted: list[int] = []
+    code = function.__code__
 
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is code:
+            counted.append(1)
+
+    sys.setprofile(profile)
+    try:
+        yield counted
+    finally:
+        sys.setprofile(None)
+
+
+def test_a_signature_is_traced_once_and_kept():
     def f(x, y):
-        calls.append(1)
         return x * y - 1
 
     fused = xp.fuse(f)
     a = xp.asarray([1.0, 2.0, 3.0])
-    for n in (3, 5, 7):  # another shape of the same ndim: the same trace
-        same(fused(a[:n % 4 or 3], a[:n % 4 or 3]), f(a[:n % 4 or 3], a[:n % 4 or 3]))
-    fused(a, a)
-    assert len(calls) == 1 + 3  # one trace, and the three unfused calls above
-    fused(xp.asarray([1, 2]), xp.asarray([3, 4]))  # another dtype: traced anew
-    assert len(calls) == 5
+    with runs_of(f) as calls:
+        for n in (3, 5, 7):  # another shape of the same ndim: the same trace
+            same(fused(a[:n % 4 or 3], a[:n % 4 or 3]), f(a[:n % 4 or 3], a[:n % 4 or 3]))
+        fused(a, a)
+        assert len(calls) == 1 + 3  # one trace, and the three unfused calls above
+        fused(xp.asarray([1, 2]), xp.asarray([3, 4]))  # another dtype: traced anew
+        assert len(calls) == 5
+
+
+# -- what a fused function reads -------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["transpose", "permute_dims", "matrix_transpose", "mT",
+                                  "computed transpose", "transposed sum", "broadcast",
+                                  "flipped column"])
+def test_a_view_of_an_argument_is_another_value(name):
+    """A transpose, a broadcast or any restriding of an argument is not the argument: the fused
+    function refuses it (TypeError naming the view), and with fallback gives the unfused
+    result."""
+    function = {
+        "transpose": lambda a: a - a.T,
+        "permute_dims": lambda a: a - xp.permute_dims(a, (1, 0)),
+        "matrix_transpose": lambda a: a - xp.matrix_transpose(a),
+        "mT": lambda a: a * 2 + a.mT,
+        "computed transpose": lambda a: a - (a * 2).T,
+        "transposed sum": lambda a: xp.sum(a.T * 1, axis=0),
+        "broadcast": lambda a: a - xp.broadcast_to(a[:, :1], a.shape),
+        "flipped column": lambda a: a - xp.flip(a, axis=1),
+    }[name]
+    a = xp.asarray(np.arange(9.0).reshape(3, 3) ** 2)
+    with pytest.raises(TypeError, match="a view"):
+        xp.fuse(function)(a)
+    same(xp.fuse(function, fallback=True)(a), function(a))
+
+
+def test_a_reductions_keepdims_is_its_result_itself():
+    a = xp.asarray(np.arange(6.0).reshape(2, 3))
+    both(lambda x: xp.sum(x * 2, axis=1, keepdims=True) + 1, a)
+    both(lambda x: x - xp.mean(x, axis=0, keepdims=True), a)
+
+
+SCALE = 2.0
+DTYPE = xp.float32
+FLAG = True
+CONFIG = types.ModuleType("config")
+CONFIG.scale = 2.0
+TABLE = [2.0]
+SETTINGS = {"scale": 2.0}
+
+
+def scaled(a):
+    return a * SCALE
+
+
+fused_scaled = xp.fuse(scaled)
+
+
+def test_a_changed_global_closure_or_attribute_traces_again():
+    """Every value a fused function reads besides its arguments (globals, closure variables,
+    module and function attributes, items of lists and dicts, what the functions it calls
+    read) is the current one at each call, never the one of the first trace."""
+    global SCALE, DTYPE, FLAG  # noqa: PLW0603 - the values under test
+    x = xp.asarray([1.0, -2.0, 3.5])
+    k = 2.0
+
+    def flagged(a):
+        return a + 1 if FLAG else a - 1
+
+    def attributed(a):
+        return a * attributed.k
+
+    attributed.k = 2.0
+    functions = {
+        "global": lambda a: a * SCALE,
+        "closure": lambda a: a * k,
+        "astype": lambda a: a.astype(DTYPE) + 1,
+        "flag": flagged,
+        "module attribute": lambda a: a * CONFIG.scale,
+        "list item": lambda a: a * TABLE[0],
+        "dict item": lambda a: a * SETTINGS["scale"],
+        "helper's global": lambda a: scaled(a) - 1,
+        "fused helper's global": lambda a: fused_scaled(a) - 1,
+        "function attribute": attributed,
+    }
+    fused = {name: xp.fuse(f) for name, f in functions.items()}
+    for name, f in fused.items():
+        same(f(x), functions[name](x))
+    saved = SCALE, DTYPE, FLAG
+    try:
+        SCALE, DTYPE, FLAG, k = 10.0, xp.int64, False, -3.0
+        CONFIG.scale, TABLE[0], SETTINGS["scale"], attributed.k = 5.0, 7.0, -0.0, 0.5
+        for name, f in fused.items():
+            same(f(x), functions[name](x))
+            same(f(x), functions[name](x))  # (warm again)
+    finally:
+        (SCALE, DTYPE, FLAG), CONFIG.scale, TABLE[0], SETTINGS["scale"] = saved, 2.0, 2.0, 2.0
+
+
+def test_a_value_read_through_an_object_is_refused():
+    """An object's attributes (a bound method's `self`, a generator's state) cannot be watched:
+    TypeError at the first call, or with fallback the unfused result with current values."""
+    class Model:
+        def __init__(self):
+            self.k = 2.0
+
+        def step(self, a):
+            return a * self.k
+
+    model = Model()
+    rng = np.random.default_rng(0)
+    x = xp.asarray([1.0, 2.0])
+    with pytest.raises(TypeError, match="Model"):
+        xp.fuse(model.step)(x)
+    with pytest.raises(TypeError, match="Generator"):
+        xp.fuse(lambda a: a * rng.random())(x)
+    fallback = xp.fuse(model.step, fallback=True)
+    same(fallback(x), model.step(x))
+    model.k = 3.0
+    same(fallback(x), x * 3.0)
 
 
 def test_a_warm_call_is_never_reused_for_another_layout(other_device):
