@@ -6,7 +6,6 @@ that implement these methods; `install` attaches them to it once, when `hxarray`
 
 from __future__ import annotations
 
-import dis
 from collections.abc import Callable
 from typing import Any
 
@@ -69,4 +68,4 @@ def install() -> None:
     speedups.configure(array_type=Array, functions=fastpath.operations(),
                        operations={op.operator: ew.OPERATIONS[op.name] for op in OPS.values()
                                    if op.operator is not None},
-                       operators=operators, binary_op_opcode=dis.opmap.get("BINARY_OP", -1))
+                       operators=operators)

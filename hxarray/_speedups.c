@@ -18,6 +18,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #define _GNU_SOURCE  /* dladdr1, dl_iterate_phdr */
+#include <string.h>
 #include <Python.h>
 #include <structmember.h>
 #include "allocator_api.h"  /* MemoryBuffer (hal/allocator.pxd) */
@@ -27,7 +28,6 @@ typedef struct BufferObject BufferObject;
 
 /* -- configuration, set from Python --------------------------------------------------------- */
 static PyTypeObject *array_type;      /* hxarray.Array */
-static int binary_op_opcode = -1;
 
 #define ELIDE_MIN_BYTES (256 * 1024)  /* below this a fresh cached buffer costs about as much */
 
@@ -122,53 +122,36 @@ static PyObject *unary_ops[N_UNARY];
 static PyObject *unary_methods[N_UNARY];
 
 /* Temporary elision, numpy's way (numpy/_core/src/multiarray/temp_elide.c): an operand may be
- * overwritten only if nothing but the interpreter's evaluation stack holds it. Three checks, all
- * needed:
- *   - reference count one, and the innermost Python frame executing BINARY_OP (3.11 to 3.13), or
- *     PyUnstable_Object_IsUniqueReferencedTemporary (3.14 on: the object is on the frame's stack);
- *   - the C stack between this slot and the nearest run of the interpreter's eval loop holds only
- *     this extension's and the Python runtime's own functions. A C caller in between (numpy's
- *     object-dtype loops calling PyNumber_Add on the elements of an object array, Cython code)
- *     may hold a borrowed reference: its operand has reference count one but is not a temporary.
+ * overwritten only if nothing but the interpreter's evaluation stack holds it. Two checks:
+ *   - reference count one (3.14 on: PyUnstable_Object_IsUniqueReferencedTemporary, which also
+ *     finds it on the frame's stack);
+ *   - the return addresses between this slot and the interpreter's eval loop are exactly those of
+ *     the loop's call for an operator (BINARY_OP, COMPARE_OP), as `calibrate` recorded them at
+ *     import by running every operator on a probe object: the operands are then the stack's own.
+ *     Any other caller (numpy's object-dtype loops calling PyNumber_Add, Cython code, or the
+ *     runtime itself: a functools.partial, operator.add or a bound method-wrapper used as another
+ *     class's __add__) may hold a borrowed reference: count one, but not a temporary.
  * Where the C stack cannot be read (no backtrace(), no dl_iterate_phdr()), nothing is elided. */
 #if PY_VERSION_HEX >= 0x030E0000
 #define ON_INTERPRETER_STACK(x) PyUnstable_Object_IsUniqueReferencedTemporary(x)
-#elif PY_VERSION_HEX >= 0x030B0000
-/* Whether the innermost Python frame is executing BINARY_OP. */
-static int
-frame_at_binary_op(void)
-{
-    PyFrameObject *frame = PyEval_GetFrame();
-    if (frame == NULL || binary_op_opcode < 0)
-        return 0;
-    PyCodeObject *code = PyFrame_GetCode(frame);
-    PyObject *bytecode = PyCode_GetCode(code);
-    Py_DECREF(code);
-    if (bytecode == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
-    int lasti = PyFrame_GetLasti(frame);
-    int at = lasti >= 0 && lasti < PyBytes_GET_SIZE(bytecode) &&
-        (unsigned char)PyBytes_AS_STRING(bytecode)[lasti] == binary_op_opcode;
-    Py_DECREF(bytecode);
-    return at;
-}
-#define ON_INTERPRETER_STACK(x) (Py_REFCNT(x) == 1 && frame_at_binary_op())
+#else
+#define ON_INTERPRETER_STACK(x) (Py_REFCNT(x) == 1)
 #endif
 
-#if defined(ON_INTERPRETER_STACK) && defined(__GLIBC__)
+#ifdef __GLIBC__
 #define HAVE_ELISION 1
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
 
 #define CALLER_FRAMES 16  /* the interpreter is a handful of frames away; deeper is refused */
+#define CHAIN 4           /* return addresses from this module's frames to the eval loop's */
+#define CHAINS 64         /* the operators' calls (forward and reflected), as `calibrate` saw */
 
 typedef struct { uintptr_t start, end; } Span;
-
-static Span python_text, own_text, eval_loop;  /* code of libpython, of this module, of the loop */
-static int callers_known;                      /* 1 found, -1 cannot be found, 0 not looked yet */
+static Span own_text, eval_loop;  /* code of this module, of the eval loop */
+static uintptr_t chains[CHAINS][CHAIN];
+static int chain_count;
 
 /* dl_iterate_phdr callback: the executable segment of the object holding data->start. */
 static int
@@ -188,50 +171,88 @@ find_text(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+#define IN(span, pc) ((pc) >= (span).start && (pc) < (span).end)
+
+/* The return addresses from the first frame outside this module to the eval loop's, in
+ * `chain` (zero-filled); 0 where the loop is not within reach. */
 static int
-find_callers(void)
+caller_chain(uintptr_t chain[CHAIN])
 {
-    python_text.start = (uintptr_t)&PyNumber_Add;
-    own_text.start = (uintptr_t)&find_callers;
+    void *frames[CALLER_FRAMES];
+    int count = backtrace(frames, CALLER_FRAMES), own = 0, n = 0;
+    memset(chain, 0, CHAIN * sizeof(uintptr_t));
+    for (int i = 0; i < count && n < CHAIN; i++) {
+        uintptr_t pc = (uintptr_t)frames[i];
+        if (n == 0 && IN(own_text, pc))
+            own = 1;
+        else if (own) {  /* (before this module's frames: backtrace() itself) */
+            chain[n++] = pc;
+            if (IN(eval_loop, pc))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether this slot was called by the eval loop for an operator, as a calibrated call is. */
+static int
+called_by_interpreter(void)
+{
+    uintptr_t chain[CHAIN];
+    if (chain_count == 0 || !caller_chain(chain))
+        return 0;
+    for (int i = 0; i < chain_count; i++)
+        if (memcmp(chains[i], chain, sizeof chain) == 0)
+            return 1;
+    return 0;
+}
+
+/* The probe's slots: each records the chain of the operator's call that reached it. */
+static PyObject *
+probe(PyObject *a, PyObject *b)
+{
+    chain_count += chain_count < CHAINS && caller_chain(chains[chain_count]);
+    Py_RETURN_NONE;
+}
+static PyObject *probe_power(PyObject *a, PyObject *b, PyObject *c) { return probe(a, b); }
+static PyObject *probe_compare(PyObject *a, PyObject *b, int op) { return probe(a, b); }
+
+static PyNumberMethods probe_as_number = {
+    .nb_add = probe, .nb_subtract = probe, .nb_multiply = probe, .nb_remainder = probe,
+    .nb_power = probe_power, .nb_lshift = probe, .nb_rshift = probe, .nb_and = probe,
+    .nb_xor = probe, .nb_or = probe, .nb_floor_divide = probe, .nb_true_divide = probe,
+    .nb_matrix_multiply = probe,
+};
+static PyTypeObject ProbeType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hxarray._speedups.Probe", .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT, .tp_as_number = &probe_as_number,
+    .tp_richcompare = probe_compare,
+};
+
+/* Record the chains of every operator's call, with the array on either side; 0 or -1 (error). */
+static int
+calibrate(void)
+{
+    own_text.start = (uintptr_t)&calibrate;
     void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
     Dl_info info;
     const ElfW(Sym) *symbol = NULL;
     if (eval == NULL || !dladdr1(eval, &info, (void **)&symbol, RTLD_DL_SYMENT) ||
-            symbol == NULL || symbol->st_size == 0 ||
-            !dl_iterate_phdr(find_text, &python_text) || !dl_iterate_phdr(find_text, &own_text))
-        return -1;
+            symbol == NULL || symbol->st_size == 0 || !dl_iterate_phdr(find_text, &own_text))
+        return 0;  /* nothing recorded: nothing elided */
     eval_loop.start = (uintptr_t)eval;
     eval_loop.end = eval_loop.start + symbol->st_size;
-    return 1;
-}
-
-#define IN(span, pc) ((pc) >= (span).start && (pc) < (span).end)
-
-/* Whether this slot was called by the interpreter's eval loop through the Python runtime alone. */
-static int
-called_by_interpreter(void)
-{
-    if (callers_known == 0)
-        callers_known = find_callers();
-    if (callers_known < 0)
-        return 0;
-    void *frames[CALLER_FRAMES];
-    int count = backtrace(frames, CALLER_FRAMES);
-    int own = 0;
-    for (int i = 0; i < count; i++) {
-        uintptr_t pc = (uintptr_t)frames[i];
-        if (IN(own_text, pc)) {
-            own = 1;
-            continue;
-        }
-        if (!own)  /* backtrace() itself, before this module's frames */
-            continue;
-        if (IN(eval_loop, pc))
-            return 1;
-        if (!IN(python_text, pc))
-            return 0;  /* another library's code: it may hold a borrowed reference */
-    }
-    return 0;
+    PyObject *globals = PyType_Ready(&ProbeType) < 0 ? NULL : Py_BuildValue(
+        "{sNsO}", "probe", PyType_GenericAlloc(&ProbeType, 0), "__builtins__", PyEval_GetBuiltins());
+    PyObject *done = globals == NULL ? NULL : PyRun_String(
+        "for p, q in ((probe, probe), (1, probe)):\n"
+        "    p + q; p - q; p * q; p / q; p // q; p % q; p ** q; p @ q; p & q; p | q; p ^ q\n"
+        "    p << q; p >> q; p == q; p != q; p < q; p <= q; p > q; p >= q\n",
+        Py_file_input, globals, globals);
+    Py_XDECREF(globals);
+    Py_XDECREF(done);
+    return done == NULL ? -1 : 0;
 }
 #endif
 
@@ -362,21 +383,11 @@ BINARY_SLOTS(nb_xor, nb_ixor, XOR)
 BINARY_SLOTS(nb_lshift, nb_ilshift, LSHIFT)
 BINARY_SLOTS(nb_rshift, nb_irshift, RSHIFT)
 
-static PyObject *
-nb_pow(PyObject *a, PyObject *b, PyObject *modulo)
-{
-    if (modulo != Py_None)
-        Py_RETURN_NOTIMPLEMENTED;
-    return binary_slot(POW, a, b);
-}
-
-static PyObject *
-nb_ipow(PyObject *a, PyObject *b, PyObject *modulo)
-{
-    if (modulo != Py_None)
-        Py_RETURN_NOTIMPLEMENTED;
-    return inplace_slot(POW, a, b);
-}
+/* pow() with a modulo: not an array operation */
+static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *modulo)
+    { return modulo != Py_None ? Py_NewRef(Py_NotImplemented) : binary_slot(POW, a, b); }
+static PyObject *nb_ipow(PyObject *a, PyObject *b, PyObject *modulo)
+    { return modulo != Py_None ? Py_NewRef(Py_NotImplemented) : inplace_slot(POW, a, b); }
 
 static PyObject *nb_neg(PyObject *a) { return unary_slot(NEG, a); }
 static PyObject *nb_pos(PyObject *a) { return unary_slot(POS, a); }
@@ -469,13 +480,11 @@ lookup_operation(PyObject *ops, const char *name)
 static PyObject *
 configure(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"array_type", "functions", "operations", "operators",
-                            "binary_op_opcode", NULL};
+    static char *names[] = {"array_type", "functions", "operations", "operators", NULL};
     PyObject *atype, *functions, *ops, *methods;
-    int opcode;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!O!O!i:configure", names, &PyType_Type,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!O!O!:configure", names, &PyType_Type,
                                      &atype, &PyList_Type, &functions, &PyDict_Type, &ops,
-                                     &PyDict_Type, &methods, &opcode))
+                                     &PyDict_Type, &methods))
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)atype, &ArrayType)) {
         PyErr_SetString(PyExc_TypeError, "array_type must derive from ArrayBase");
@@ -516,7 +525,10 @@ configure(PyObject *module, PyObject *args, PyObject *kwargs)
         Py_XSETREF(unary_methods[k], Py_XNewRef(PyDict_GetItemString(methods, unary_names[k][1])));
     }
     Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(atype));
-    binary_op_opcode = opcode;
+#ifdef HAVE_ELISION
+    if (chain_count == 0 && calibrate() < 0)
+        return NULL;
+#endif
     Py_RETURN_NONE;
 }
 

@@ -4,8 +4,10 @@ behaviour they pin down."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import math
+import operator
 import subprocess
 import sys
 import textwrap
@@ -52,6 +54,53 @@ def test_an_array_held_by_a_numpy_object_array_is_never_overwritten(operation) -
         assert got is not element
         np.testing.assert_array_equal(np.asarray(element), before)
         np.testing.assert_array_equal(np.asarray(got), operation(before, 2.0))
+
+
+def _held(n: int = ELIDABLE) -> xp.Array:
+    return xp.ones(n) * 1.0  # made by an expression: a buffer of its own, held once
+
+
+# the slot a holder class fills, and the expression that reaches it through BINARY_OP
+HOLDER_SLOTS = {"__add__": lambda h, o: h + o, "__sub__": lambda h, o: h - o,
+                "__mul__": lambda h, o: h * o, "__truediv__": lambda h, o: h / o,
+                "__radd__": lambda h, o: o + h, "__rmul__": lambda h, o: o * h}
+
+
+@pytest.mark.parametrize("slot", HOLDER_SLOTS)
+@pytest.mark.parametrize("callable_kind", ["partial", "bound method"])
+def test_an_array_held_by_a_c_callable_is_never_overwritten(slot, callable_kind) -> None:
+    """A functools.partial or an array's bound operator used as another class's operator holds
+    its array with reference count one while the interpreter runs `P() + y`: the slot is called
+    from the runtime, not from the eval loop, and must not write into it."""
+    name = slot.replace("__r", "__")
+    function = getattr(operator, name.strip("_"))
+    held = _held()
+    handle = functools.partial(function, held) if callable_kind == "partial" else \
+        getattr(held, name)
+    holder = type("Holder", (), {slot: handle})
+    del held  # the callable alone holds it now
+    other = xp.full(ELIDABLE, 3.0)
+    results = [HOLDER_SLOTS[slot](holder(), other) for _ in range(2)]
+    held = handle.args[0] if callable_kind == "partial" else handle.__self__
+    np.testing.assert_array_equal(np.asarray(held), np.ones(ELIDABLE))
+    for result in results:
+        assert result is not held
+        np.testing.assert_array_equal(np.asarray(result),
+                                      function(np.ones(ELIDABLE), np.full(ELIDABLE, 3.0)))
+
+
+def test_arrays_passed_through_operator_functions_are_never_overwritten() -> None:
+    """operator.add called directly, through map and functools.reduce: the operands are the
+    callers' (a list's items, the partial's), never the interpreter's temporaries."""
+    items = [_held(), _held()]
+    total = functools.reduce(operator.add, [_held(), items[0]])
+    mapped = list(map(operator.mul, [_held()], [items[1]]))
+    direct = operator.sub(_held(), items[0])
+    for item in items:
+        np.testing.assert_array_equal(np.asarray(item), np.ones(ELIDABLE))
+    np.testing.assert_array_equal(np.asarray(total), np.full(ELIDABLE, 2.0))
+    np.testing.assert_array_equal(np.asarray(mapped[0]), np.ones(ELIDABLE))
+    np.testing.assert_array_equal(np.asarray(direct), np.zeros(ELIDABLE))
 
 
 def test_a_broadcast_temporary_is_never_the_output() -> None:
