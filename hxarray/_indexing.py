@@ -21,6 +21,7 @@ from ._array import Array
 from ._checks import check_array, normalize_axis, same_device
 from ._modes import UnspecifiedType
 from ._views import broadcast_shapes, broadcast_to, may_overlap, permute, same_view, view
+from .hal.stream import DeferredIndexError, calling
 
 __all__ = ["take", "take_along_axis"]
 
@@ -142,11 +143,16 @@ def getitem(x: Array, key: Any) -> Array:
 
 def _indexed(primitive: Any, function: str, *args: Any) -> None:
     """backend.gather or backend.scatter, its IndexError (an index out of range) naming the
-    function."""
+    function, as do the errors a device finds after the call returned (`hal.stream.calling`)."""
+    token = calling.set(function)
     try:
         primitive(*args)
+    except DeferredIndexError:
+        raise  # an earlier call's, named after it
     except IndexError as exc:
         raise IndexError(f"{function}: {exc}") from None
+    finally:
+        calling.reset(token)
 
 
 def _gathered_shape(source: Array, axis: int, indices: tuple[Array, ...]) -> tuple[int, ...]:
@@ -333,16 +339,16 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
             raise ValueError(f"take(): axis is required unless x is 1-D, got {x.ndim}-D")
         axis = 0
     axis = normalize_axis(axis, x.ndim, "take")
-    return _gather(x, axis, (indices,))
+    return _gather("take", x, axis, (indices,))
 
 
-def _gather(x: Array, axis: int, indices: tuple[Array, ...]) -> Array:
-    """A new array: gather(x, axis, indices) into its result shape."""
+def _gather(function: str, x: Array, axis: int, indices: tuple[Array, ...]) -> Array:
+    """A new array: gather(x, axis, indices) into its result shape, for `function`."""
     backend = x._buffer.device.backend
     shape = _gathered_shape(x, axis, indices)
     out = backend.empty(shape, x._dtype, x._buffer.device)
     if 0 not in shape:
-        _indexed(backend.gather, "take", x, axis, indices, out)
+        _indexed(backend.gather, function, x, axis, indices, out)
     return out
 
 
@@ -379,4 +385,4 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
                       tuple(positions._strides[0] if b == a else 0 for b in range(x.ndim)),
                       positions._offset)
         per_axis.append(broadcast_to(placed, shape))
-    return _gather(x, 0, tuple(per_axis))
+    return _gather("take_along_axis", x, 0, tuple(per_axis))

@@ -11,6 +11,10 @@ as on a GPU: later work is skipped (events still complete, so nothing waits fore
 ends; work queued later (by finalizers during shutdown) runs at once on the calling thread, so
 shutdown never waits on a worker that can no longer run.
 
+A device that checks a call's work after the call returned (CUDA's index checks) raises
+`DeferredIndexError` at a later synchronising call, naming the namespace function the call was
+for (`calling`, set around it).
+
 `set_worker_hook(hook)` is a testing hook: every stream worker (the `HostStream`'s, the CUDA
 simulator's) calls `hook()` after each piece of queued work. The reliability suite sleeps a
 random while in it, so that the streams of a device run in ever different interleavings.
@@ -31,8 +35,8 @@ from typing import Any
 
 from .device import Device, _scoped_device, default_device
 
-__all__ = ["Stream", "Event", "HostStream", "HostEvent", "current_stream", "set_worker_hook",
-           "run_worker_hook"]
+__all__ = ["Stream", "Event", "HostStream", "HostEvent", "DeferredIndexError", "calling",
+           "current_stream", "set_worker_hook", "run_worker_hook"]
 
 # (device -> current stream, the enclosing value): one link per `with stream:`, per thread and task
 _current: contextvars.ContextVar[tuple[dict[Device, Stream], Any]] = contextvars.ContextVar(
@@ -45,6 +49,18 @@ def current_stream(device: Device | str | None = None) -> Stream:
         device = default_device() if device is None else Device(device)
     stream = _current.get()[0].get(device)
     return stream if stream is not None else device.backend.default_stream(device)
+
+
+class DeferredIndexError(IndexError):
+    """An index out of range that a device found for an earlier call it ran asynchronously:
+    raised by a later synchronising call, or by using that call's result. The message names the
+    call and its device."""
+
+
+# The namespace function running in this thread or task, which a device names in the errors it
+# finds after the function returned (None: a backend's own call).
+calling: contextvars.ContextVar[str | None] = contextvars.ContextVar("hxarray_calling",
+                                                                     default=None)
 
 
 class _BackendFactory(ABCMeta):

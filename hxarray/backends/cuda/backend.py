@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import math
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ from ...hal.allocator import StreamOrderedAllocator
 from ...hal.device import Device, DeviceType
 from ...hal.hooks import observe, observers
 from ...hal.scope import scoped_pools
+from ...hal.stream import calling
 from .. import fusion
 from ..base import Backend
 from ..fusion import Expression
@@ -37,7 +39,7 @@ from .codegen import indexing as ix
 from .codegen import reduction as rd
 from .codegen import scan as sc
 from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
-from .runtime import CudaEvent, CudaMemory, CudaStream, DeferredErrors, sync_checks
+from .runtime import CudaEvent, CudaMemory, CudaStream, DeferredCheck, DeferredErrors, sync_checks
 
 Scalar = bool | int | float | complex
 # A launch of one layout: the kernel, (grid, block, shared memory), the argument packer.
@@ -55,7 +57,7 @@ class _DeviceState:
 
     def __init__(self, driver: Driver, device: Device) -> None:
         self.properties: DeviceProperties = driver.properties(device.index)
-        self.errors = DeferredErrors()  # raised by any stream's synchronize
+        self.errors = DeferredErrors(device)  # raised by any stream's synchronize
         self.default_stream = CudaStream(driver, device, driver.default_stream(device.index),
                                          self.errors)
         self.memory = CudaMemory(driver, device, self.default_stream)
@@ -157,10 +159,24 @@ class CudaBackend(Backend):
         if out._buffer.nbytes:
             stream = self.stream(device)
             self.stream(x._buffer.device).synchronize()  # the source's pending work first
+            self._refuse_failed(x)
             self.driver.copy_peer(out._buffer.address + out._offset, device.index,
                                   source._buffer.address + source._offset,
                                   x._buffer.device.index, out._buffer.nbytes, stream.handle)
         return out
+
+    def to_host(self, x: Array) -> np.ndarray:
+        """The copy of `Backend.to_host`, refused where x is the result of a failed call (as
+        its synchronisation may just have found)."""
+        host = super().to_host(x)
+        self._refuse_failed(x)
+        return host
+
+    def _refuse_failed(self, x: Array) -> None:
+        """DeferredIndexError where x is the result of a call found to have failed."""
+        errors = self._state(x._buffer.device).errors
+        if errors.failed:
+            errors.refuse_failed((x,))
 
     def dlpack_device(self, device: Device) -> tuple[int, int]:
         # A simulated device's memory is host memory: it never claims to be a GPU's.
@@ -174,6 +190,7 @@ class CudaBackend(Backend):
         if not self.simulated:
             from .interop import cupy_view, on_stream
 
+            self._refuse_failed(x)  # (where found already: the export does not wait for it)
             if x._readonly and copy is False:
                 raise BufferError(f"__dlpack__(copy=False): a read-only array on {x.device} can "
                                   "only be exported as a copy (CuPy's arrays have no read-only "
@@ -188,6 +205,7 @@ class CudaBackend(Backend):
             raise BufferError(f"{x.device} is simulated in host memory: it exports to DLPack as "
                               f"kDLCPU (1, 0), not {tuple(dl_device)}")
         self.synchronize(x._buffer.device)
+        self._refuse_failed(x)
         host = _host_memory(x)
         if max_version is None:
             return (host.copy() if copy else host).__dlpack__()
@@ -214,6 +232,9 @@ class CudaBackend(Backend):
         """Queue `function` with (grid, block, shared memory) `config` and `args` on the current
         stream, recording the stream's use of every operand's memory (through the buffer's own
         allocator: a memory scope's pool, or the device's). The hooks' kernel point."""
+        state = self._states[device.index]
+        if state.errors.failed:  # (empty unless an earlier call failed)
+            state.errors.refuse_failed(operands)
         stream = self.stream(device)
         for a in operands:
             a._buffer.allocator.record_stream(a._buffer.block, stream)
@@ -223,7 +244,7 @@ class CudaBackend(Backend):
                     block, args, shared, stream.handle)
         else:
             self.driver.launch(function, grid, block, args, shared, stream.handle)
-        self._states[device.index].launches += 1
+        state.launches += 1
 
     @staticmethod
     def _function(state: _DeviceState, source: str, name: str,
@@ -691,8 +712,9 @@ class CudaBackend(Backend):
 
     # -- indexing and creation -----------------------------------------------------------------
     def gather(self, x: Array, axis: int, indices: Sequence[Array], out: Array) -> None:
-        """One kernel over out's elements, checking every index as it reads it; IndexError
-        (numpy's message, the first bad index numpy would name) once the stream has run it."""
+        """One kernel over out's elements, checking every index as it reads it (the elements
+        with indices in range are written); IndexError (numpy's message, the first bad index
+        numpy would name) once the stream has run it: the check (`_index_check`)."""
         if out.size == 0:
             return
         if len(indices) > ix.MAX_INDICES:
@@ -700,6 +722,7 @@ class CudaBackend(Backend):
                             list(indices))
             return
         device = out._buffer.device
+        self._state(device).errors.make_room()
         flag = self._index_flag(device)
         shape, strides = self._index_iteration(x, axis, indices, out)
         for first, offsets, dims, steps in ix.collapse_launches(shape, strides):
@@ -707,7 +730,7 @@ class CudaBackend(Backend):
             self._launch(device, ix.GATHER_SOURCE, ix.GATHER, ix.gather_batch, math.prod(dims),
                          [np.uintp(_address(x) + offsets[0]), np.uintp(_address(out) + offsets[1]),
                           layout, np.uintp(_address(flag))], [x, out, *indices, flag])
-        self._raise_index_error(flag, x, axis, indices, shape, axis)
+        self._index_check("gather", flag, x, axis, indices, shape, axis, out)
 
     def scatter(self, x: Array, axis: int, indices: Sequence[Array], values: Array) -> None:
         """A kernel checking every index, then one storing the values (skipped on the device
@@ -719,6 +742,7 @@ class CudaBackend(Backend):
             self._host_into("scatter", x, store, x, list(indices), values)
             return
         device = x._buffer.device
+        self._state(device).errors.make_room()
         # the kernel reads what it may overwrite: copies of anything sharing x's memory
         values = self.copy(values) if values._buffer is x._buffer else values
         indices = [self.copy(i) if i._buffer is x._buffer else i for i in indices]
@@ -739,7 +763,7 @@ class CudaBackend(Backend):
                          [np.uintp(_address(x) + offsets[0]),
                           np.uintp(_address(values) + offsets[1]), layout,
                           np.uintp(_address(flag))], [x, values, *indices, flag])
-        self._raise_index_error(flag, x, axis, indices, positions, 0)
+        self._index_check("scatter", flag, x, axis, indices, positions, 0, None)
 
     @staticmethod
     def _index_iteration(x: Array, axis: int, indices: Sequence[Array], other: Array
@@ -779,28 +803,32 @@ class CudaBackend(Backend):
                                                 stream or self.stream(device))
         return host
 
-    def _raise_index_error(self, flag: Array, x: Array, axis: int, indices: Sequence[Array],
-                           shape: tuple[int, ...], lead: int) -> None:
-        """IndexError if the kernels lower `flag`: at the device's next synchronising call, as
-        CUDA reports device-side assertions (the launches return without waiting), or at once
-        under HXARRAY_CUDA_SYNC_CHECKS=1."""
+    def _index_check(self, operation: str, flag: Array, x: Array, axis: int,
+                     indices: Sequence[Array], shape: tuple[int, ...], lead: int,
+                     result: Array | None) -> None:
+        """The check of `flag`, which the kernels lower for an index out of range: left to the
+        device's next synchronising call (as CUDA reports device-side assertions; the launches
+        return without waiting), naming the namespace function that called (else
+        `operation`) and `result`, the array the call wrote; or run at once under
+        HXARRAY_CUDA_SYNC_CHECKS=1 (IndexError)."""
         device = x._buffer.device
         stream, sizes = self.stream(device), x._shape[axis:axis + len(indices)]
-        check = functools.partial(self._index_error, flag, stream, sizes, axis, indices, shape,
-                                  lead)
-        if not sync_checks():
-            self._state(device).errors.add(check)
+        run = functools.partial(self._index_error, flag, stream, sizes, axis, indices, shape,
+                                lead)
+        if sync_checks():
+            message = run()
+            if message is not None:
+                raise IndexError(message)
             return
-        error = check()
-        if error is not None:
-            raise error
+        self._state(device).errors.add(DeferredCheck(
+            calling.get() or operation, device, run,
+            None if result is None else weakref.ref(result._buffer)))
 
     def _index_error(self, flag: Array, stream: CudaStream, sizes: tuple[int, ...], axis: int,
-                     indices: Sequence[Array], shape: tuple[int, ...], lead: int
-                     ) -> IndexError | None:
-        """The IndexError the kernels reported in `flag` on `stream` as (index array j, position
-        p of `shape`, whose axes lead .. lead + len(B) - 1 are the index arrays'): numpy's
-        message, naming the first index out of range of the first index array holding one."""
+                     indices: Sequence[Array], shape: tuple[int, ...], lead: int) -> str | None:
+        """numpy's IndexError message for what the kernels reported in `flag` on `stream`, as
+        (index array j, position p of `shape`, whose axes lead .. lead + len(B) - 1 are the
+        index arrays'): the first index out of range of the first index array holding one."""
         (key,) = self._read(flag, stream).tolist()
         if key == ix.NO_ERROR:
             return None
@@ -810,8 +838,7 @@ class CudaBackend(Backend):
         element = _views.view(index, (), (), index._offset + sum(
             int(c) * s for c, s in zip(where, index._strides)))
         bad = self._read(element, stream)[()]
-        return IndexError(f"index {bad} is out of bounds for axis {axis + j} with size "
-                          f"{sizes[j]}")
+        return f"index {bad} is out of bounds for axis {axis + j} with size {sizes[j]}"
 
     def nonzero(self, x: Array) -> tuple[Array, ...]:
         """Counts of non-zero elements per chunk, their exclusive scan (read back to size the

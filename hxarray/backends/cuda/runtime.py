@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import collections
+import sys
 import threading
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -11,7 +15,7 @@ import numpy as np
 from ...hal.allocator import Allocator, Block
 from ...hal.device import Device
 from ...hal.settings import CUDA_SYNC_CHECKS
-from ...hal.stream import Event, Stream
+from ...hal.stream import DeferredIndexError, Event, Stream
 
 if TYPE_CHECKING:
     from .driver import Driver
@@ -87,30 +91,135 @@ def sync_checks() -> bool:
     return CUDA_SYNC_CHECKS.get()
 
 
+class DeferredCheck:
+    """One call's check of an error its kernels report on the device: `run()` gives numpy's
+    message, or None. `label` names the call; `result` is a weak reference to the buffer the
+    call wrote (a gather's), which stays marked if the check fails."""
+
+    __slots__ = ("label", "device", "run", "result", "message")
+
+    def __init__(self, label: str, device: Device, run: Callable[[], str | None],
+                 result: weakref.ref[Any] | None) -> None:
+        self.label = label
+        self.device = device
+        self.run = run
+        self.result = result
+        self.message: str | None = None
+
+    def error(self, how: str) -> DeferredIndexError:
+        return DeferredIndexError(f"{how}: {self.label} on {self.device}: {self.message}")
+
+
 class DeferredErrors:
-    """Checks of errors kernels report on the device (an index out of range), run by the device's
-    next synchronising call, as CUDA reports a device-side assertion; each returns the exception
-    to raise or None. At most LIMIT wait: the one after them runs them all first."""
+    """The checks of errors a device's kernels report (an index out of range), run by the
+    device's next synchronising call, as CUDA reports a device-side assertion. The errors found
+    are kept in call order, and each synchronising call raises the earliest one not yet raised,
+    naming its own call: every error is raised once, and the device stays in error until each
+    has been. A failed call's result stays marked (`failed`): using or reading it raises that
+    call's error every time. At most LIMIT checks wait: the call after them runs them before its
+    own work (`make_room`). Errors never raised are written to stderr at exit."""
 
     LIMIT = 256
 
-    def __init__(self) -> None:
-        self._checks: list[Callable[[], BaseException | None]] = []
+    def __init__(self, device: Device) -> None:
+        self.device = device
+        self._waiting: list[DeferredCheck] = []  # in call order
+        self._found: collections.deque[DeferredCheck] = collections.deque()  # not yet raised
+        self.failed: dict[weakref.ref[Any], DeferredCheck] = {}  # result buffer -> its check
         self._lock = threading.Lock()
+        # Held while checks run, so that errors found by several threads stay in call order;
+        # `_busy` says so without taking it.
+        self._running = threading.RLock()
+        self._busy = False
+        self._reports_at_exit = False
 
-    def add(self, check: Callable[[], BaseException | None]) -> None:
-        if len(self._checks) >= self.LIMIT:
-            self.raise_first()
+    def add(self, check: DeferredCheck) -> None:
         with self._lock:
-            self._checks.append(check)
+            self._waiting.append(check)
+            if not self._reports_at_exit:
+                # Registered after the driver's streams and their finalizers, so that it runs
+                # before them at exit (last in, first out) while the checks can still run.
+                self._reports_at_exit = True
+                atexit.register(self.report_at_exit)
 
-    def raise_first(self) -> None:
-        """Run every waiting check; raise the first error (in call order) any reports."""
-        with self._lock:
-            checks, self._checks = self._checks, []
-        errors = [error for error in (check() for check in checks) if error is not None]
-        if errors:
-            raise errors[0]
+    def make_room(self) -> None:
+        """Before a call adds a check: with LIMIT waiting, `raise_next` (a synchronisation)."""
+        if len(self._waiting) >= self.LIMIT:
+            self.raise_next()
+
+    def raise_next(self) -> None:
+        """Run the waiting checks (or wait for the thread running them); raise the earliest
+        error found and not yet raised."""
+        if self._waiting or self._busy:
+            self._run()
+        if self._found:
+            with self._lock:
+                check = self._found.popleft() if self._found else None
+            if check is not None:
+                raise check.error("an earlier call failed")
+
+    def _run(self) -> None:
+        with self._running:
+            with self._lock:
+                checks, self._waiting = self._waiting, []
+                self._busy = True  # (before the list looks empty to another thread)
+            try:
+                for at, check in enumerate(checks):
+                    try:
+                        message = check.run()
+                    except BaseException:  # (a driver error) the checks not run wait again
+                        with self._lock:
+                            self._waiting[:0] = checks[at:]
+                        raise
+                    if message is not None:
+                        check.message = message
+                        buffer = None if check.result is None else check.result()
+                        with self._lock:
+                            self._found.append(check)
+                            if buffer is not None:
+                                self.failed[weakref.ref(buffer, self._forget)] = check
+            finally:
+                self._busy = False
+
+    def _forget(self, result: weakref.ref[Any]) -> None:
+        self.failed.pop(result, None)
+
+    def refuse_failed(self, arrays: Sequence[Any]) -> None:
+        """Raise the error of the failed call that made any of `arrays` (then counted as
+        raised)."""
+        for a in arrays:
+            check = self.failed.get(weakref.ref(a._buffer))
+            if check is not None:
+                with self._lock:
+                    if check in self._found:
+                        self._found.remove(check)
+                raise check.error("the array is the result of a failed call")
+
+    def report_at_exit(self) -> None:
+        """Write each error never raised to stderr, a line each; never raises (a thread that
+        never lets the checks go is waited for at most a few seconds)."""
+        try:
+            lines = []
+            if self._running.acquire(timeout=5.0):
+                try:
+                    if self._waiting:
+                        self._run()
+                except Exception as exc:  # noqa: BLE001 - reported, not raised, at exit
+                    lines.append(f"the device's errors could not be checked: {exc}")
+                finally:
+                    self._running.release()
+            with self._lock:
+                found, self._found = list(self._found), collections.deque()
+                unchecked = len(self._waiting)
+            lines += [str(check.error("an error no synchronising call raised"))
+                      for check in found]
+            if unchecked:
+                lines.append(f"{unchecked} calls whose errors were never checked")
+            if lines and sys.stderr is not None:
+                sys.stderr.write("".join(f"hxarray: at exit, {self.device}: {line}\n"
+                                         for line in lines))
+        except Exception:  # noqa: BLE001, S110 - nothing may fail at interpreter exit
+            pass
 
 
 class CudaStream(Stream):
@@ -130,7 +239,7 @@ class CudaStream(Stream):
     def synchronize(self) -> None:
         self.driver.stream_synchronize(self.handle)
         if self.errors is not None:
-            self.errors.raise_first()
+            self.errors.raise_next()
 
     def query(self) -> bool:
         return self.driver.stream_query(self.handle)
