@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hxarray.hal import KernelCache
-from hxarray.hal.kernel_cache import default_cache_dir
+from hxarray.hal.kernel_cache import check_directory, default_cache_dir
 
 
 class Compiler:
@@ -297,3 +297,131 @@ def test_processes_sharing_the_directory_compile_a_kernel_once(tmp_path: Path) -
     assert [p.wait(60) for p in procs] == [0, 0, 0]
     assert log.read_text() == "compiled\n"
     assert [p.suffix for p in (tmp_path / "cache").iterdir()] == [".hxk"]  # no lock left
+
+
+# -- a directory shared with other programs, and one that is not hxarray's alone -----------------
+def _foreign_files(directory: Path, outside: Path) -> dict[str, bytes]:
+    """Files another program might keep beside the entries, old enough to be evicted first:
+    random bytes under the names entries have, another key's entry under a name it does not
+    have, and links to an entry outside."""
+    directory.mkdir(parents=True, exist_ok=True)
+    copied = KernelCache._encode(KernelCache.key("theirs"), b"their binary")
+    files = {"notes.hxk": os.urandom(3000), "a" * 40 + ".hxk": os.urandom(3000),
+             "0123456789" * 4 + ".hxk": copied, "b" * 40 + ".lock": b"their lock"}
+    for name, data in files.items():
+        (directory / name).write_bytes(data)
+    (directory / "folder.hxk").mkdir()
+    outside.write_bytes(copied)
+    (directory / ("c" * 40 + ".hxk")).symlink_to(outside)
+    for path in directory.iterdir():
+        os.utime(path, ns=(10**9, 10**9), follow_symlinks=False)  # older than any entry
+    return files
+
+
+def test_eviction_removes_only_the_caches_own_entries(tmp_path: Path) -> None:
+    directory = tmp_path / "cache"
+    files = _foreign_files(directory, tmp_path / "elsewhere.hxk")
+    ours = [KernelCache.key(str(i)) for i in range(8)]
+    earlier = KernelCache(directory)  # an earlier process (or version) left entries behind
+    for key in ours[:4]:
+        earlier.get_or_compile(key, Compiler(bytes(1000)))
+    cache = KernelCache(directory, max_bytes=3500)  # three entries of ~1.1 kB fit
+    for key in ours[4:]:
+        cache.get_or_compile(key, Compiler(bytes(1000)))
+    for name, data in files.items():
+        assert (directory / name).read_bytes() == data, name
+    assert (directory / "folder.hxk").is_dir()
+    assert (directory / ("c" * 40 + ".hxk")).is_symlink() and (tmp_path / "elsewhere.hxk").exists()
+    left = [k for k in ours if _entry(cache, k).exists()]
+    assert left == ours[5:] and cache.evictions == 5  # the stale ones went, theirs stayed
+    assert sum(_entry(cache, k).stat().st_size for k in left) <= 3500
+
+
+def test_a_lock_file_is_never_made_through_a_link(tmp_path: Path) -> None:
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    key = KernelCache.key("k")
+    victim = tmp_path / "victim"
+    _entry(KernelCache(directory), key).with_suffix(".lock").symlink_to(victim)
+    assert KernelCache(directory).get_or_compile(key, Compiler(b"bin")) == b"bin"
+    assert not victim.exists()
+
+
+def test_a_directory_it_makes_is_private(tmp_path: Path) -> None:
+    directory = tmp_path / "new" / "kernels"
+    mask = os.umask(0o002)  # a umask that leaves new directories group-writable
+    try:
+        KernelCache(directory).get_or_compile(KernelCache.key("k"), Compiler())
+    finally:
+        os.umask(mask)
+    assert directory.stat().st_mode & 0o777 == 0o700
+    assert KernelCache(directory).get_or_compile(KernelCache.key("k"), _never) == b"\x7fELF kernel"
+
+
+def _refused(directory: Path, *words: str) -> None:
+    """A PermissionError naming `directory`, what is wrong (`words`) and how to choose another
+    directory; nothing written there."""
+    before = sorted(os.listdir(directory))
+    with pytest.raises(PermissionError) as info:
+        KernelCache(directory).get_or_compile(KernelCache.key("k"), _never)
+    for word in (str(directory), *words, "HXARRAY_KERNEL_CACHE"):
+        assert word in str(info.value), (word, str(info.value))
+    assert sorted(os.listdir(directory)) == before
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o775, 0o722, 0o702])
+def test_a_directory_others_can_write_is_refused(tmp_path: Path, mode: int) -> None:
+    directory = tmp_path / "shared"
+    directory.mkdir()
+    directory.chmod(mode)
+    _refused(directory, f"can be written by others (mode {mode:o})")
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o700, 0o1777, 0o1770])
+def test_a_directory_of_ones_own_is_used(tmp_path: Path, mode: int) -> None:
+    directory = tmp_path / "mine"
+    directory.mkdir()
+    directory.chmod(mode)  # others may read it; the sticky bit keeps them off its entries
+    assert KernelCache(directory).get_or_compile(KernelCache.key("k"), Compiler(b"b")) == b"b"
+    assert KernelCache(directory).get_or_compile(KernelCache.key("k"), _never) == b"b"
+
+
+def test_a_directory_of_another_user_is_refused(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    directory = tmp_path / "theirs"
+    directory.mkdir(mode=0o700)
+    if os.geteuid() == 0:
+        os.chown(directory, 12345, 12345)
+        owner, me = 12345, 0
+    else:  # only root can give a directory away: be another user instead
+        owner, me = os.geteuid(), os.geteuid() + 1
+        monkeypatch.setattr(os, "geteuid", lambda: me)
+    _refused(directory, f"is owned by uid {owner}", f"(uid {me}) or root")
+
+
+def test_a_directory_of_root_is_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Root can change anything of the user's anyway: its directories are not refused."""
+    top = os.stat("/")
+    if top.st_uid != 0 or top.st_mode & 0o022:
+        pytest.skip("/ is not root's alone on this machine")
+    monkeypatch.setattr(os, "geteuid", lambda: 12345)
+    check_directory(Path("/"))
+
+
+def test_a_link_to_a_refused_directory_is_refused(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    link = tmp_path / "link"
+    link.symlink_to(shared)
+    _refused(link, f"(a link to {shared})", "can be written by others (mode 777)")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a link to another user needs root")
+def test_a_link_of_another_user_is_refused(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(mine)
+    os.lchown(link, 12345, 12345)
+    _refused(link, "a symbolic link owned by uid 12345")

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -182,6 +183,34 @@ def test_measured_capabilities_of_every_usable_device() -> None:
         assert all(v > 0 for v in caps["peak_flops"].values())
         assert caps["memory_bandwidth"] > 0
         assert caps["performance_source"] in ("properties", "measured", "measured, cached")
+
+
+def test_measured_figures_are_written_through_an_unpredictable_new_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache file's temporary name cannot be guessed, and a link planted under the name
+    it once had is not followed."""
+    from hxarray.backends import performance
+
+    monkeypatch.setenv("HXARRAY_CACHE_DIR", str(tmp_path))
+    victim = tmp_path.parent / f"{tmp_path.name}-victim"
+    planted = tmp_path / f".performance.json.{os.getpid()}.{threading.get_ident()}"
+    planted.symlink_to(victim)
+    renamed: list[str] = []
+    replace = os.replace
+
+    def watched(src: str, dst: str) -> None:
+        assert not os.path.islink(src)
+        renamed.append(os.path.basename(src))
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", watched)
+    performance._write_cache("one", {"memory_bandwidth": 1.0})
+    performance._write_cache("two", {"memory_bandwidth": 2.0})
+    assert not victim.exists() and planted.is_symlink()
+    assert len(set(renamed)) == 2 and planted.name not in renamed
+    assert json.loads((tmp_path / "performance.json").read_text()) == {
+        "one": {"memory_bandwidth": 1.0}, "two": {"memory_bandwidth": 2.0}}
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([planted.name, "performance.json"])
 
 
 def test_gpu_peaks_from_properties() -> None:

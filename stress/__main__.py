@@ -25,20 +25,23 @@ RESULTS = ROOT / "stress" / "results"
 
 # Per scale: fuzz calls, leak iterations, threads and seconds, OOM rounds, cache processes and
 # calls per process, whether the OOM part also bounds the whole CPU process, the dtypes of the
-# write cases, settings values per variable (0: all), pipeline runs, memory-limit steps, and the
+# write cases, settings values per variable (0: all), pipeline runs, memory-limit steps, the
 # differential's pairs of different dtypes per binary operation and Python scalars per side (0:
-# every value), and the deferred errors' calls.
+# every value), the deferred errors' calls, and the cache directory's processes, rounds each and
+# other programs' files.
 SCALES = {
     "ci": {"fuzz": 700, "leak": 300, "threads": (4, 3.0), "oom": 8, "cache": (3, 150),
            "numpy_retry": False, "timeout": 60.0, "writes": "float64", "settings": 3,
-           "pipelines": 40, "memory": 1000, "differential": (0, 2), "deferred": 1500},
+           "pipelines": 40, "memory": 1000, "differential": (0, 2), "deferred": 1500,
+           "cachedir": (3, 6, 30)},
     "full": {"fuzz": 20_000, "leak": 20_000, "threads": (8, 20.0), "oom": 200,
              "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0,
              "writes": "float64,int32,complex64,bool", "settings": 0, "pipelines": 1500,
-             "memory": 20_000, "differential": (12, 0), "deferred": 30_000},
+             "memory": 20_000, "differential": (12, 0), "deferred": 30_000,
+             "cachedir": (8, 20, 150)},
 }
 PARTS = ("fuzz", "leak", "threads", "oom", "cache", "writes", "settings", "pipelines", "memory",
-         "differential", "deferred")
+         "differential", "deferred", "cachedir")
 
 
 def _part(module: str, args: list[Any], mode: str, timeout: float) -> dict[str, Any]:
@@ -100,6 +103,10 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
         _say("kernel cache")
         processes, per_process = settings["cache"]
         report["cache"].append(_part("kernel_cache", [processes, per_process], "compiled", 3600))
+    if "cachedir" in parts:
+        _say("kernel cache directory")
+        report["cachedir"].append(_part("cache_dir", [*settings["cachedir"], seed], "compiled",
+                                        3600))
     if "settings" in parts:  # each process runs in one mode or the other, on cpu and cuda:0
         _say("settings")
         report["settings"].append(_part("settings", [settings["settings"], seed,
@@ -143,6 +150,9 @@ def failures(report: dict[str, Any]) -> list[str]:
     for r in report["cache"]:
         if not r.get("clean"):
             found.append(f"kernel cache: {r.get('failure') or 'not clean'}")
+    for r in report["cachedir"]:
+        if not r.get("clean"):
+            found.append(f"kernel cache directory: {r.get('failure') or 'not clean'}")
     for r in report.get("settings", []):
         if not r.get("clean"):
             found.append(f"settings: {r.get('failure') or r['tally']}")
@@ -242,6 +252,14 @@ def markdown(report: dict[str, Any]) -> str:
                          "files outside"], report["cache"], lambda r: [
             r["processes"], r["calls"], r["corruptions"], r["wrong"], r["errors"],
             r["compiles"], len(r["temporary_files_left"]), len(r["files_outside"])])
+    if report["cachedir"]:
+        lines += _table(["kernel cache directory", "processes", "other programs' paths",
+                         "kernels, entries, fuses", "evictions", "their paths changed",
+                         "entry bytes (bound)", "headers left", "left over", "refusals"],
+                        report["cachedir"], lambda r: [
+            r["processes"], r["foreign_paths"], f"{r['kernels']}, {r['entries']}, {r['fuses']}",
+            r["evictions"], r["touched_count"], f"{r['entry_bytes']} ({r['bound']})",
+            r["headers_left"], len(r["left_over"]), f"{r['refused']} of 2"])
     if report.get("settings"):
         lines += _table(["settings", "variables", "processes", "worked", "refused, naming the "
                          "variable", "no GPU", *FAILURES_OF_SETTINGS, "slowest (s)"],

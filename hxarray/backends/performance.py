@@ -9,8 +9,10 @@ on disk (`performance.json` under `cache_dir()`), keyed by everything that chang
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 import threading
 import time
 import weakref
@@ -102,15 +104,23 @@ def _write_cache(key: str, value: dict[str, Any]) -> None:
     """Add `key` to the cache file (a temporary file renamed into place: concurrent processes
     read whole files only); an unwritable directory keeps the estimate in memory only."""
     directory = cache_dir()
+    temporary = None
     try:
         directory.mkdir(parents=True, exist_ok=True)
         document = _read_cache()
         document[key] = value
-        temporary = directory / f".{_CACHE_FILE}.{os.getpid()}.{threading.get_ident()}"
-        temporary.write_text(json.dumps(document, indent=1), encoding="utf-8")
+        # an unpredictable name made exclusively (O_EXCL): nothing planted there is followed
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{_CACHE_FILE}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(document, indent=1))
         os.replace(temporary, directory / _CACHE_FILE)
+        temporary = None
     except OSError:
         pass
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
 
 
 def _best_time(run: Any, synchronize: Any, repeat: int) -> float:

@@ -12,12 +12,19 @@ rebuilt, with one warning per cache. Processes sharing the directory take an adv
 entry while compiling, so each kernel is compiled once. The directory is bounded (`max_bytes`):
 after a write the least recently used entries (by modification time, refreshed on every read)
 are removed. A directory that cannot be written makes the cache memory-only, with one warning.
+
+The directory may hold files of other programs: hxarray removes only entries it recognises as its
+own (their header, and the key their name is the digest of), never by a name pattern alone. It
+refuses (PermissionError) a directory that another user owns or can write, since hxarray compiles
+against and loads what it finds there.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import stat
 import tempfile
 import threading
 import warnings
@@ -26,10 +33,11 @@ from pathlib import Path
 
 from .settings import KERNEL_CACHE, KERNEL_CACHE_SIZE
 
-__all__ = ["KernelCache", "default_cache_dir"]
+__all__ = ["KernelCache", "check_directory", "default_cache_dir"]
 
 _MAGIC = b"HXKC1\n"
 _SUFFIX = ".hxk"
+_ENTRY_NAME = re.compile(r"[0-9a-f]{40}\.hxk")  # what `path_for` names; a header decides
 
 
 def default_cache_dir() -> Path:
@@ -39,6 +47,34 @@ def default_cache_dir() -> Path:
         return Path(configured)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "hxarray" / "kernels"
+
+
+def check_directory(path: Path) -> None:
+    """PermissionError if `path` (or the directory a symbolic link there points to) belongs to
+    another user than this one or root, or can be written by others (group or world, without the
+    sticky bit), or if the link itself belongs to another user; nothing if it does not exist.
+    Root is trusted: it can change anything of this user's anyway."""
+    try:
+        link = os.lstat(path)
+        target = os.stat(path)
+    except OSError:
+        return  # missing (made by hxarray, then checked again) or unreadable (cannot be used)
+    me = os.geteuid()
+    shown = str(path) + (f" (a link to {os.path.realpath(path)})"
+                         if stat.S_ISLNK(link.st_mode) else "")
+    if stat.S_ISLNK(link.st_mode) and link.st_uid not in (me, 0):
+        problem = f"is a symbolic link owned by uid {link.st_uid}"
+    elif target.st_uid not in (me, 0):
+        problem = f"is owned by uid {target.st_uid}"
+    elif target.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not target.st_mode & stat.S_ISVTX:
+        problem = f"can be written by others (mode {stat.S_IMODE(target.st_mode):o})"
+    else:
+        return
+    raise PermissionError(
+        f"the kernel cache directory {shown} {problem}; hxarray loads compiled code from it, so "
+        f"it must belong to this user (uid {me}) or root and be writable by no one else (no "
+        "group or world write permission unless the sticky bit is set): fix it (chown, "
+        "chmod go-w) or choose another directory with HXARRAY_KERNEL_CACHE")
 
 
 def _sha256(data: bytes) -> bytes:
@@ -86,6 +122,21 @@ class KernelCache:
             return None
         return self.directory / (_sha256(key.encode()).hex()[:40] + _SUFFIX)
 
+    def prepare_directory(self) -> Path | None:
+        """The disk directory, made (mode 0o700) where missing and checked (`check_directory`:
+        PermissionError for one that is not this user's alone); None for a memory-only cache or
+        a directory that cannot be made (then memory-only, with one warning)."""
+        directory = self.directory
+        if directory is None:
+            return None
+        try:
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            self._unwritable(exc)
+            return None
+        check_directory(directory)  # after mkdir: someone else may have made it meanwhile
+        return directory
+
     def get_or_compile(self, key: str, compile: Callable[[], bytes]) -> bytes:
         """The binary for `key`, compiling (and storing) it on a miss. Threads asking for the same
         missing key wait for one compilation; different keys compile in parallel. A compile
@@ -105,6 +156,7 @@ class KernelCache:
                     self.hits += 1
                     return binary
             try:
+                self.prepare_directory()
                 binary = self._read_disk(key)
                 compiled = binary is None
                 if binary is None:
@@ -143,25 +195,26 @@ class KernelCache:
         try:
             import fcntl
 
-            handle = None
-            if lock is not None:
-                lock.parent.mkdir(parents=True, exist_ok=True)
-                handle = open(lock, "a+b")
+            # never through a link: the lock is made where the entry goes, or not at all
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600) \
+                if lock is not None else None
         except (ImportError, OSError):
-            handle = None
-        if handle is None:
+            fd = None
+        if fd is None:
             yield
             return
-        assert lock is not None  # (a handle is opened only on the lock file)
-        with handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+        assert lock is not None  # (a descriptor is opened only on the lock file)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 yield
             finally:
                 # Removed while held: whoever locks it (or a new file) next reads the entry first.
                 with contextlib.suppress(OSError):
                     lock.unlink()
-                fcntl.flock(handle, fcntl.LOCK_UN)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
 
     def clear(self) -> None:
         """Forget the in-memory entries (the disk cache stays)."""
@@ -226,8 +279,8 @@ class KernelCache:
             return
         tmp = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # write-then-rename so concurrent processes never read a partial file
+            # write-then-rename so concurrent processes never read a partial file; mkstemp makes
+            # an unpredictable name exclusively (O_EXCL), so nothing planted there is written
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=_SUFFIX)
             with os.fdopen(fd, "wb") as f:
                 f.write(self._encode(key, binary))
@@ -253,17 +306,18 @@ class KernelCache:
                           stacklevel=4)
 
     def _evict(self, keep: Path) -> None:
-        """Remove least recently used entries until the directory fits in max_bytes."""
+        """Remove least recently used entries until this cache's entries fit in max_bytes."""
         if self.directory is None:
             return
         entries = []
         try:
             with os.scandir(self.directory) as it:
                 for entry in it:
-                    if entry.name.endswith(_SUFFIX) and not entry.name.startswith(".tmp-"):
+                    if _ENTRY_NAME.fullmatch(entry.name):
                         with contextlib.suppress(OSError):
-                            st = entry.stat()
-                            entries.append((st.st_mtime_ns, st.st_size, entry.path))
+                            st = entry.stat(follow_symlinks=False)
+                            if stat.S_ISREG(st.st_mode):
+                                entries.append((st.st_mtime_ns, st.st_size, entry.path))
         except OSError:
             return
         total = sum(size for _, size, _ in entries)
@@ -272,8 +326,31 @@ class KernelCache:
                 break
             if path == str(keep):
                 continue
+            if not _is_entry(path):
+                total -= size  # another program's file: neither counted nor removed
+                continue
             with contextlib.suppress(OSError):
                 os.unlink(path)
                 total -= size
                 with self._lock:
                     self.evictions += 1
+
+
+def _is_entry(path: str) -> bool:
+    """Whether the file at `path` begins with an entry's header and holds the key whose digest
+    names it (what `KernelCache._write_disk` writes, in this version or an earlier one)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        head = os.read(fd, len(_MAGIC) + 4)
+        if len(head) < len(_MAGIC) + 4 or not head.startswith(_MAGIC):
+            return False
+        length = int.from_bytes(head[len(_MAGIC):], "little")
+        key = os.read(fd, min(length, os.fstat(fd).st_size))
+    except OSError:  # a directory, or gone meanwhile
+        return False
+    finally:
+        os.close(fd)
+    return len(key) == length and _sha256(key).hex()[:40] + _SUFFIX == os.path.basename(path)

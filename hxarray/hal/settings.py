@@ -163,7 +163,9 @@ CACHE_DIR = _declare(
     "~/.cache/hxarray", "at each use", "the cache of measured device speeds")
 KERNEL_CACHE = _declare(
     "HXARRAY_KERNEL_CACHE", _text("a directory"), str, "$XDG_CACHE_HOME/hxarray/kernels or "
-    "~/.cache/hxarray/kernels", "at the first kernel compile", "compiled kernels on disk")
+    "~/.cache/hxarray/kernels", "at the first kernel compile",
+    "compiled kernels on disk; a directory of another user (not root), or one others can write, "
+    "is refused ([cuda](cuda.md#the-kernel-cache))")
 KERNEL_CACHE_SIZE = _declare(
     "HXARRAY_KERNEL_CACHE_SIZE", _integer(0, MAX_BYTES, "bytes"), lambda: _GIB, "1 GiB",
     "when a kernel cache is made", "bound of the kernel cache on disk")

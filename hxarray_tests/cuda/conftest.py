@@ -45,6 +45,7 @@ def kernel_cache(request: pytest.FixtureRequest,
         directory = Path(configured)
     elif cache is not None:
         directory = Path(cache.mkdir("hxarray-kernels"))
+        directory.chmod(0o700)  # made under the umask: hxarray refuses a group-writable cache
     else:
         directory = tmp_path_factory.mktemp("hxarray-kernels")
     return KernelCache(directory)

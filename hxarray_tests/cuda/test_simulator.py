@@ -4,6 +4,7 @@ check mode, the watchdog, unsupported features, settings, driver selection."""
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import gc
 import os
 import select
@@ -423,6 +424,71 @@ def test_load_driver(monkeypatch: pytest.MonkeyPatch, kernel_cache: KernelCache)
 def test_precompiled_header_is_built(sim: SimDriver) -> None:
     pch = sim.compiler.precompiled_header()
     assert pch is not None and (pch / "hxsim.h.gch").stat().st_size > 0
+
+
+def _tree(root: Path) -> dict[str, bytes | str]:
+    """Every path below `root` (links not followed): a file's bytes, a link's target."""
+    found: dict[str, bytes | str] = {}
+    for top, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(top) / name
+            key = str(path.relative_to(root))
+            found[key] = os.readlink(path) if path.is_symlink() else \
+                "dir" if path.is_dir() else path.read_bytes()
+    return found
+
+
+def test_only_hxarrays_own_precompiled_headers_are_pruned(tmp_path: Path) -> None:
+    root = tmp_path / "cache"
+    for name in ("pch-notes", "pch-2023-backup", "pch-" + "0" * 24, "pch-empty"):
+        (root / name / "sub").mkdir(parents=True)
+        (root / name / "sub" / "notes.txt").write_text(f"{name}: mine, not hxarray's")
+    (root / ("pch-" + "0" * 24) / "hxsim.h.gch").write_bytes(b"no marker: not hxarray's")
+    (root / "pch-file").write_text("a file")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / compiler._PCH_MARKER).write_bytes(compiler._PCH_MARK)
+    (root / "pch-link").symlink_to(outside)  # a link is never hxarray's directory
+    names = {p.name for p in root.iterdir()}
+    for name in names:
+        os.utime(root / name, (1, 1), follow_symlinks=False)  # the oldest of all
+    theirs = _tree(root)
+    for i in range(5):  # earlier headers of hxarray's, oldest first
+        stale = root / f"pch-stale{i}"
+        stale.mkdir()
+        (stale / compiler._PCH_MARKER).write_bytes(compiler._PCH_MARK)
+        (stale / "hxsim.h.gch").write_bytes(b"gch")
+        os.utime(stale, (10**6 + i, 10**6 + i))
+    with open(root / "pch-stale1" / compiler._PCH_MARKER, "rb") as in_use:
+        fcntl.flock(in_use, fcntl.LOCK_SH)  # as a process compiling with it holds it
+        host = HostCompiler(KernelCache(root), tmp_path / "work", pch=True)
+        pch = host.precompiled_header()
+    assert pch is not None and compiler._made_here(pch)
+    assert {k: v for k, v in _tree(root).items() if k.split(os.sep)[0] in names} == theirs
+    assert (outside / compiler._PCH_MARKER).exists()
+    assert sorted(p.name for p in root.glob("pch-stale*")) == \
+        ["pch-stale1", "pch-stale3", "pch-stale4"]
+
+
+def test_unsafe_kernel_cache_is_refused_by_the_simulator_and_the_cpu_fuse(
+        tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    code = ("import sys, hxarray as xp\n"
+            "try:\n"
+            "    xp.ones(3, device=xp.Device('cuda:0')) if sys.argv[1] == 'sim' else \\\n"
+            "        xp.fuse(lambda a: a * 2 + 1)(xp.ones(5000))\n"
+            "except Exception as e:\n"
+            "    print(type(e).__name__, e)\n")
+    for how, raised in (("sim", "DeviceUnavailableError"), ("fuse", "PermissionError")):
+        out = subprocess.run([sys.executable, "-W", "ignore", "-c", code, how],
+                             capture_output=True, text=True, cwd=REPO, timeout=300,
+                             env={**os.environ, "HXARRAY_CUDA_DRIVER": "sim",
+                                  "HXARRAY_KERNEL_CACHE": str(shared)})
+        assert out.stdout.startswith(raised), (how, out.stdout, out.stderr)
+        assert f"kernel cache directory {shared} can be written by others" in out.stdout
+    assert list(shared.iterdir()) == []
 
 
 @pytest.mark.slow

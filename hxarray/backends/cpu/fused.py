@@ -25,7 +25,7 @@ import numpy as np
 from ..._array import Array
 from ..._ops import REDUCTIONS, Op
 from ..._views import contiguous_strides
-from ...hal.kernel_cache import KernelCache, default_cache_dir
+from ...hal.kernel_cache import KernelCache, check_directory, default_cache_dir
 from ..fusion import SCALAR, Expression, operands_of, scalar_key
 from . import kernels, parallel
 
@@ -50,6 +50,8 @@ def host_function(source: str, symbol: str, argtypes: Sequence[Any]) -> Any:
     with _lock:
         if key in _functions:
             return _functions[key]
+        if not _compilers:  # a directory others can write is refused, not worked around below
+            check_directory(default_cache_dir())
         try:
             from ..cuda.codegen import OPTIONS
             from ..cuda.driver import CompileError

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import fcntl
 import functools
 import hashlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from ....hal.kernel_cache import KernelCache
 from ....hal.settings import CUDA_SIM_CXX, CUDA_SIM_PCH
@@ -34,6 +37,10 @@ RUNTIME = INCLUDE_DIR / "hxsim_runtime.cpp"
 ABI = INCLUDE_DIR / "hxsim_abi.h"
 TRANSLATOR = Path(__file__).resolve()  # this module: how CUDA C becomes the C++ compiled
 MAX_DYNAMIC_SHARED = 49152  # HXSIM_MAX_DYNAMIC_SHARED in hxsim_abi.h
+
+# in every precompiled header's directory: hxarray prunes only directories that hold it
+_PCH_MARKER = ".hxarray-pch"
+_PCH_MARK = b"hxarray precompiled header\n"
 
 BASE_FLAGS = ("-std=c++17", "-fPIC", "-fno-gnu-unique", "-fno-strict-aliasing", "-pthread",
               "-fstack-clash-protection")  # large frames probe the guard page
@@ -233,6 +240,25 @@ def _host_cpu() -> str:
                           ).hexdigest()[:16]
 
 
+def _made_here(path: Path) -> bool:
+    """Whether `path` is a directory (not a link) that `precompiled_header` made."""
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode) and \
+            (path / _PCH_MARKER).read_bytes() == _PCH_MARK
+    except OSError:
+        return False
+
+
+def _header_ready(path: Path) -> bool:
+    """Whether `path` is hxarray's header directory, with its precompiled header in it."""
+    return _made_here(path) and (path / "hxsim.h.gch").exists()
+
+
+def _marker(path: Path) -> BinaryIO:
+    """The marker file of header directory `path`, open for locking (never through a link)."""
+    return open(os.open(path / _PCH_MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb")
+
+
 class HostCompiler:
     """Compiles CUDA C for the simulator and loads the results; one per process is enough.
     `pch`: whether to use a precompiled header (None: `HXARRAY_CUDA_SIM_PCH`)."""
@@ -249,6 +275,7 @@ class HostCompiler:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._pch: Path | None = None
+        self._pch_held: BinaryIO | None = None  # a shared lock on its marker: see _prune_headers
         self._pch_tried = False
         self.includes = cupy_include_dirs()
 
@@ -334,14 +361,14 @@ class HostCompiler:
             self._pch_tried = True
             if not self.pch:
                 return None
-            root = self.cache.directory if self.cache.directory is not None else self.workdir
+            root = self.cache.prepare_directory() or self.workdir
             tag = hashlib.sha256(f"{self.header_version}|{self.identity}".encode()).hexdigest()
-            final = Path(root) / f"pch-{tag[:24]}"
-            if not (final / "hxsim.h.gch").exists():
+            final = root / f"pch-{tag[:24]}"
+            if not _header_ready(final):
                 try:
-                    final.parent.mkdir(parents=True, exist_ok=True)
-                    tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=".pch-tmp-"))
+                    tmp = Path(tempfile.mkdtemp(dir=root, prefix=".pch-tmp-"))
                     try:
+                        (tmp / _PCH_MARKER).write_bytes(_PCH_MARK)
                         for path in (HEADER, ABI):
                             shutil.copy(path, tmp / path.name)
                         self._run([self.cxx, *self._flags(False), f"-I{tmp}", "-x", "c++-header",
@@ -355,20 +382,32 @@ class HostCompiler:
                         shutil.rmtree(tmp, ignore_errors=True)
                 except (OSError, CompileError):
                     return None
-            self._pch = final if (final / "hxsim.h.gch").exists() else None
-            self._prune_headers(Path(root), keep=final)
+            try:
+                self._pch_held = _marker(final)
+                fcntl.flock(self._pch_held, fcntl.LOCK_SH)  # (waits while it is being pruned)
+            except OSError:
+                return None
+            self._pch = final if _header_ready(final) else None
+            self._prune_headers(root, keep=final)
             return self._pch
 
     @staticmethod
     def _prune_headers(root: Path, keep: Path, count: int = 3) -> None:
-        """Remove all but the `count` most recent precompiled headers (16 MB each)."""
+        """Remove all but the `count` most recent precompiled headers (16 MB each) that hxarray
+        made (their marker file says so; anything else named pch-* is left alone), except those
+        that a live process compiles with (it holds a shared lock on the marker)."""
         try:
-            found = sorted((p for p in root.glob("pch-*") if p != keep),
-                           key=lambda p: p.stat().st_mtime, reverse=True)
+            found = sorted((p for p in root.glob("pch-*") if p != keep and _made_here(p)),
+                           key=lambda p: p.lstat().st_mtime, reverse=True)
         except OSError:
             return
         for stale in found[count - 1:]:
-            shutil.rmtree(stale, ignore_errors=True)
+            try:
+                with _marker(stale) as marker:
+                    fcntl.flock(marker, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    shutil.rmtree(stale, ignore_errors=True)
+            except OSError:  # in use (BlockingIOError), or gone meanwhile
+                pass
 
     # -- kernels --------------------------------------------------------------------------------
     def translate_options(self, options: Sequence[str]) -> tuple[list[str], bool]:
