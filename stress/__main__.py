@@ -27,21 +27,21 @@ RESULTS = ROOT / "stress" / "results"
 # calls per process, whether the OOM part also bounds the whole CPU process, the dtypes of the
 # write cases, settings values per variable (0: all), pipeline runs, memory-limit steps, the
 # differential's pairs of different dtypes per binary operation and Python scalars per side (0:
-# every value), the deferred errors' calls, and the cache directory's processes, rounds each and
-# other programs' files.
+# every value), the deferred errors' calls, the cache directory's processes, rounds each and
+# other programs' files, fused functions per mode (numpy, strict) and temporary-elision cases.
 SCALES = {
     "ci": {"fuzz": 700, "leak": 300, "threads": (4, 3.0), "oom": 8, "cache": (3, 150),
            "numpy_retry": False, "timeout": 60.0, "writes": "float64", "settings": 3,
            "pipelines": 40, "memory": 1000, "differential": (0, 2), "deferred": 1500,
-           "cachedir": (3, 6, 30)},
+           "cachedir": (3, 6, 30), "fuse": 30, "temporaries": 300},
     "full": {"fuzz": 20_000, "leak": 20_000, "threads": (8, 20.0), "oom": 200,
              "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0,
              "writes": "float64,int32,complex64,bool", "settings": 0, "pipelines": 1500,
              "memory": 20_000, "differential": (12, 0), "deferred": 30_000,
-             "cachedir": (8, 20, 150)},
+             "cachedir": (8, 20, 150), "fuse": 200, "temporaries": 3000},
 }
 PARTS = ("fuzz", "leak", "threads", "oom", "cache", "writes", "settings", "pipelines", "memory",
-         "differential", "deferred", "cachedir")
+         "differential", "deferred", "cachedir", "fuse", "temporaries")
 
 
 def _part(module: str, args: list[Any], mode: str, timeout: float) -> dict[str, Any]:
@@ -86,7 +86,8 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
                 report["oom"].append({"device": device, "mode": mode, **_part(
                     "oom", [device, settings["oom"], int(settings["numpy_retry"])], mode,
                     3600)})
-            for part in ("writes", "pipelines", "memory", "deferred"):  # (device, scale, seed)
+            # (device, scale, seed)
+            for part in ("writes", "pipelines", "memory", "deferred", "fuse", "temporaries"):
                 if part in parts:
                     _say(f"{part} {device} {mode}")
                     report[part].append({"device": device, "mode": mode, **_part(
@@ -142,7 +143,7 @@ def failures(report: dict[str, Any]) -> list[str]:
                 found.append(f"fuzz {r['device']} {r['mode']}: {r['tally'][kind]} {kind}")
     for part, flag in (("leak", "flat"), ("threads", "equal"), ("oom", "clean"),
                        ("writes", "clean"), ("pipelines", "clean"), ("memory", "clean"),
-                       ("deferred", "clean")):
+                       ("deferred", "clean"), ("fuse", "clean"), ("temporaries", "clean")):
         for r in report[part]:
             if not r.get(flag):
                 found.append(f"{part} {r['device']} {r['mode']}: "
@@ -275,6 +276,25 @@ def markdown(report: dict[str, Any]) -> str:
                          "same exception", "disagreements"], rows, lambda r: [
             r["cases"], r["calls"], r["exact"], r["rounded"], r["raised"],
             sum(r["mismatches"].values())])
+    if report.get("fuse"):
+        rows = [r for r in report["fuse"] if "failure" in r] + [
+            {**rec, "device": f"{r['device']} {r['mode']}",
+             "mode": "strict" if rec["strict"] else "numpy mode"}
+            for r in report["fuse"] for rec in r.get("records", [])]
+        lines += _table(["fuse", "functions", "calls", "unfused raised", "fused: exact",
+                         "within the ulp bound", "same exception", "refused (documented)",
+                         "fallback: exact, within the bound, same exception",
+                         "NaN signs differing", "worst ulps", "failures"], rows, lambda r: [
+            r["cases"], r["calls"], r["unfused raised"], r["fused"]["exact"], r["fused"]["close"],
+            r["fused"]["same exception"], r["fused"]["refused"],
+            ", ".join(str(r["fallback"][k]) for k in ("exact", "close", "same exception")),
+            r["nan signs"], f"{r['worst_ulps']:.0f}", sum(r["failures"].values())])
+    if report.get("temporaries"):
+        lines += _table(["temporaries", "cases", "operations", "wrong results",
+                         "held arrays changed", "results that are a held array", "errors"],
+                        report["temporaries"], lambda r: [
+            r["cases"], r["operations"], r["wrong"], r["held changed"],
+            r["result is a held array"], r["errors"]])
     lines.append("**Failures**: " + ("; ".join(report["failures"]) if report["failures"]
                                      else "none"))
     return "\n".join(lines)
