@@ -81,6 +81,11 @@ class _Tracer(Backend):
         self.sources: dict[int, tuple[str, Any]] = {}  # operand step -> where its value is from
         self.operands: dict[Any, int] = {}  # (step, source, value's identity) -> operand step
         self.values: dict[int, tuple[int, tuple[int, ...]]] = {}  # id(buffer) -> (step, shape)
+        self.holders: dict[int, Array] = {}  # id(buffer) -> the array made to hold its value
+        # Whether a value was read through another array over its buffer (a view that is the
+        # value itself at these shapes: `flip` of one element, `.mT` of 1 x 1): such a plan
+        # holds for the shapes it was traced at alone.
+        self.viewed = False
         self.buffers: list[MemoryBuffer] = []  # kept alive: their ids stay unique
         self.arguments: set[int] = set()
         # name, axes, input step, result dtype, positive_zero
@@ -89,9 +94,11 @@ class _Tracer(Backend):
     def placeholder(self, shape: tuple[int, ...], dtype: dt.DType, step: int | None) -> Array:
         buffer = MemoryBuffer(self.device, 0, Block(0, 0, None), self._allocator)
         self.buffers.append(buffer)
+        array = Array._make(buffer, dtype, shape, contiguous_strides(shape, dtype.itemsize))
         if step is not None:
             self.values[id(buffer)] = (step, shape)
-        return Array._make(buffer, dtype, shape, contiguous_strides(shape, dtype.itemsize))
+            self.holders[id(buffer)] = array
+        return array
 
     def argument(self, position: int, x: Array) -> Array:
         step = self._operand(Step(ARRAY, (), x._dtype, x._dtype), ("arg", position))
@@ -123,6 +130,7 @@ class _Tracer(Backend):
         index, shape = found
         step = self.steps[index]
         whole = _whole(x, shape)
+        self.viewed = self.viewed or whole and x is not self.holders.get(id(x._buffer))
         if whole and x._shape == shape and x._dtype is step.dtype:
             return index
         if whole and x._shape == shape and dt.bool in (x._dtype, step.dtype) and \
@@ -149,6 +157,7 @@ class _Tracer(Backend):
         if out._shape != shape or out._dtype is not step.dtype:
             raise _Unfusable("writing into part of a computed value")
         self.values[id(out._buffer)] = (index, shape)
+        self.holders[id(out._buffer)] = out
         return out
 
     # -- the primitives a fused function may use ----------------------------------------------
@@ -184,6 +193,7 @@ class _Tracer(Backend):
         source = self.steps[index].dtype
         self._result(Step(ASTYPE, (index,), dst._dtype, source), dst._shape, None)
         self.values[id(dst._buffer)] = (len(self.steps) - 1, dst._shape)
+        self.holders[id(dst._buffer)] = dst
 
     def reduce(self, op: Reduction, x: Array, axes: tuple[int, ...], out: Array, *,
                positive_zero: bool = False) -> None:
@@ -197,6 +207,7 @@ class _Tracer(Backend):
         step = self._operand(Step(REDUCED, (), out._dtype, out._dtype), ("reduction",
                                                                          out._shape))
         self.values[id(out._buffer)] = (step, out._shape)
+        self.holders[id(out._buffer)] = out
 
     def __getattribute__(self, name: str) -> Any:
         if name in _REFUSED:
@@ -465,15 +476,16 @@ def _trace(function: Callable[..., Any], args: Sequence[Any], device: Device) ->
         raise _Unfusable(f"returning {type(result).__name__} (a fused function returns one array "
                          "computed from its arguments)")
     output = tracer.value_of(result, "the result")
+    shapes = tuple(a._shape for a in args if a.__class__ is Array)
     if tracer.reduction is None:
-        return _Plan(*_expression(tracer, output))
+        return _Plan(*_expression(tracer, output), shapes=shapes if tracer.viewed else None)
     op, axes, reduced, dtype, positive_zero = tracer.reduction
     before, before_sources = _expression(tracer, reduced)
     after, after_sources = _expression(tracer, output)
     kinds = {kind for kind, _ in after_sources}
     seen = {value for kind, value in after_sources if kind == "reduction"}
     return _Plan(before, before_sources, (op, axes, dtype, positive_zero), after, after_sources,
-                 tuple(a._shape for a in args if a.__class__ is Array),  # counts follow shapes
+                 shapes,  # counts follow shapes
                  before is not None and after is not None and kinds <= {"reduction", "scalar"}
                  and len(seen) == 1)
 

@@ -158,6 +158,28 @@ def test_a_view_of_an_argument_is_another_value(name):
     same(xp.fuse(function, fallback=True)(a), function(a))
 
 
+@pytest.mark.parametrize("name", ["flip", "step", "mT", "transposed result"])
+def test_a_view_that_is_the_value_at_one_shape_is_not_at_another(name):
+    """Traced where a view covers its whole value in order (one element, 1 x 1), a function is
+    traced again for other shapes of the same number of dimensions, where the view is another
+    value: the unfused result with fallback, the TypeError without."""
+    function, first, then = {
+        "flip": (lambda a: xp.flip(a) - a, (1,), (3,)),
+        "step": (lambda a: a[::2] * 2.0, (1,), (4,)),
+        "mT": (lambda a: a.mT + 1, (1, 1), (1, 3)),
+        "transposed result": (lambda a: ((a // -1) ** 3).T, (1, 1), (3, 1)),
+    }[name]
+    values = [xp.asarray(np.arange(math.prod(s), dtype=np.float64).reshape(s)) for s in (first,
+                                                                                        then)]
+    fallback = xp.fuse(function, fallback=True)
+    for x in (*values, values[0]):
+        same(fallback(x), function(x))
+    fused = xp.fuse(function)
+    same(fused(values[0]), function(values[0]))
+    with pytest.raises(TypeError, match="a view"):
+        fused(values[1])
+
+
 def test_a_reductions_keepdims_is_its_result_itself():
     a = xp.asarray(np.arange(6.0).reshape(2, 3))
     both(lambda x: xp.sum(x * 2, axis=1, keepdims=True) + 1, a)
