@@ -235,6 +235,39 @@ class CpuBackend(Backend):
         return out
 
     @reruns_after_memory_error
+    def random_bits(self, kind: str, key: tuple[int, int], position: int, out: Array,
+                    params: tuple[int, int]) -> None:
+        """The compiled loop of the transform (`fused.random_loop`), else the numpy
+        implementation of the same source, over equal slices of the elements on the pool from
+        `fused.THREADED_FROM` elements."""
+        from ..cuda.codegen import random as rng
+
+        n = out.size
+        if not n:
+            return
+        transform = rng.KINDS[kind]
+        loop = fused.random_loop(transform, out._dtype)
+        if loop is None:
+            flat = self.host_view(out).reshape(-1)
+
+            def part(begin: int, end: int) -> None:
+                for start in range(begin, end, fused.CHUNK):
+                    stop = min(start + fused.CHUNK, end)
+                    flat[start:stop] = rng.evaluate(transform, flat.dtype, key, position, start,
+                                                    stop, params)
+        else:
+            args = np.array(rng.arguments(key, position, params), np.uint64)
+            address, pointer = out._buffer.block.address + out._offset, args.ctypes.data
+
+            def part(begin: int, end: int) -> None:
+                loop(address, begin, end, pointer)
+
+        if n < fused.THREADED_FROM or parallel.machine_busy() or \
+                (count := parallel.get_num_threads()) < 2:
+            part(0, n)
+        else:
+            parallel.run_chunks(part, n, count)
+
     def arange(self, start, stop, step, dtype, device=None) -> Array:
         # (type() and module-level names: what compiles to pointer comparisons)
         if dtype is _INT64 and type(start) is int and type(stop) is int and type(step) is int \

@@ -34,6 +34,7 @@ from .codegen import Library, gemm
 from .codegen import elementwise as ew
 from .codegen import fused as fused_codegen
 from .codegen import indexing as ix
+from .codegen import random as rng
 from .codegen import reduction as rd
 from .codegen import scan as sc
 from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
@@ -880,6 +881,20 @@ class CudaBackend(Backend):
                          length, [np.uintp(_address(out)), np.int64(length), first[0], first[1]],
                          [out])
         return out
+
+
+    def random_bits(self, kind: str, key: tuple[int, int], position: int, out: Array,
+                    params: tuple[int, int]) -> None:
+        """One generated kernel (codegen/random.py) filling out."""
+        n = out.size
+        if not n:
+            return
+        transform = rng.KINDS[kind]
+        source = rng.cuda_source(transform, out._dtype)
+        name = rng.kernel_name(transform, out._dtype)
+        self._launch(out._buffer.device, source, name, lambda: [name], -(-n // rng.RUN),
+                     [np.uintp(_address(out)), np.int64(n),
+                      *(np.uint64(v) for v in rng.arguments(key, position, params))], [out])
 
 
 def _contiguous(dims: tuple[int, ...], steps: Sequence[tuple[int, ...]],
