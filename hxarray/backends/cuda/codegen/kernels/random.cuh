@@ -26,7 +26,9 @@ struct Words {
             philox(c[0], c[1], c[2], c[3], args[0], args[1], w);
             block = b;
         }
-        return w[at & 3];
+        // selects, not w[at & 3]: an array indexed at run time would live in local memory
+        const u64 lane = at & 3;
+        return lane == 0 ? w[0] : lane == 1 ? w[1] : lane == 2 ? w[2] : w[3];
     }
 };
 
@@ -46,9 +48,9 @@ __global__ void fill(typename E::T* out, i64 n, u64 k0, u64 k1, u64 c0, u64 c1, 
     }
 }
 
-// The CPU's loop: elements [begin, end).
+// The CPU's loop: elements [begin, end) (__device__ only so that NVRTC accepts it).
 template <typename E>
-inline void fill_range(void* out, i64 begin, i64 end, const u64* args) {
+__device__ inline void fill_range(void* out, i64 begin, i64 end, const u64* args) {
     typename E::T* o = static_cast<typename E::T*>(out);
     Words word(args);
     for (i64 i = begin; i < end; ++i) o[i] = E::at(word, u64(i), args[7], args[8]);
