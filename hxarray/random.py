@@ -3,14 +3,15 @@
     rng = hxarray.random.default_rng(42)
     x = rng.standard_normal((1000, 3), device="cuda:0")
 
-`default_rng(seed)` makes the key from `numpy.random.SeedSequence(seed)` as `numpy.random.Philox`
-does, so the raw 64-bit words, `random()` in float64 and float32, `uniform()` and `choice(...,
-p=...)` with replacement are numpy's `Generator(Philox(seed))` bit for bit, and `bit_generator.state`
-has numpy's format and meaning. Element i of a request reads words at a fixed place of the stream
-(no rejection loops), so the values depend on neither the device, nor the threads, nor how a
-request is split: two calls of n/2 give the values of one call of n. Where numpy consumes a
-variable number of words (bounded integers, ziggurat normals and exponentials) hxarray has its own
-fixed-consumption methods, the same on every device (docs/random.md):
+`default_rng(seed)` makes the key from `numpy.random.SeedSequence(seed)` as
+`numpy.random.Philox` does, so the raw 64-bit words, `random()` in float64 and float32,
+`uniform()` and `choice(..., p=...)` with replacement are numpy's `Generator(Philox(seed))` bit
+for bit, and `bit_generator.state` has numpy's format and meaning. Element i of a request reads
+words at a fixed place of the stream (no rejection loops), so the values depend on neither the
+device, nor the threads, nor how a request is split: two calls of n/2 give the values of one call
+of n. Where numpy consumes a variable number of words (bounded integers, ziggurat normals and
+exponentials) hxarray has its own fixed-consumption methods, the same on every device
+(docs/random.md):
 
 - integers: two words W per value, low + floor(W (high - low) / 2**128) (bias below 2**-64);
 - standard_normal: Box-Muller on two words, sqrt(-2 log u1) cos(2 pi u2);
@@ -39,13 +40,13 @@ from . import _dtypes as dt
 from . import _views
 from ._array import Array
 from ._checks import as_device, as_dtype
-from .backends.cuda.codegen import random as _rng
+from .backends import philox as _rng
 
 __all__ = ["Generator", "Philox", "choice", "default_rng", "exponential", "integers", "normal",
            "permutation", "rand", "randint", "randn", "random", "seed", "shuffle",
            "standard_normal", "uniform"]
 
-_WORDS = 1 << 258  # positions (4 x counter + lane) wrap with the 256-bit counter
+WORDS = 1 << 258  # positions (4 x counter + lane) wrap with the 256-bit counter
 _MASK64 = (1 << 64) - 1
 
 
@@ -69,6 +70,64 @@ def _size(size: Any, function: str) -> tuple[int, ...]:
     return shape
 
 
+# -- each draw's transform, dtype and parameters, checked (Generator and hxarray.dask) ------------
+Plan = tuple[str, dt.DType, tuple[int, int]]
+
+
+def _float(dtype: Any, function: str) -> dt.DType:
+    dtype = as_dtype(dtype, function)
+    if dtype not in (dt.float32, dt.float64):
+        raise TypeError(f"{function}(): dtype must be float32 or float64, got {dtype}")
+    return dtype
+
+
+def _random_plan(dtype: Any) -> Plan:
+    dtype = _float(dtype, "random")
+    return ("random" if dtype is dt.float64 else "random32"), dtype, (0, 0)
+
+
+def _uniform_plan(low: float, high: float, dtype: Any) -> Plan:
+    dtype = _float(dtype, "uniform")
+    low, high = float(low), float(high)
+    if not math.isfinite(high - low):
+        raise OverflowError("uniform(): high - low must be finite")
+    return "uniform", dtype, (_bits(low), _bits(high - low))
+
+
+def _integers_plan(low: int, high: int | None, dtype: Any, endpoint: bool) -> Plan:
+    dtype = as_dtype(dtype, "integers")
+    if dtype not in _rng.KINDS["integers"].dtypes:
+        raise TypeError(f"integers(): dtype must be an integer dtype, got {dtype}")
+    if high is None:
+        low, high = 0, low
+    try:
+        low, high = operator.index(low), operator.index(high) + bool(endpoint)
+    except TypeError:
+        raise TypeError("integers(): low and high must be Python ints") from None
+    if low >= high:
+        raise ValueError(f"integers(): low >= high ({low} >= {high}{' + 1' * endpoint})")
+    info = np.iinfo(dtype.numpy)
+    if low < int(info.min):
+        raise ValueError(f"integers(): low is out of bounds for {dtype}")
+    if high - 1 > int(info.max):
+        raise ValueError(f"integers(): high is out of bounds for {dtype}")
+    return "integers", dtype, (low & _MASK64, (high - low) & _MASK64)
+
+
+def _normal_plan(loc: float, scale: float, dtype: Any) -> Plan:
+    dtype = _float(dtype, "normal")
+    if scale < 0:
+        raise ValueError("normal(): scale < 0")
+    return "normal", dtype, (_bits(float(loc)), _bits(float(scale)))
+
+
+def _exponential_plan(scale: float, dtype: Any) -> Plan:
+    dtype = _float(dtype, "exponential")
+    if scale < 0:
+        raise ValueError("exponential(): scale < 0")
+    return "exponential", dtype, (0, _bits(float(scale)))
+
+
 class Philox:
     """numpy.random.Philox's stream (Philox4x64-10 from a SeedSequence): the same words, the
     same `state`, `advance` and `jumped`."""
@@ -89,9 +148,11 @@ class Philox:
         self._key = (int(key[0]), int(key[1]))
         self._position = 4  # the next word: 4 x numpy's counter + buffer_pos
         self._fresh = True  # numpy's buffer still zeros (nothing drawn since seeding/advance)
-        # numpy's buffered upper half of a word (float32): whether there is one, its value
-        # (which numpy keeps, and shows in `state`, after it was used)
-        self._has_half, self._half = False, 0
+        # numpy's buffered upper half of a word (float32): whether there is one, and its value
+        # (which numpy keeps, and shows in `state`, after it was used), or the position of the
+        # word it is the high half of (read when needed: a Philox block on the host costs more
+        # than a small request)
+        self._has_half, self._half, self._half_at = False, 0, -1
         self._lock = threading.Lock()
 
     def _take(self, words: int) -> int:
@@ -99,25 +160,32 @@ class Philox:
         with self._lock:
             position = self._position
             if words:
-                self._position = (position + words) % _WORDS
+                self._position = (position + words) % WORDS
                 self._fresh = False
             return position
+
+    def _uinteger(self) -> int:
+        """numpy's uinteger (the lock held)."""
+        if self._half_at >= 0:
+            self._half = int(_rng.words(self._key, self._half_at, 1)[0]) >> 32
+            self._half_at = -1
+        return self._half
 
     def _take_halves(self, count: int) -> tuple[int | None, int]:
         """Reserve `count` 32-bit halves as numpy's next_uint32 gives them: the buffered half
         (or None) and the position of the words that give the rest (low half first)."""
         with self._lock:
-            half = self._half if self._has_half and count else None
+            half = self._uinteger() if self._has_half and count else None
             rest = count - (half is not None)
             self._has_half = self._has_half and not count
             position = self._position
             words = (rest + 1) // 2
             if words:
-                self._position = (position + words) % _WORDS
+                self._position = (position + words) % WORDS
                 self._fresh = False
                 # numpy keeps the high half of its last word, used or not
                 self._has_half = rest % 2 == 1
-                self._half = int(_rng.words(self._key, self._position - 1, 1)[0]) >> 32
+                self._half_at = (self._position - 1) % WORDS
             return half, position
 
     @property
@@ -126,7 +194,7 @@ class Philox:
         uinteger)."""
         with self._lock:
             position, fresh, has_half, half = (self._position, self._fresh, self._has_half,
-                                               self._half)
+                                               self._uinteger())
         pos = position & 3 or 4
         counter = ((position - pos) >> 2) % (1 << 256)
         buffer = (np.zeros(4, np.uint64) if fresh else
@@ -152,10 +220,10 @@ class Philox:
                              "buffer_pos < 4")
         with self._lock:
             self._key = (key[0], key[1])
-            self._position = (4 * counter + pos) % _WORDS
+            self._position = (4 * counter + pos) % WORDS
             self._fresh = pos == 4 and not buffer.any()
             self._has_half = bool(value["has_uint32"])
-            self._half = int(value["uinteger"]) & 0xFFFFFFFF
+            self._half, self._half_at = int(value["uinteger"]) & 0xFFFFFFFF, -1
 
     def advance(self, delta: int) -> Philox:
         """Add `delta` to the 256-bit counter and drop the buffered words, as numpy's
@@ -164,8 +232,8 @@ class Philox:
         with self._lock:
             pos = self._position & 3 or 4
             counter = ((self._position - pos) >> 2) + delta
-            self._position = (4 * counter + 4) % _WORDS
-            self._fresh, self._has_half, self._half = True, False, 0
+            self._position = (4 * counter + 4) % WORDS
+            self._fresh, self._has_half, self._half, self._half_at = True, False, 0, -1
         return self
 
     def jumped(self, jumps: int = 1) -> Philox:
@@ -180,7 +248,7 @@ class Philox:
 
     def random_raw(self, size: Any = None, *, device: Any = None) -> Array:
         """The next raw 64-bit words (uint64)."""
-        return Generator(self)._fill("random_raw", "raw", size, dt.uint64, device)
+        return Generator(self)._fill("random_raw", size, device, "raw", dt.uint64)
 
 
 class Generator:
@@ -207,7 +275,7 @@ class Generator:
         jumped)."""
         return Generator(self._bit_generator.jumped(jumps))
 
-    def _fill(self, function: str, kind: str, size: Any, dtype: dt.DType, device: Any,
+    def _fill(self, function: str, size: Any, device: Any, kind: str, dtype: dt.DType,
               params: tuple[int, int] = (0, 0)) -> Array:
         """A new array of `size` filled by the transform `kind` from the next words."""
         shape = _size(size, function)
@@ -229,53 +297,22 @@ class Generator:
             backend.random_bits(kind, self._bit_generator._key, position, out, params)
         return out
 
-    @staticmethod
-    def _float(dtype: Any, function: str) -> dt.DType:
-        dtype = as_dtype(dtype, function)
-        if dtype not in (dt.float32, dt.float64):
-            raise TypeError(f"{function}(): dtype must be float32 or float64, got {dtype}")
-        return dtype
-
     def random(self, size: Any = None, dtype: Any = dt.float64, *, device: Any = None) -> Array:
         """Floats in [0, 1): numpy's values bit for bit (float64 from a word's top 53 bits,
         float32 from the top 24 bits of each 32-bit half)."""
-        dtype = self._float(dtype, "random")
-        return self._fill("random", "random" if dtype is dt.float64 else "random32", size,
-                          dtype, device)
+        return self._fill("random", size, device, *_random_plan(dtype))
 
     def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None,
                 dtype: Any = dt.float64, *, device: Any = None) -> Array:
         """low + (high - low) u, u in [0, 1): numpy's float64 values bit for bit (float32: those
         rounded)."""
-        dtype = self._float(dtype, "uniform")
-        low, high = float(low), float(high)
-        if not math.isfinite(high - low):
-            raise OverflowError("uniform(): high - low must be finite")
-        return self._fill("uniform", "uniform", size, dtype, device,
-                          (_bits(low), _bits(high - low)))
+        return self._fill("uniform", size, device, *_uniform_plan(low, high, dtype))
 
     def integers(self, low: int, high: int | None = None, size: Any = None,
                  dtype: Any = dt.int64, endpoint: bool = False, *, device: Any = None) -> Array:
         """Integers in [low, high) ([low, high] with `endpoint`; high=None: [0, low)), two words
         each: low + floor(W (high - low) / 2**128), bias below 2**-64."""
-        dtype = as_dtype(dtype, "integers")
-        if dtype not in _rng.KINDS["integers"].dtypes:
-            raise TypeError(f"integers(): dtype must be an integer dtype, got {dtype}")
-        if high is None:
-            low, high = 0, low
-        try:
-            low, high = operator.index(low), operator.index(high) + bool(endpoint)
-        except TypeError:
-            raise TypeError("integers(): low and high must be Python ints") from None
-        if low >= high:
-            raise ValueError(f"integers(): low >= high ({low} >= {high}{' + 1' * endpoint})")
-        info = np.iinfo(dtype.numpy)
-        if low < int(info.min):
-            raise ValueError(f"integers(): low is out of bounds for {dtype}")
-        if high - 1 > int(info.max):
-            raise ValueError(f"integers(): high is out of bounds for {dtype}")
-        return self._fill("integers", "integers", size, dtype, device,
-                          (low & _MASK64, (high - low) & _MASK64))
+        return self._fill("integers", size, device, *_integers_plan(low, high, dtype, endpoint))
 
     def standard_normal(self, size: Any = None, dtype: Any = dt.float64, *,
                         device: Any = None) -> Array:
@@ -286,27 +323,19 @@ class Generator:
     def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None,
                dtype: Any = dt.float64, *, device: Any = None) -> Array:
         """loc + scale z for standard normal z (`standard_normal`)."""
-        dtype = self._float(dtype, "normal")
-        if scale < 0:
-            raise ValueError("normal(): scale < 0")
-        return self._fill("normal", "normal", size, dtype, device,
-                          (_bits(float(loc)), _bits(float(scale))))
+        return self._fill("normal", size, device, *_normal_plan(loc, scale, dtype))
 
     def exponential(self, scale: float = 1.0, size: Any = None, dtype: Any = dt.float64, *,
                     device: Any = None) -> Array:
         """-scale log(1 - u), one word each (hxarray's method, not numpy's ziggurat)."""
-        dtype = self._float(dtype, "exponential")
-        if scale < 0:
-            raise ValueError("exponential(): scale < 0")
-        return self._fill("exponential", "exponential", size, dtype, device,
-                          (0, _bits(float(scale))))
+        return self._fill("exponential", size, device, *_exponential_plan(scale, dtype))
 
     def _order(self, n: int, device: Any) -> Array:
         """A uniformly random permutation of range(n) (int64): the stable order of n raw
         words (ties, about n**2 / 2**65 likely, keep their order on every device)."""
         import hxarray as xp
 
-        return xp.argsort(self._fill("permutation", "raw", n, dt.uint64, device), stable=True)
+        return xp.argsort(self._fill("permutation", n, device, "raw", dt.uint64), stable=True)
 
     def permutation(self, x: int | Array, axis: int = 0, *, device: Any = None) -> Array:
         """range(x) permuted, or a permuted copy of the array x along `axis`."""
@@ -380,8 +409,9 @@ class Generator:
                                                                              device=device)
                 order = xp.argsort(keys, stable=True)
             index = xp.reshape(order[:count], shape)
-        return xp.take(a, xp.reshape(index, (-1,)), axis=0).reshape(
-            (*shape, *a.shape[1:])) if isinstance(a, Array) else index
+        if not isinstance(a, Array):
+            return index
+        return xp.reshape(xp.take(a, xp.reshape(index, (-1,)), axis=0), (*shape, *a.shape[1:]))
 
 
 def default_rng(seed: Any = None) -> Generator:

@@ -9,9 +9,9 @@ import pytest
 import scipy.stats
 
 import hxarray as xp
-from hxarray.backends.cuda.codegen import random as rng
+from hxarray.backends import philox as rng
 
-from .oracle import ON_EACH_DEVICE
+from .oracle import CPU_ONLY, ON_EACH_DEVICE
 
 pytestmark = ON_EACH_DEVICE
 
@@ -149,7 +149,7 @@ def _kind_of(name, g):
             "exponential": ("exponential", (0, bits(3.0)))}[name]
 
 
-# -- distributions ----------------------------------------------------------------------------------
+# -- distributions ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_continuous_distributions(dtype, device):
     g = xp.random.default_rng(123)
@@ -269,3 +269,16 @@ def test_bad_arguments(device):
     if readonly._readonly:
         with pytest.raises(ValueError, match="x is read-only"):
             g.shuffle(readonly)
+
+
+@CPU_ONLY
+def test_dask_values_do_not_depend_on_chunks(device):
+    dask_random = pytest.importorskip("hxarray.dask").random
+    for method, args in [("random", ()), ("integers", (-7, 1000)), ("normal", (1.0, 2.0)),
+                         ("exponential", (0.5,)), ("uniform", (-1.0, 1.0))]:
+        expected = host(getattr(xp.random.default_rng(3), method)(*args, (37, 11)))
+        for chunks in [(37, 11), (5, 4), (16, 11), (1, 3)]:
+            lazy = getattr(dask_random.default_rng(3), method)(*args, (37, 11), chunks=chunks)
+            assert host(lazy.compute()).tobytes() == expected.tobytes(), (method, chunks)
+    with pytest.raises(TypeError, match="uniform"):
+        dask_random.default_rng(0).random(3, dtype=xp.float32)

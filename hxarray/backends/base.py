@@ -478,12 +478,12 @@ class Backend(ABC):
 
     def random_bits(self, kind: str, key: tuple[int, int], position: int, out: Array,
                     params: tuple[int, int]) -> None:
-        """out (fresh, C-contiguous) = the random transform `kind` (`cuda/codegen/random.py`'s
+        """out (fresh, C-contiguous) = the random transform `kind` (`backends/philox.py`'s
         KINDS) of the Philox4x64-10 stream of `key` from word `position` (4 x counter + lane),
         element i reading the words at its fixed place; `params`: the transform's two 64-bit
         words (low and range, loc and scale as doubles' bits). Default: the numpy
         implementation of the same source on the host (the same bits), copied in."""
-        from .cuda.codegen import random as rng
+        from . import philox as rng
 
         values = rng.evaluate(rng.KINDS[kind], out._dtype.numpy, key, position, 0, out.size,
                               params)

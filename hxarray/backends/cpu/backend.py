@@ -240,7 +240,7 @@ class CpuBackend(Backend):
         """The compiled loop of the transform (`fused.random_loop`), else the numpy
         implementation of the same source, over equal slices of the elements on the pool from
         `fused.THREADED_FROM` elements."""
-        from ..cuda.codegen import random as rng
+        from .. import philox as rng
 
         n = out.size
         if not n:

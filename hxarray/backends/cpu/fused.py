@@ -270,12 +270,19 @@ def arange_loop(dtype: np.dtype) -> Callable[..., None] | None:
 
 
 def random_loop(kind: Any, dtype: Any) -> Callable[..., None] | None:
-    """The compiled fill of random transform `kind` (`cuda/codegen/random.py`) in `dtype`,
+    """The compiled fill of random transform `kind` (`backends/philox.py`) in `dtype`,
     `hx_random(out, begin, end, args)`; None without a compiler."""
-    from ..cuda.codegen.random import host_source
+    found = _random_loops.get((kind.name, dtype), False)
+    if found is False:
+        from ..cuda.codegen.random import host_source
 
-    return host_function(host_source(kind, dtype), "hx_random",
-                         [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_void_p])
+        found = _random_loops[kind.name, dtype] = host_function(
+            host_source(kind, dtype), "hx_random",
+            [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_void_p])
+    return found
+
+
+_random_loops: dict[tuple[str, Any], Any] = {}
 
 
 _PARTITION = """

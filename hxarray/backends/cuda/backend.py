@@ -26,7 +26,7 @@ from ...hal.allocator import StreamOrderedAllocator
 from ...hal.device import Device, DeviceType
 from ...hal.hooks import observe, observers
 from ...hal.scope import scoped_pools
-from .. import fusion
+from .. import fusion, philox
 from ..base import Backend
 from ..fusion import Expression
 from . import launch, peaks
@@ -889,12 +889,12 @@ class CudaBackend(Backend):
         n = out.size
         if not n:
             return
-        transform = rng.KINDS[kind]
+        transform = philox.KINDS[kind]
         source = rng.cuda_source(transform, out._dtype)
         name = rng.kernel_name(transform, out._dtype)
         self._launch(out._buffer.device, source, name, lambda: [name], -(-n // rng.RUN),
                      [np.uintp(_address(out)), np.int64(n),
-                      *(np.uint64(v) for v in rng.arguments(key, position, params))], [out])
+                      *(np.uint64(v) for v in philox.arguments(key, position, params))], [out])
 
 
 def _contiguous(dims: tuple[int, ...], steps: Sequence[tuple[int, ...]],

@@ -1,10 +1,10 @@
 """CUDA C generation: kernel templates (`kernels/*.cuh`) instantiated per operation and dtypes.
 
-Each kernel family (element-wise, reduction, scan, GEMM, indexing, random) is a template in `kernels/`;
-a family's generator names the instantiation a call needs and the source that holds it. The
-`Library` of a device compiles sources through the driver (which caches binaries in memory and on
-disk through the HAL's kernel cache) and keeps the functions; `make cuda-check` compiles every
-source a generator can produce with NVRTC (`all_sources`).
+Each kernel family (element-wise, reduction, scan, GEMM, indexing, random) is a template in
+`kernels/`; a family's generator names the instantiation a call needs and the source that holds
+it. The `Library` of a device compiles sources through the driver (which caches binaries in
+memory and on disk through the HAL's kernel cache) and keeps the functions; `make cuda-check`
+compiles every source a generator can produce with NVRTC (`all_sources`).
 """
 
 from __future__ import annotations
