@@ -119,8 +119,9 @@ def test_same_bits_on_every_device_and_split(name, device):
     assert np.concatenate(parts).tobytes() == whole.tobytes()
 
 
+@CPU_ONLY
 @pytest.mark.parametrize("name", DRAWS)
-def test_compiled_loop_numpy_and_threads_agree(name):
+def test_compiled_loop_numpy_and_threads_agree(name, device):
     """The CPU's compiled loop over threads gives the numpy implementation's bits."""
     draw = DRAWS[name]
     n = 300_001
@@ -136,6 +137,21 @@ def test_compiled_loop_numpy_and_threads_agree(name):
         expected = rng.evaluate(rng.KINDS[kind], one.dtype, g.bit_generator._key, 4, 0, n,
                                 params)
         assert expected.tobytes() == one.tobytes()
+
+
+@CPU_ONLY
+@pytest.mark.parametrize("name", ["random32", "integers", "normal64"])
+def test_cpu_without_a_compiler_gives_the_same_bits(name, monkeypatch, device):
+    """The CPU's numpy evaluation (no C++ compiler), chunked over threads, is the compiled
+    loop bit for bit."""
+    from hxarray.backends.cpu import fused
+
+    draw, n = DRAWS[name], 300_001
+    with xp.device_scope(xp.Device("cpu")), xp.threads(2):
+        compiled = host(draw(xp.random.default_rng(6), n))
+        monkeypatch.setattr(fused, "random_loop", lambda kind, dtype: None)
+        interpreted = host(draw(xp.random.default_rng(6), n))
+    assert compiled.tobytes() == interpreted.tobytes()
 
 
 def _kind_of(name, g):

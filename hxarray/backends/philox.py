@@ -76,10 +76,6 @@ class NumpyOps:
     def sqrt(f: Any) -> Any:
         return np.sqrt(f)
 
-    @staticmethod
-    def u(value: int) -> Any:
-        return np.uint64(value)
-
 
 class Sym:
     """A C value of `COps`: a local's name and its type ('u64', 'f64', 'bool')."""
@@ -119,7 +115,6 @@ class Sym:
 
 
 _ROUNDED = {"+": "__dadd_rn", "-": "__dsub_rn", "*": "__dmul_rn", "/": "__ddiv_rn"}
-_C = {"u64": "u64", "f64": "f64", "bool": "bool"}
 
 
 class COps:
@@ -131,7 +126,7 @@ class COps:
 
     def let(self, type: str, expression: str) -> Sym:
         name = f"v{next(self._names)}"
-        self.lines.append(f"const {_C[type]} {name} = {expression};")
+        self.lines.append(f"const {type} {name} = {expression};")  # hxarray.cuh's u64, f64
         return Sym(self, name, type)
 
     def value(self, name: str, type: str) -> Sym:
@@ -170,9 +165,6 @@ class COps:
 
     def sqrt(self, f: Sym) -> Sym:
         return self.let("f64", f"__dsqrt_rn({f.name})")
-
-    def u(self, value: int) -> Sym:
-        return self.let("u64", self.literal(value, "u64"))
 
 
 # -- the algorithms (one source) -------------------------------------------------------------------
