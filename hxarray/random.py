@@ -252,7 +252,8 @@ class Philox:
 
 
 class Generator:
-    """numpy's Generator API over `Philox`, with `device=` and `dtype=` where they apply."""
+    """numpy's Generator API over `Philox`, with `device=` (None: the default device) and
+    `dtype=` where they apply. Every draw is an hxarray array (`size=None`: a 0-d array)."""
 
     def __init__(self, bit_generator: Philox) -> None:
         if not isinstance(bit_generator, Philox):
