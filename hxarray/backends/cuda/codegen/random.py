@@ -36,6 +36,7 @@ def _element(kind: Kind, dtype: dt.DType) -> str:
     body = "\n        ".join(ops.lines)
     t = C_TYPES[dtype]
     return (f"struct {struct_name(kind, dtype)} {{\n    typedef {t} T;\n"
+            f"    static const u64 per = {kind.per}, shared = {kind.shared};  // words, elements\n"
             f"    template <typename W> __device__ static T at(W& word, u64 i, u64 p0, u64 p1) {{\n"
             f"        {body}\n        return T({value.name});\n    }}\n}};\n")
 

@@ -48,12 +48,30 @@ __global__ void fill(typename E::T* out, i64 n, u64 k0, u64 k1, u64 c0, u64 c1, 
     }
 }
 
-// The CPU's loop: elements [begin, end) (__device__ only so that NVRTC accepts it).
+// The CPU's loop: elements [begin, end), a chunk at a time: the chunk's words first (each Philox
+// block once), then the transform over the chunk reading them from a buffer, a loop without the
+// block check that the compiler can vectorise (__device__ only so that NVRTC accepts it).
+#define HX_RNG_CHUNK 256
+
+struct Buffer {
+    const u64* w;
+    u64 first;
+    __device__ u64 operator()(u64 j) const { return w[j - first]; }
+};
+
 template <typename E>
 __device__ inline void fill_range(void* out, i64 begin, i64 end, const u64* args) {
     typename E::T* o = static_cast<typename E::T*>(out);
     Words word(args);
-    for (i64 i = begin; i < end; ++i) o[i] = E::at(word, u64(i), args[7], args[8]);
+    u64 buffer[HX_RNG_CHUNK * E::per / E::shared + 1];
+    for (i64 start = begin; start < end; start += HX_RNG_CHUNK) {
+        const i64 stop = start + HX_RNG_CHUNK < end ? start + HX_RNG_CHUNK : end;
+        const u64 first = u64(start) * E::per / E::shared;
+        const u64 last = (u64(stop) * E::per + E::shared - 1) / E::shared;
+        for (u64 j = first; j < last; ++j) buffer[j - first] = word(j);
+        const Buffer from = {buffer, first};
+        for (i64 i = start; i < stop; ++i) o[i] = E::at(from, u64(i), args[7], args[8]);
+    }
 }
 
 }  // namespace rng
