@@ -278,7 +278,8 @@ def random_loop(kind: Any, dtype: Any) -> Callable[..., None] | None:
 
         found = _random_loops[kind.name, dtype] = host_function(
             host_source(kind, dtype), "hx_random",
-            [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_void_p])
+            [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong,
+             ctypes.POINTER(ctypes.c_uint64)])
     return found
 
 
