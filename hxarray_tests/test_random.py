@@ -252,6 +252,13 @@ def test_module_functions_follow_seed(device):
     assert sorted(host(z).tolist()) == list(range(5))
 
 
+def test_stress_draws_agree_with_the_numpy_evaluation(device):
+    """A bounded run of stress/random_streams.py on the device."""
+    from stress import random_streams
+
+    assert random_streams.main(str(device), 20, 1)["mismatches"] == 0
+
+
 def test_bad_arguments(device):
     g = xp.random.default_rng(0)
     with pytest.raises(ValueError, match="size"):
