@@ -151,7 +151,7 @@ def failures(report: dict[str, Any]) -> list[str]:
     for r in report.get("settings", []):
         if not r.get("clean"):
             found.append(f"settings: {r.get('failure') or r['tally']}")
-    for r in report["random"]:
+    for r in report.get("random", []):
         if r.get("failure") or r.get("mismatches"):
             found.append(f"random {r['mode']}: {r.get('failure') or r['examples']}")
     for r in report["differential"]:
