@@ -258,6 +258,18 @@ def _overhead(lib: Library, size: int) -> Thunk:
     return twelve_ops
 
 
+def _random(method: str, dtype: str) -> Callable[[Library, int], Thunk]:
+    """`default_rng(0).<method>(n, dtype=...)`: numpy's own default generator (PCG64) against
+    hxarray.random's (Philox4x64-10); their values differ, so only shapes and dtypes are
+    compared."""
+    def setup(lib: Library, size: int) -> Thunk:
+        module = np.random if lib.name == "numpy" else lib.xp.random
+        return functools.partial(getattr(module.default_rng(0), method), size,
+                                 dtype=getattr(lib.xp, dtype))
+
+    return setup
+
+
 def _cpu_allocator() -> Any:
     import hxarray
 
@@ -333,6 +345,15 @@ CASES: tuple[Case, ...] = (
          MATMUL_SIZES, QUICK_MATMUL_SIZES, shape=_square),
     Case("matmul_f64", "matmul", "`matmul(a, b)`, n x n float64", _matmul("float64"),
          MATMUL_SIZES, QUICK_MATMUL_SIZES, shape=_square),
+    Case("random_f64", "random", "`default_rng(0).random(n)` float64 (numpy: PCG64; hxarray: "
+         "Philox)", _random("random", "float64"), SIZES, QUICK_SIZES, compare_values=False,
+         libraries=("numpy", "hxarray")),
+    Case("random_f32", "random", "`default_rng(0).random(n, dtype=float32)`",
+         _random("random", "float32"), SIZES, QUICK_SIZES, compare_values=False,
+         libraries=("numpy", "hxarray")),
+    Case("standard_normal", "random", "`default_rng(0).standard_normal(n)` float64 (numpy: "
+         "ziggurat; hxarray: Box-Muller)", _random("standard_normal", "float64"), SIZES,
+         QUICK_SIZES, compare_values=False, libraries=("numpy", "hxarray")),
     Case("to_device", "memory", "`a.to_device(a.device)`: same device, a no-op on the CPU",
          _to_device, SIZES, QUICK_SIZES),
     Case("copy", "memory", "`asarray(a, copy=True)`: a device-to-device copy", _copy, SIZES,

@@ -23,6 +23,7 @@ PAGES = {  # page -> text its rendered DOM must contain
     "docs/devices.html": "Memory scopes",
     "docs/performance.html": "Pipelines",
     "docs/hal.html": "Writing a backend",
+    "docs/random.html": "Where the numbers are made",
     "docs/_generated/namespace.html": "hxarray.asarray",
     "docs/_generated/devices.html": "select_device",
 }

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from . import hal  # first: it decides which modules load compiled (hxarray.hal.sources)
 
 # isort: split
-from . import cuda, fft, linalg
+from . import cuda, fft, linalg, random
 from ._array import Array
 from ._constants import e, inf, nan, newaxis, pi
 from ._creation import *  # noqa: F403

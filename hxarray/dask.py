@@ -9,6 +9,8 @@ never imports dask.
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
 from typing import Any
 
@@ -36,10 +38,13 @@ except ImportError:  # dask without distributed: no thread rule to apply
     _WorkerPlugin = object  # type: ignore[misc,assignment]
 
 import hxarray as xp
-from hxarray import Array
+from hxarray import Array, _views
+from hxarray import random as _random
+from hxarray.backends.philox import KINDS
 from hxarray.hal.settings import NUM_THREADS
 
-__all__ = ["HxarrayBackendEntrypoint", "RandomState", "backend_entrypoint", "to_device",
+__all__ = ["Generator", "HxarrayBackendEntrypoint", "RandomState", "backend_entrypoint",
+           "default_rng", "random", "to_device",
            "to_hxarray_dispatch", "worker_threads", "ThreadRulePlugin", "dask_setup"]
 
 DEVICE_KEY = "array.hxarray.device"  # dask config: the device the backend creates chunks on
@@ -227,6 +232,95 @@ class RandomState:
             return result
 
         return draw
+
+
+def _random_block(kind: str, key: tuple[int, int], position: int, shape: tuple[int, ...],
+                  params: tuple[int, int], dtype: Any, device: Any,
+                  block_info: Any = None) -> Array:
+    """The block of a `Generator` draw at block_info's location: each row of the block (a
+    contiguous run of the whole array in C order) from the words of its place in the whole."""
+    location = block_info[None]["array-location"]
+    out = xp.empty(tuple(stop - start for start, stop in location), dtype=dtype, device=device)
+    if not out.size:
+        return out
+    transform = KINDS[kind]
+    start, stop = location[-1] if location else (0, 1)
+    width = stop - start
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    flat = _views.flatten(out)
+    for k, row in enumerate(itertools.product(*(range(a, b) for a, b in location[:-1]))):
+        first = sum(i * s for i, s in zip((*row, start), strides))
+        device.backend.random_bits(kind, key, (position + transform.first(first)) % _random.WORDS,
+                                   _views.slice_axis(flat, 0, k * width, (k + 1) * width), params)
+    return out
+
+
+class Generator:
+    """dask arrays of hxarray chunks from hxarray.random's Philox stream, on the backend's
+    device: each element takes its words from its place in the C-ordered whole array, so the
+    values do not depend on the chunks; they are hxarray.random.default_rng(seed)'s for the same
+    calls. float32 `random` (numpy's half-word stream) is not offered: use `uniform`."""
+
+    def __init__(self, seed: Any = None) -> None:
+        self._rng = _random.default_rng(seed)
+
+    def _draw(self, function: str, size: Any, chunks: Any, plan: _random.Plan) -> da.Array:
+        kind, dtype, params = plan
+        shape = _random._size(size, function)
+        bit_generator = self._rng.bit_generator
+        position = bit_generator._take(KINDS[kind].words(math.prod(shape)))
+        device = _device()
+        chunks = da.core.normalize_chunks(chunks, shape, dtype=dtype.numpy)
+        meta = xp.empty((0,) * len(shape), dtype=dtype, device=device)
+        return da.map_blocks(_random_block, kind, bit_generator._key, position, shape, params,
+                             dtype, device, chunks=chunks, dtype=dtype.numpy, meta=meta)
+
+    def random(self, size: Any = None, dtype: Any = xp.float64, chunks: Any = "auto"
+               ) -> da.Array:
+        """hxarray.random.Generator.random (float64)."""
+        if _random._float(dtype, "random") is not xp.float64:
+            raise TypeError("random(): the dask generator gives float64; float32 values in "
+                            "[0, 1) come from uniform(dtype=float32)")
+        return self._draw("random", size, chunks, _random._random_plan(dtype))
+
+    def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None,
+                dtype: Any = xp.float64, chunks: Any = "auto") -> da.Array:
+        """hxarray.random.Generator.uniform."""
+        return self._draw("uniform", size, chunks, _random._uniform_plan(low, high, dtype))
+
+    def integers(self, low: int, high: int | None = None, size: Any = None,
+                 dtype: Any = xp.int64, endpoint: bool = False, chunks: Any = "auto"
+                 ) -> da.Array:
+        """hxarray.random.Generator.integers."""
+        return self._draw("integers", size, chunks,
+                          _random._integers_plan(low, high, dtype, endpoint))
+
+    def standard_normal(self, size: Any = None, dtype: Any = xp.float64, chunks: Any = "auto"
+                        ) -> da.Array:
+        """hxarray.random.Generator.standard_normal."""
+        return self.normal(0.0, 1.0, size, dtype, chunks)
+
+    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None,
+               dtype: Any = xp.float64, chunks: Any = "auto") -> da.Array:
+        """hxarray.random.Generator.normal."""
+        return self._draw("normal", size, chunks, _random._normal_plan(loc, scale, dtype))
+
+    def exponential(self, scale: float = 1.0, size: Any = None, dtype: Any = xp.float64,
+                    chunks: Any = "auto") -> da.Array:
+        """hxarray.random.Generator.exponential."""
+        return self._draw("exponential", size, chunks, _random._exponential_plan(scale, dtype))
+
+
+def default_rng(seed: Any = None) -> Generator:
+    """A dask `Generator` on hxarray.random's Philox(seed)."""
+    return Generator(seed)
+
+
+class random:  # noqa: N801 (a namespace, as dask.array.random)
+    """`hxarray.dask.random.default_rng(seed)`."""
+
+    default_rng = staticmethod(default_rng)
+    Generator = Generator
 
 
 class HxarrayBackendEntrypoint(ArrayBackendEntrypoint):

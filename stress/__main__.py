@@ -28,20 +28,21 @@ RESULTS = ROOT / "stress" / "results"
 # write cases, settings values per variable (0: all), pipeline runs, memory-limit steps, the
 # differential's pairs of different dtypes per binary operation and Python scalars per side (0:
 # every value), the deferred errors' calls, the cache directory's processes, rounds each and
-# other programs' files, fused functions per mode (numpy, strict) and temporary-elision cases.
+# other programs' files, fused functions per mode (numpy, strict), temporary-elision cases, and
+# hxarray.random's draws per device.
 SCALES = {
     "ci": {"fuzz": 700, "leak": 300, "threads": (4, 3.0), "oom": 8, "cache": (3, 150),
            "numpy_retry": False, "timeout": 60.0, "writes": "float64", "settings": 3,
            "pipelines": 40, "memory": 1000, "differential": (0, 2), "deferred": 1500,
-           "cachedir": (3, 6, 30), "fuse": 30, "temporaries": 300},
+           "cachedir": (3, 6, 30), "fuse": 30, "temporaries": 300, "random": 200},
     "full": {"fuzz": 20_000, "leak": 20_000, "threads": (8, 20.0), "oom": 200,
              "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0,
              "writes": "float64,int32,complex64,bool", "settings": 0, "pipelines": 1500,
              "memory": 20_000, "differential": (12, 0), "deferred": 30_000,
-             "cachedir": (8, 20, 150), "fuse": 200, "temporaries": 3000},
+             "cachedir": (8, 20, 150), "fuse": 200, "temporaries": 3000, "random": 5000},
 }
 PARTS = ("fuzz", "leak", "threads", "oom", "cache", "writes", "settings", "pipelines", "memory",
-         "differential", "deferred", "cachedir", "fuse", "temporaries")
+         "differential", "deferred", "cachedir", "fuse", "temporaries", "random")
 
 
 def _part(module: str, args: list[Any], mode: str, timeout: float) -> dict[str, Any]:
@@ -100,6 +101,12 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
                 "differential", [",".join(dict.fromkeys(["cpu", *devices])), mixed, scalars,
                                  seed], mode,
                 3600)})
+    if "random" in parts:  # all devices in one process, against the numpy evaluation
+        for mode in modes:
+            _say(f"random {mode}")
+            report["random"].append({"mode": mode, **_part(
+                "random_streams", [",".join(dict.fromkeys(["cpu", *devices])),
+                                   settings["random"], seed], mode, 3600)})
     if "cache" in parts:
         _say("kernel cache")
         processes, per_process = settings["cache"]
@@ -157,6 +164,9 @@ def failures(report: dict[str, Any]) -> list[str]:
     for r in report.get("settings", []):
         if not r.get("clean"):
             found.append(f"settings: {r.get('failure') or r['tally']}")
+    for r in report.get("random", []):
+        if r.get("failure") or r.get("mismatches"):
+            found.append(f"random {r['mode']}: {r.get('failure') or r['examples']}")
     for r in report["differential"]:
         if "failure" in r:
             found.append(f"differential {r['mode']}: {r['failure']}")
@@ -295,6 +305,10 @@ def markdown(report: dict[str, Any]) -> str:
                         report["temporaries"], lambda r: [
             r["cases"], r["operations"], r["wrong"], r["held changed"],
             r["result is a held array"], r["errors"]])
+    if report.get("random"):
+        lines += _table(["random", "devices", "draws per device", "bits unlike numpy's "
+                         "evaluation"], report["random"], lambda r: [
+            r["devices"], r["draws"], r["mismatches"]])
     lines.append("**Failures**: " + ("; ".join(report["failures"]) if report["failures"]
                                      else "none"))
     return "\n".join(lines)

@@ -8,7 +8,7 @@ A backend is two things (after tinygrad's device/runtime split and c10's device 
   on the *current stream* of its device (`current_stream(device)`: the innermost `with stream:`,
   else the device's default stream): `assign`, `elementwise`, `reduce`, `arg_reduce`, `scan`,
   `matmul`, `sort`, `argsort`, `searchsorted`, `nonzero`, `gather`, `scatter`, `unique`; and
-  optionally `linalg` and `fft`.
+  optionally `linalg`, `fft` and `random_bits`.
 
 The namespace has already checked every argument, promoted dtypes, normalised axes, computed
 result shapes and applied the standard's special cases (NaN mean of nothing, var/std with no
@@ -76,7 +76,8 @@ def fresh_layout(shape: Shape, dtype: DType) -> tuple[int, Shape]:
 # "elementwise:add", "reduce:sum", ...
 PRIMITIVES = ("assign", "elementwise", "reduce", "arg_reduce", "scan", "matmul", "sort",
               "argsort", "searchsorted", "nonzero", "gather", "scatter", "unique", "linalg",
-              "fft", "full", "copy", "arange", "concat", "compress", "isin", "squared_deviations")
+              "fft", "random_bits", "full", "copy", "arange", "concat", "compress", "isin",
+              "squared_deviations")
 _NAMED = {"elementwise", "reduce", "arg_reduce", "scan", "linalg", "fft"}
 # The methods observed as the transfer points, by the direction they copy.
 TRANSFERS = {"from_host": "host to device", "to_host": "device to host",
@@ -474,6 +475,19 @@ class Backend(ABC):
         """An `fft` transform by name (fft, ifft, fftn, ifftn, rfft, irfft, rfftn, irfftn, hfft,
         ihfft) with `n`/`s`, `axis`/`axes` and `norm` resolved by `hxarray.fft`."""
         return self._on_host("fft." + name, lambda cpu, a: cpu.fft(name, a, **params), x)
+
+    def random_bits(self, kind: str, key: tuple[int, int], position: int, out: Array,
+                    params: tuple[int, int]) -> None:
+        """out (fresh, C-contiguous) = the random transform `kind` (`backends/philox.py`'s
+        KINDS) of the Philox4x64-10 stream of `key` from word `position` (4 x counter + lane),
+        element i reading the words at its fixed place; `params`: the transform's two 64-bit
+        words (low and range, loc and scale as doubles' bits). Default: the numpy
+        implementation of the same source on the host (the same bits), copied in."""
+        from . import philox as rng
+
+        values = rng.evaluate(rng.KINDS[kind], out._dtype.numpy, key, position, 0, out.size,
+                              params)
+        self.assign(out, self.from_host(values.reshape(out._shape), out._buffer.device))
 
     def _on_host(self, label: str, run: Any, *args: Array) -> Any:
         """`run(cpu_backend, *host_arrays)` on CPU copies of `args`, results copied back to the

@@ -8,6 +8,7 @@ results reuses both the memory and the view.
 
 from __future__ import annotations
 
+import ctypes
 import math
 from collections.abc import Callable
 from functools import cache
@@ -23,6 +24,7 @@ from ..._ops import REDUCTIONS
 from ...hal.allocator import Block, CachingAllocator, MemoryBuffer
 from ...hal.device import Device, DeviceType
 from ...hal.scope import scoped_pools
+from .. import philox as rng
 from ..base import FRESH_LAYOUTS, Backend, fresh_layout, reruns_after_memory_error
 from . import fused, kernels, parallel
 from .allocator import CpuAllocator
@@ -36,6 +38,7 @@ _ndarray = np.ndarray
 _FROM_NUMPY = dt.FROM_NUMPY
 _INT64 = dt.int64
 _arange_into = kernels.arange_into
+_WORDS9 = ctypes.c_uint64 * 9  # a random loop's key, counter, lane and parameters
 
 
 # Below this length an arange is filled by the compiled loop (`_fastpath.arange`), or without it
@@ -235,6 +238,37 @@ class CpuBackend(Backend):
         return out
 
     @reruns_after_memory_error
+    def random_bits(self, kind: str, key: tuple[int, int], position: int, out: Array,
+                    params: tuple[int, int]) -> None:
+        """The compiled loop of the transform (`fused.random_loop`), else the numpy
+        implementation of the same source, over equal slices of the elements on the pool from
+        `fused.THREADED_FROM` elements."""
+        n = out.size
+        if not n:
+            return
+        transform = rng.KINDS[kind]
+        loop = fused.random_loop(transform, out._dtype)
+        if loop is None:
+            flat = self.host_view(out).reshape(-1)
+
+            def part(begin: int, end: int) -> None:
+                for start in range(begin, end, fused.CHUNK):
+                    stop = min(start + fused.CHUNK, end)
+                    flat[start:stop] = rng.evaluate(transform, flat.dtype, key, position, start,
+                                                    stop, params)
+        else:
+            args = _WORDS9(*rng.arguments(key, position, params))  # (numpy's .ctypes: 6 µs)
+            address = out._buffer.block.address + out._offset
+
+            def part(begin: int, end: int) -> None:
+                loop(address, begin, end, args)
+
+        if n < fused.THREADED_FROM or parallel.machine_busy() or \
+                (count := parallel.get_num_threads()) < 2:
+            part(0, n)
+        else:
+            parallel.run_chunks(part, n, count)
+
     def arange(self, start, stop, step, dtype, device=None) -> Array:
         # (type() and module-level names: what compiles to pointer comparisons)
         if dtype is _INT64 and type(start) is int and type(stop) is int and type(step) is int \

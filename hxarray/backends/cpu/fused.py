@@ -30,7 +30,8 @@ from ..fusion import SCALAR, Expression, operands_of, scalar_key
 from . import kernels, parallel
 
 __all__ = ["CHUNK", "Prepared", "PreparedSum", "arange_loop", "compiled", "dense",
-           "holding_the_gil", "host_function", "partition_loops", "run", "run_reduce", "run_sum"]
+           "holding_the_gil", "host_function", "partition_loops", "random_loop", "run",
+           "run_reduce", "run_sum"]
 
 CHUNK = 8192  # elements per chunk of blocked evaluation: a few temporaries stay in L2
 THREADED_FROM = 1 << 18  # elements from which a fused loop is split over the pool
@@ -268,6 +269,23 @@ def arange_loop(dtype: np.dtype) -> Callable[..., None] | None:
     return host_function(_ARANGE, "hx_arange_f32" if dtype == np.float32 else "hx_arange_f64",
                          [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong,
                           ctypes.c_double, ctypes.c_double])
+
+
+def random_loop(kind: Any, dtype: Any) -> Callable[..., None] | None:
+    """The compiled fill of random transform `kind` (`backends/philox.py`) in `dtype`,
+    `hx_random(out, begin, end, args)`; None without a compiler."""
+    found = _random_loops.get((kind.name, dtype), False)
+    if found is False:
+        from ..cuda.codegen.random import host_source
+
+        found = _random_loops[kind.name, dtype] = host_function(
+            host_source(kind, dtype), "hx_random",
+            [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong,
+             ctypes.POINTER(ctypes.c_uint64)])
+    return found
+
+
+_random_loops: dict[tuple[str, Any], Any] = {}
 
 
 _PARTITION = """

@@ -28,7 +28,7 @@ from ...hal.device import Device, DeviceType
 from ...hal.hooks import observe, observers
 from ...hal.scope import scoped_pools
 from ...hal.stream import calling
-from .. import fusion
+from .. import fusion, philox
 from ..base import Backend
 from ..fusion import Expression
 from . import launch, peaks
@@ -36,6 +36,7 @@ from .codegen import Library, gemm
 from .codegen import elementwise as ew
 from .codegen import fused as fused_codegen
 from .codegen import indexing as ix
+from .codegen import random as rng
 from .codegen import reduction as rd
 from .codegen import scan as sc
 from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
@@ -907,6 +908,20 @@ class CudaBackend(Backend):
                          length, [np.uintp(_address(out)), np.int64(length), first[0], first[1]],
                          [out])
         return out
+
+
+    def random_bits(self, kind: str, key: tuple[int, int], position: int, out: Array,
+                    params: tuple[int, int]) -> None:
+        """One generated kernel (codegen/random.py) filling out."""
+        n = out.size
+        if not n:
+            return
+        transform = philox.KINDS[kind]
+        source = rng.cuda_source(transform, out._dtype)
+        name = rng.kernel_name(transform, out._dtype)
+        self._launch(out._buffer.device, source, name, lambda: [name], -(-n // rng.RUN),
+                     [np.uintp(_address(out)), np.int64(n),
+                      *(np.uint64(v) for v in philox.arguments(key, position, params))], [out])
 
 
 def _contiguous(dims: tuple[int, ...], steps: Sequence[tuple[int, ...]],

@@ -1,10 +1,10 @@
 """CUDA C generation: kernel templates (`kernels/*.cuh`) instantiated per operation and dtypes.
 
-Each kernel family (element-wise, reduction, scan, GEMM, indexing) is a template in `kernels/`;
-a family's generator names the instantiation a call needs and the source that holds it. The
-`Library` of a device compiles sources through the driver (which caches binaries in memory and on
-disk through the HAL's kernel cache) and keeps the functions; `make cuda-check` compiles every
-source a generator can produce with NVRTC (`all_sources`).
+Each kernel family (element-wise, reduction, scan, GEMM, indexing, random) is a template in
+`kernels/`; a family's generator names the instantiation a call needs and the source that holds
+it. The `Library` of a device compiles sources through the driver (which caches binaries in
+memory and on disk through the HAL's kernel cache) and keeps the functions; `make cuda-check`
+compiles every source a generator can produce with NVRTC (`all_sources`).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class Library:
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
     """(name, source, options, name expressions) of every kernel the generators can produce, for
     `make cuda-check`."""
-    from . import elementwise, fused, gemm, indexing, reduction, scan
+    from . import elementwise, fused, gemm, indexing, random, reduction, scan
 
     yield from elementwise.all_sources()
     yield from fused.all_sources()
@@ -86,6 +86,7 @@ def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:
     yield from scan.all_sources()
     yield from gemm.all_sources()
     yield from indexing.all_sources()
+    yield from random.all_sources()
 
 
 def struct(fields: Sequence[tuple[str, Any, int]], itemsize: int) -> Any:
