@@ -298,6 +298,15 @@ def _library(function: types.FunctionType) -> builtins.bool:
         function.__code__.co_filename.startswith(_LIBRARIES)
 
 
+def _plain(value: Any) -> builtins.bool:
+    """Whether `value` is an object whose attributes are its `__dict__`'s items (no Python
+    `__getattribute__` or `__getattr__`): they can be watched one by one."""
+    kind = type(value)
+    return isinstance(kind.__getattribute__, types.WrapperDescriptorType) and \
+        getattr(kind, "__getattr__", None) is None and isinstance(
+            getattr(value, "__dict__", None), dict)
+
+
 def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
     """`code` and the code of the functions, lambdas and comprehensions defined in it."""
     yield code
@@ -357,9 +366,10 @@ def _watch_function(function: Any, found: dict[Any, Any], seen: set[int], what: 
             value = _read(found, cells[name], _contents, cells[name])
         else:  # a local variable of this function, read by a function it defines
             continue
-        for attribute in attributes:  # a module's, class's or function's, watched one by one
-            if not isinstance(value, (types.ModuleType, type, types.FunctionType)):
-                break
+        for attribute in attributes:  # a module's, class's, function's or plain object's, watched
+            if not isinstance(value, (types.ModuleType, type, types.FunctionType)) and not (
+                    _plain(value) and attribute in vars(value)):
+                break  # (the object itself is the value read: refused below)
             space = vars(value)
             value = _read(found, value, space.get, attribute) if attribute in space else \
                 _read(found, value, functools.partial(getattr, value), attribute)

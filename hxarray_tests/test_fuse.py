@@ -217,6 +217,7 @@ def test_a_changed_global_closure_or_attribute_traces_again():
         return a * attributed.k
 
     attributed.k = 2.0
+    settings = types.SimpleNamespace(xp=xp, k=2.0)  # (array-API code keeps its namespace so)
     functions = {
         "global": lambda a: a * SCALE,
         "closure": lambda a: a * k,
@@ -228,6 +229,7 @@ def test_a_changed_global_closure_or_attribute_traces_again():
         "helper's global": lambda a: scaled(a) - 1,
         "fused helper's global": lambda a: fused_scaled(a) - 1,
         "function attribute": attributed,
+        "object attribute": lambda a: settings.xp.multiply(a, settings.k),
     }
     fused = {name: xp.fuse(f) for name, f in functions.items()}
     for name, f in fused.items():
@@ -236,6 +238,7 @@ def test_a_changed_global_closure_or_attribute_traces_again():
     try:
         SCALE, DTYPE, FLAG, k = 10.0, xp.int64, False, -3.0
         CONFIG.scale, TABLE[0], SETTINGS["scale"], attributed.k = 5.0, 7.0, -0.0, 0.5
+        settings.k = 3
         for name, f in fused.items():
             same(f(x), functions[name](x))
             same(f(x), functions[name](x))  # (warm again)
