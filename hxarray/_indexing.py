@@ -321,6 +321,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
 
 @adapted
 def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
+    """The elements of x at `indices` along `axis` (spec: indexing_functions/take)."""
     check_array(x, "take")
     check_array(indices, "take", "indices")
     if indices._dtype not in dt.INTEGER:
@@ -348,6 +349,8 @@ def _gather(x: Array, axis: int, indices: tuple[Array, ...]) -> Array:
 
 @adapted
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
+    """The elements of x at `indices`, matched along every axis but `axis`
+    (spec: indexing_functions/take_along_axis)."""
     check_array(x, "take_along_axis")
     check_array(indices, "take_along_axis", "indices")
     if indices._dtype not in dt.INTEGER:
