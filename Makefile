@@ -10,8 +10,10 @@ INSTALL := $(PIP) install -qq
 .PHONY: run test test-slow conformance sklearn-check scipy-check marray-check bench bench-quick bench-cuda bench-dask \
 	bench-pipeline cuda-check docs docs-check lint stress stress-ci clean
 
-# Installs are silent (@, pip -qq), so that `make run` on a fresh clone prints only the demo.
+# Installs are silent (@, pip -qq), so that `make run` on a fresh clone prints one line per step
+# and then the demo.
 $(VENV)/bin/python:
+	@echo "make: creating the virtual environment $(VENV) ($$($(PYTHON) --version))"
 	@$(PYTHON) -m venv $(VENV)
 	@$(INSTALL) --upgrade pip
 
@@ -22,6 +24,7 @@ $(VENV)/bin/python:
 COMPILED := $(shell sed -n '/^COMPILED = \[/,/^\]/p' setup.py | grep -o 'hxarray/[a-z_/]*\.py')
 $(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c hxarray/_speedups.h $(COMPILED) \
 		$(wildcard hxarray/*.pxd hxarray/hal/*.pxd) | $(VENV)/bin/python
+	@echo "make: installing hxarray into $(VENV), compiling its Cython modules and C code (minutes)"
 	@$(INSTALL) -e .
 	@touch $@
 
@@ -37,6 +40,7 @@ $(VENV)/.installed-cuda: $(VENV)/.installed-test
 	touch $@
 
 run: $(VENV)/.installed
+	@echo "make: running the demo (python -m hxarray demo)"
 	@$(PY) -m hxarray demo
 
 # Twice: on the compiled speedups, with the CUDA simulator's cuda:0 among the devices the chapter
