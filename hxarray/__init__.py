@@ -75,6 +75,7 @@ _observed.observe_names(globals(), [  # the hooks' operation point, on the funct
     name for module in (_creation, _data_types, _elementwise, _indexing, _linalg_functions,
                         _manipulation, _searching, _sets, _sorting, _statistical, _utility)
     for name in module.__all__ if globals().get(name) is getattr(module, name)])
+where.__signature__ = _searching.WHERE_SIGNATURE  # type: ignore[attr-defined]  # noqa: F405
 
 from ._numpy_protocols import array_function as _array_function  # noqa: E402
 from ._numpy_protocols import array_ufunc as _array_ufunc  # noqa: E402
@@ -87,3 +88,5 @@ from ._ndarray_methods import install as _install_ndarray_methods  # noqa: E402
 
 _install_ndarray_methods(Array)  # numpy's ndarray methods, numpy mode only (x.sum(), x.reshape())
 del _install_ndarray_methods
+
+del TYPE_CHECKING, annotations  # not part of the namespace (dir(hxarray))

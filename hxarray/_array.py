@@ -187,22 +187,27 @@ class Array(_Base):
     # -- attributes --------------------------------------------------------------------------------
     @property
     def dtype(self) -> dt.DType:
+        """The data type of the elements."""
         return self._dtype
 
     @property
     def device(self) -> Device:
+        """The device the array's memory lives on."""
         return self._buffer.device
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The length of each axis."""
         return self._shape
 
     @property
     def ndim(self) -> int:
+        """The number of axes."""
         return len(self._shape)
 
     @property
     def size(self) -> int:
+        """The number of elements."""
         n = 1
         for d in self._shape:
             n *= d
@@ -225,6 +230,7 @@ class Array(_Base):
 
     @property
     def T(self) -> Array:
+        """The transpose of a 2-D array, a view (x.mT for stacks of matrices)."""
         if self.ndim != 2:
             raise ValueError(f"x.T is defined for 2-D arrays only, got {self.ndim}-D; use "
                              "permute_dims() or x.mT for stacks of matrices")
@@ -232,6 +238,7 @@ class Array(_Base):
 
     @property
     def mT(self) -> Array:
+        """The transpose of each matrix (the last two axes swapped), a view."""
         if self.ndim < 2:
             raise ValueError(f"x.mT needs at least 2 dimensions, got {self.ndim}")
         axes = tuple(range(self.ndim - 2)) + (self.ndim - 1, self.ndim - 2)

@@ -239,18 +239,21 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
 @_allocated_first(0)
 @adapted
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+    """An array of `shape` filled with zeros (spec: creation_functions/zeros)."""
     return _filled("zeros", shape, 0, dtype, device)
 
 
 @_allocated_first(1)
 @adapted
 def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+    """An array of `shape` filled with ones (spec: creation_functions/ones)."""
     return _filled("ones", shape, 1, dtype, device)
 
 
 @adapted
 def full(shape: Any, fill_value: builtins.bool | int | float | complex, *, dtype: Any = None,
          device: Any = None) -> Array:
+    """An array of `shape` filled with `fill_value` (spec: creation_functions/full)."""
     return _full("full", shape, fill_value, dtype, device)
 
 
@@ -296,18 +299,24 @@ def _like(x: Any, dtype: Any, device: Any, function: str) -> tuple[tuple[int, ..
 
 @adapted
 def empty_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    """An uninitialised array of x's shape, with x's dtype and device unless given
+    (spec: creation_functions/empty_like)."""
     shape, dtype, target = _like(x, dtype, device, "empty_like")
     return target.backend.empty(shape, dtype, target)
 
 
 @adapted
 def zeros_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    """An array of zeros of x's shape, with x's dtype and device unless given
+    (spec: creation_functions/zeros_like)."""
     shape, dtype, target = _like(x, dtype, device, "zeros_like")
     return target.backend.full(shape, 0, dtype, target)
 
 
 @adapted
 def ones_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    """An array of ones of x's shape, with x's dtype and device unless given
+    (spec: creation_functions/ones_like)."""
     shape, dtype, target = _like(x, dtype, device, "ones_like")
     return target.backend.full(shape, 1, dtype, target)
 
@@ -315,6 +324,8 @@ def ones_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
 @adapted
 def full_like(x: Array, /, fill_value: builtins.bool | int | float | complex, *,
               dtype: Any = None, device: Any = None) -> Array:
+    """An array of x's shape filled with `fill_value`, with x's dtype and device unless given
+    (spec: creation_functions/full_like)."""
     shape, dtype, target = _like(x, dtype, device, "full_like")
     return _full("full_like", shape, fill_value, dtype, target)
 
@@ -346,6 +357,8 @@ def _number(value: Any, function: str, name: str, allow_complex: builtins.bool =
 @adapted
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> Array:
+    """Evenly spaced values from `start` up to, not including, `stop`
+    (spec: creation_functions/arange)."""
     if stop is None:
         if (type(start) is int or type(start) is float) and 0 < start < _ARANGE_FITS and \
                 type(step) is int and step == 1 and dtype is None and device is None:
@@ -401,6 +414,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 @adapted
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
              dtype: Any = None, device: Any = None, endpoint: builtins.bool = True) -> Array:
+    """`num` evenly spaced values from `start` to `stop`, `stop` included unless
+    `endpoint=False` (spec: creation_functions/linspace)."""
     if dtype is None and (type(start) is Array or type(stop) is Array):
         dtype = numpy_mode.linspace_dtype(start, stop)
     start = _number(start, "linspace", "start", allow_complex=True, allow_array=True)
@@ -452,6 +467,8 @@ def _in_place(backend: Any, name: str, y: Array, *scalars: Any) -> None:
 @adapted
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
         device: Any = None) -> Array:
+    """A 2-D array with ones on the k-th diagonal and zeros elsewhere
+    (spec: creation_functions/eye)."""
     n_rows = as_int(n_rows, "eye", "n_rows")
     n_cols = n_rows if n_cols is None else as_int(n_cols, "eye", "n_cols")
     out = _filled("eye", (n_rows, n_cols), 0, dtype, device)
@@ -515,10 +532,12 @@ def _triangle(name: str, x: Array, k: int) -> Array:
 
 
 def tril(x: Array, /, *, k: int = 0) -> Array:
+    """x with the elements above its k-th diagonal set to zero (spec: creation_functions/tril)."""
     return _triangle("tril", x, k)
 
 
 def triu(x: Array, /, *, k: int = 0) -> Array:
+    """x with the elements below its k-th diagonal set to zero (spec: creation_functions/triu)."""
     return _triangle("triu", x, k)
 
 

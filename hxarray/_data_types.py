@@ -118,6 +118,8 @@ class iinfo_object:
 
 
 def finfo(type: Any, /) -> finfo_object:
+    """Machine limits of a floating-point dtype (or of an array's)
+    (spec: data_type_functions/finfo)."""
     dtype = _dtype_of(type, "finfo")
     if dtype not in dt.FLOATING:
         raise TypeError(f"finfo() needs a floating-point dtype, got {dtype.name}")
@@ -129,6 +131,7 @@ def finfo(type: Any, /) -> finfo_object:
 
 
 def iinfo(type: Any, /) -> iinfo_object:
+    """Machine limits of an integer dtype (or of an array's) (spec: data_type_functions/iinfo)."""
     dtype = _dtype_of(type, "iinfo")
     if dtype not in dt.INTEGER:
         raise TypeError(f"iinfo() needs an integer dtype, got {dtype.name}")

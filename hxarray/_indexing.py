@@ -327,6 +327,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
 
 @adapted
 def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
+    """The elements of x at `indices` along `axis` (spec: indexing_functions/take)."""
     check_array(x, "take")
     check_array(indices, "take", "indices")
     if indices._dtype not in dt.INTEGER:
@@ -354,6 +355,8 @@ def _gather(function: str, x: Array, axis: int, indices: tuple[Array, ...]) -> A
 
 @adapted
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
+    """The elements of x at `indices`, matched along every axis but `axis`
+    (spec: indexing_functions/take_along_axis)."""
     check_array(x, "take_along_axis")
     check_array(indices, "take_along_axis", "indices")
     if indices._dtype not in dt.INTEGER:

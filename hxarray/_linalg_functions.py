@@ -31,6 +31,8 @@ def _operands(function: str, x1: Array, x2: Array) -> tuple[dt.DType, Array, Arr
 
 @adapted
 def matmul(x1: Array, x2: Array, /) -> Array:
+    """The matrix product of x1 and x2, batched over leading axes
+    (spec: linear_algebra_functions/matmul)."""
     dtype, y1, y2 = _operands("matmul", x1, x2)
     ndim1, ndim2 = len(x1._shape), len(x2._shape)
     if ndim1 == 0 or ndim2 == 0:
@@ -61,6 +63,8 @@ def matmul(x1: Array, x2: Array, /) -> Array:
 
 
 def matrix_transpose(x: Array, /) -> Array:
+    """x with its last two axes swapped, a view
+    (spec: linear_algebra_functions/matrix_transpose)."""
     check_array(x, "matrix_transpose")
     return x.mT
 
@@ -68,6 +72,8 @@ def matrix_transpose(x: Array, /) -> Array:
 @adapted
 def tensordot(x1: Array, x2: Array, /, *,
               axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
+    """Sums of products over the axes `axes` of x1 and x2
+    (spec: linear_algebra_functions/tensordot)."""
     _, y1, y2 = _operands("tensordot", x1, x2)
     if isinstance(axes, int) and not isinstance(axes, bool):
         if axes < 0 or axes > min(x1.ndim, x2.ndim):

@@ -48,6 +48,8 @@ def _ints(values: Any, function: str, name: str, allow_int: builtins.bool = Fals
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape that `shapes` broadcast to; ValueError where they do not
+    (spec: manipulation_functions/broadcast_shapes)."""
     for shape in shapes:
         if not isinstance(shape, tuple) or not all(isinstance(n, int) for n in shape):
             raise TypeError(f"broadcast_shapes(): shapes must be tuples of ints, got {shape!r}")
@@ -63,6 +65,8 @@ def broadcast_arrays(*arrays: Array) -> tuple[Array, ...] | list[Array]:
 
 
 def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
+    """x broadcast to `shape`, a view sharing x's memory
+    (spec: manipulation_functions/broadcast_to)."""
     check_array(x, "broadcast_to")
     from ._checks import as_shape
 
@@ -90,6 +94,8 @@ def _common_dtype(arrays: tuple[Array, ...], function: str
 
 @adapted
 def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) -> Array:
+    """The arrays joined along an existing `axis`; with `axis=None`, their flattened elements
+    (spec: manipulation_functions/concat)."""
     dtype, arrays = _common_dtype(_sequence(arrays), "concat")
     if axis is None:
         arrays = tuple(reshape(a, (-1,)) for a in arrays)
@@ -120,6 +126,7 @@ def _joined(arrays: tuple[Array, ...], axis: int, dtype: dt.DType) -> Array:
 
 @adapted
 def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array:
+    """The arrays, of one shape, joined along a new `axis` (spec: manipulation_functions/stack)."""
     dtype, arrays = _common_dtype(_sequence(arrays), "stack")
     shape = arrays[0]._shape
     if any(a._shape != shape for a in arrays):
@@ -130,6 +137,7 @@ def stack(arrays: tuple[Array, ...] | list[Array], /, *, axis: int = 0) -> Array
 
 
 def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
+    """The views of x along `axis`, one for each index (spec: manipulation_functions/unstack)."""
     check_array(x, "unstack")
     if x.ndim == 0:
         raise ValueError("unstack(): x must have at least one dimension")
@@ -145,6 +153,8 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
 
 
 def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
+    """x with a new axis of length one at each position in `axis`, a view
+    (spec: manipulation_functions/expand_dims)."""
     check_array(x, "expand_dims")
     axes = axis if isinstance(axis, tuple) else (axis,)
     ndim = x.ndim + len(axes)
@@ -156,11 +166,14 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
 
 @adapted
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
+    """x with the order of elements reversed along `axis` (all axes if None), a view
+    (spec: manipulation_functions/flip)."""
     check_array(x, "flip")
     return _views.flip(x, normalize_axes(axis, x.ndim, "flip"))
 
 
 def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
+    """x with its axes reordered as `axes`, a view (spec: manipulation_functions/permute_dims)."""
     check_array(x, "permute_dims")
     axes = _ints(axes, "permute_dims", "axes")
     normalized = tuple(normalize_axis(a, x.ndim, "permute_dims") for a in axes)
@@ -172,6 +185,8 @@ def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
 
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...],
              /) -> Array:
+    """x with the axes `source` moved to the positions `destination`, a view
+    (spec: manipulation_functions/moveaxis)."""
     check_array(x, "moveaxis")
     # a list of axes as well as a tuple, in both modes (numpy's and array-api-compat's too)
     src = tuple(source) if isinstance(source, (tuple, list)) else (source,)
@@ -213,6 +228,8 @@ def _reshaped(old_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, 
 
 
 def reshape(x: Array, /, shape: tuple[int, ...], *, copy: builtins.bool | None = None) -> Array:
+    """x with a new shape (one entry may be -1): a view where x's layout allows, else a copy;
+    `copy=False` raises ValueError where a copy is needed (spec: manipulation_functions/reshape)."""
     check_array(x, "reshape")
     if copy is not None:
         copy = as_copy(copy, "reshape")
@@ -246,6 +263,8 @@ def _merged(x: Array, axis: int) -> Array:
 
 
 def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
+    """x without the axes `axis`, each of length one, a view
+    (spec: manipulation_functions/squeeze)."""
     check_array(x, "squeeze")
     axes = normalize_axes(axis, x.ndim, "squeeze")
     for a in axes:

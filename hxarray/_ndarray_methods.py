@@ -109,10 +109,12 @@ def tolist(self: Any) -> Any:
 
 
 def _nbytes(self: Any) -> int:
+    """numpy's ndarray.nbytes: size times itemsize (numpy mode only)."""
     return self.size * self.dtype.itemsize
 
 
 def _itemsize(self: Any) -> int:
+    """numpy's ndarray.itemsize: bytes per element (numpy mode only)."""
     return self.dtype.itemsize
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import inspect
 from typing import Any
 
 from . import _dtypes as dt
@@ -55,17 +56,22 @@ def arg_extremum_axis(name: str, x: Array, axis: Any) -> int | None:
 
 @adapted
 def argmax(x: Array, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Array:
+    """Indices of the first maximum along `axis` (of the flattened x if None)
+    (spec: searching_functions/argmax)."""
     return _arg_extremum(ARG_REDUCTIONS["argmax"], x, axis, keepdims)
 
 
 @adapted
 def argmin(x: Array, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Array:
+    """Indices of the first minimum along `axis` (of the flattened x if None)
+    (spec: searching_functions/argmin)."""
     return _arg_extremum(ARG_REDUCTIONS["argmin"], x, axis, keepdims)
 
 
 @adapted
 def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
                   keepdims: builtins.bool = False) -> Array:
+    """The number of nonzero elements along `axis` (spec: searching_functions/count_nonzero)."""
     check_array(x, "count_nonzero")
     axes = normalize_axes(axis, x.ndim, "count_nonzero")
     keepdims = as_bool(keepdims, "count_nonzero", "keepdims")
@@ -77,6 +83,8 @@ def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 
 
 def nonzero(x: Array, /) -> tuple[Array, ...]:
+    """The indices of the nonzero elements, one array per axis
+    (spec: searching_functions/nonzero)."""
     check_array(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero() of a 0-D array is not allowed; use x[None] or bool(x)")
@@ -86,6 +94,9 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
 @adapted
 def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
                  sorter: Array | None = None) -> Array:
+    """Indices at which inserting x2 would keep the 1-D x1 sorted, before equal elements with
+    `side="left"`, after them with "right"; `sorter` sorts x1 first
+    (spec: searching_functions/searchsorted)."""
     check_array(x1, "searchsorted", "x1")
     if x1.ndim != 1:
         raise ValueError(f"searchsorted(): x1 must be 1-D, got {x1.ndim}-D")
@@ -166,6 +177,10 @@ def where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISSI
     numpy mode also takes numpy's `where(condition)`, which is `nonzero(condition)`."""
     return _general_where(condition, x1, x2)
 
+
+# what `hxarray.where` shows: the standard's signature (the defaults are numpy mode's)
+WHERE_SIGNATURE = inspect.signature(where).replace(parameters=[
+    p.replace(default=p.empty) for p in inspect.signature(where).parameters.values()])
 
 where = fast(where, {d: d for d in dt.ALL_DTYPES}, observe_operation, _general_where, arity=3,
              condition=True)

@@ -38,20 +38,26 @@ def _unique(x: Array, function: str) -> tuple[Array, Array, Array, Array]:
 
 
 def unique_all(x: Array, /) -> UniqueAllResult:
+    """The unique elements of x, with first indices, inverse indices and counts
+    (spec: set_functions/unique_all)."""
     return UniqueAllResult(*_unique(x, "unique_all"))
 
 
 def unique_counts(x: Array, /) -> UniqueCountsResult:
+    """The unique elements of x and their counts (spec: set_functions/unique_counts)."""
     values, _, _, counts = _unique(x, "unique_counts")
     return UniqueCountsResult(values, counts)
 
 
 def unique_inverse(x: Array, /) -> UniqueInverseResult:
+    """The unique elements of x and the indices that rebuild x from them
+    (spec: set_functions/unique_inverse)."""
     values, _, inverse, _ = _unique(x, "unique_inverse")
     return UniqueInverseResult(values, inverse)
 
 
 def unique_values(x: Array, /) -> Array:
+    """The unique elements of x (spec: set_functions/unique_values)."""
     return _unique(x, "unique_values")[0]
 
 

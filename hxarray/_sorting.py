@@ -61,6 +61,7 @@ def sort_by(sorter: Any, name: str, x: Array, axis: int, descending: builtins.bo
 @adapted
 def sort(x: Array, /, *, axis: int = -1, descending: builtins.bool = False,
          stable: builtins.bool = True) -> Array:
+    """x sorted along `axis` (spec: sorting_functions/sort)."""
     return sort_by(None, "sort", x, axis, descending, stable, indices=False)
 
 

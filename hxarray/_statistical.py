@@ -73,6 +73,8 @@ def _sum_dtype(op: Reduction, x: Array, dtype: Any, function: str) -> dt.DType:
 @adapted
 def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
         keepdims: builtins.bool = False) -> Array:
+    """The sum along `axis` (all axes if None) (spec: statistical_functions/sum). In numpy mode a
+    sum starts from +0, as numpy's does; in strict mode from -0, so a sum of -0s is -0."""
     check_array(x, "sum")
     x = check_dtype(x, "numeric", "sum")
     # numpy mode's sums start from +0, as numpy's; the standard's successive additions (strict
@@ -84,6 +86,7 @@ def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = 
 @adapted
 def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = None,
          keepdims: builtins.bool = False) -> Array:
+    """The product along `axis` (all axes if None) (spec: statistical_functions/prod)."""
     check_array(x, "prod")
     x = check_dtype(x, "numeric", "prod")
     return reduce(_PROD, x, axis, keepdims, _sum_dtype(_PROD, x, dtype, "prod"))
@@ -108,18 +111,24 @@ def extremum_axes(name: str, x: Array, axis: Any) -> tuple[int, ...]:
 @adapted
 def max(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
+    """The maximum along `axis` (all axes if None); an empty selection raises ValueError
+    (spec: statistical_functions/max)."""
     return _extremum(_MAX, x, axis, keepdims)
 
 
 @adapted
 def min(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
+    """The minimum along `axis` (all axes if None); an empty selection raises ValueError
+    (spec: statistical_functions/min)."""
     return _extremum(_MIN, x, axis, keepdims)
 
 
 @adapted
 def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
          keepdims: builtins.bool = False) -> Array:
+    """The arithmetic mean along `axis` (all axes if None); NaN for an empty selection
+    (spec: statistical_functions/mean)."""
     check_array(x, "mean")
     x = check_dtype(x, "floating-point", "mean")
     if keepdims is not True and keepdims is not False:
@@ -213,12 +222,15 @@ def _spread(name: str, x: Array, axis: Any, correction: int | float,
 @adapted
 def var(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         correction: int | float = 0.0, keepdims: builtins.bool = False) -> Array:
+    """The variance along `axis`, divided by N - correction (spec: statistical_functions/var)."""
     return _spread("var", x, axis, correction, keepdims)
 
 
 @adapted
 def std(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         correction: int | float = 0.0, keepdims: builtins.bool = False) -> Array:
+    """The standard deviation along `axis`, with N - correction degrees of freedom
+    (spec: statistical_functions/std)."""
     return _spread("std", x, axis, correction, keepdims)
 
 
@@ -250,9 +262,13 @@ def _cumulative(op: Scan, x: Array, axis: int | None, dtype: Any,
 
 def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,
                    include_initial: builtins.bool = False) -> Array:
+    """Running sums along `axis`; `include_initial` puts the empty sum (0) first
+    (spec: statistical_functions/cumulative_sum)."""
     return _cumulative(SCANS["cumulative_sum"], x, axis, dtype, include_initial)
 
 
 def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: Any = None,
                     include_initial: builtins.bool = False) -> Array:
+    """Running products along `axis`; `include_initial` puts the empty product (1) first
+    (spec: statistical_functions/cumulative_prod)."""
     return _cumulative(SCANS["cumulative_prod"], x, axis, dtype, include_initial)

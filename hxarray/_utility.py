@@ -21,6 +21,7 @@ __all__ = ["all", "any", "diff"]
 @adapted
 def all(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
+    """Whether every element along `axis` is true (spec: utility_functions/all)."""
     check_array(x, "all")
     return reduce(REDUCTIONS["all"], x, axis, keepdims, dt.bool)
 
@@ -28,6 +29,7 @@ def all(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 @adapted
 def any(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         keepdims: builtins.bool = False) -> Array:
+    """Whether any element along `axis` is true (spec: utility_functions/any)."""
     check_array(x, "any")
     return reduce(REDUCTIONS["any"], x, axis, keepdims, dt.bool)
 
@@ -35,6 +37,8 @@ def any(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 @adapted
 def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
          append: Array | None = None) -> Array:
+    """The n-th forward difference along `axis`, with `prepend` and `append` joined to x first
+    (spec: utility_functions/diff)."""
     check_array(x, "diff")
     if x._dtype is dt.bool:
         raise UnspecifiedType("diff() requires an array of numeric dtype, got bool")

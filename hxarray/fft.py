@@ -114,55 +114,71 @@ def _transform_n(function: str, x: Array, s: Sequence[int] | None,
 
 @adapted
 def fft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """The one-dimensional discrete Fourier transform along `axis` (spec: extensions/fft, fft)."""
     return _transform("fft", x, n, axis, norm)
 
 
 @adapted
 def ifft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """The one-dimensional inverse discrete Fourier transform along `axis` (spec: extensions/fft,
+    ifft)."""
     return _transform("ifft", x, n, axis, norm)
 
 
 @adapted
 def fftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
          norm: Norm = "backward") -> Array:
+    """The n-dimensional discrete Fourier transform over `axes` (spec: extensions/fft, fftn)."""
     return _transform_n("fftn", x, s, axes, norm)
 
 
 @adapted
 def ifftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: Norm = "backward") -> Array:
+    """The n-dimensional inverse discrete Fourier transform over `axes` (spec: extensions/fft,
+    ifftn)."""
     return _transform_n("ifftn", x, s, axes, norm)
 
 
 @adapted
 def rfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """The one-dimensional discrete Fourier transform of real x: the n//2 + 1 non-negative
+    frequencies (spec: extensions/fft, rfft)."""
     return _transform("rfft", x, n, axis, norm)
 
 
 @adapted
 def irfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """The inverse of rfft: n real points from n//2 + 1 frequencies
+    (spec: extensions/fft, irfft)."""
     return _transform("irfft", x, n, axis, norm)
 
 
 @adapted
 def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: Norm = "backward") -> Array:
+    """The n-dimensional discrete Fourier transform of real x, halved along the last axis
+    (spec: extensions/fft, rfftn)."""
     return _transform_n("rfftn", x, s, axes, norm)
 
 
 @adapted
 def irfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
            norm: Norm = "backward") -> Array:
+    """The inverse of rfftn (spec: extensions/fft, irfftn)."""
     return _transform_n("irfftn", x, s, axes, norm)
 
 
 @adapted
 def hfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """The discrete Fourier transform of a signal with Hermitian symmetry, given by its first
+    n//2 + 1 points: a real spectrum (spec: extensions/fft, hfft)."""
     return _transform("hfft", x, n, axis, norm)
 
 
 @adapted
 def ihfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """The inverse of hfft (spec: extensions/fft, ihfft)."""
     return _transform("ihfft", x, n, axis, norm)
 
 
@@ -184,6 +200,8 @@ def _frequency_args(function: str, n: Any, d: Any, dtype: Any,
 
 @adapted
 def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
+    """The sample frequencies of fft's output for n points spaced `d` apart
+    (spec: extensions/fft, fftfreq)."""
     n, d, dtype, device = _frequency_args("fftfreq", n, d, dtype, device)
     positive = arange((n - 1) // 2 + 1, dtype=dtype, device=device)
     negative = arange(-(n // 2), 0, dtype=dtype, device=device)
@@ -192,6 +210,8 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
 
 @adapted
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
+    """The sample frequencies of rfft's output for n points spaced `d` apart
+    (spec: extensions/fft, rfftfreq)."""
     n, d, dtype, device = _frequency_args("rfftfreq", n, d, dtype, device)
     return arange(n // 2 + 1, dtype=dtype, device=device) / (n * d)
 
@@ -218,6 +238,8 @@ def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
 
 @adapted
 def ifftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
+    """The inverse of fftshift: frequency 0 back to the start of each axis in `axes`
+    (spec: extensions/fft, ifftshift)."""
     return _shift("ifftshift", x, axes, -1)
 
 

@@ -122,14 +122,18 @@ def cholesky(x: Array, /, *, upper: builtins.bool = False) -> Array:
 
 
 def det(x: Array, /) -> Array:
+    """The determinant of each matrix in x (spec: extensions/linear_algebra_functions, det)."""
     return _run("det", _matrices(x, "det", square=True))
 
 
 def slogdet(x: Array, /) -> SlogdetResult:
+    """The sign and the natural logarithm of the absolute determinant of each matrix in x
+    (spec: extensions/linear_algebra_functions, slogdet)."""
     return SlogdetResult(*_run("slogdet", _matrices(x, "slogdet", square=True)))
 
 
 def inv(x: Array, /) -> Array:
+    """The inverse of each matrix in x (spec: extensions/linear_algebra_functions, inv)."""
     return _run("inv", _matrices(x, "inv", square=True))
 
 
@@ -149,11 +153,14 @@ def eig(x: Array, /) -> EigResult:
 
 
 def eigvals(x: Array, /) -> Array:
+    """The eigenvalues of each matrix in x, complex (spec: extensions/linear_algebra_functions,
+    eigvals)."""
     return _run("eigvals", _matrices(x, "eigvals", square=True))
 
 
 @adapted
 def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult:
+    """The QR decomposition of each matrix in x (spec: extensions/linear_algebra_functions, qr)."""
     x = _matrices(x, "qr")
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr(): mode must be 'reduced' or 'complete', got {mode!r}")
@@ -162,11 +169,15 @@ def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRRe
 
 @adapted
 def svd(x: Array, /, *, full_matrices: builtins.bool = True) -> SVDResult:
+    """The singular value decomposition of each matrix in x
+    (spec: extensions/linear_algebra_functions, svd)."""
     full_matrices = as_bool(full_matrices, "svd", "full_matrices")
     return SVDResult(*_run("svd", _matrices(x, "svd"), full_matrices=full_matrices))
 
 
 def svdvals(x: Array, /) -> Array:
+    """The singular values of each matrix in x, in descending order
+    (spec: extensions/linear_algebra_functions, svdvals)."""
     return _run("svdvals", _matrices(x, "svdvals"))
 
 
@@ -217,6 +228,7 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
 
 @adapted
 def outer(x1: Array, x2: Array, /) -> Array:
+    """The outer product of the 1-D x1 and x2 (spec: extensions/linear_algebra_functions, outer)."""
     x1, x2 = _operands("outer", x1, x2, "numeric")
     for name, x in (("x1", x1), ("x2", x2)):
         if x.ndim != 1:
@@ -236,6 +248,8 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
 
 
 def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
+    """The sum of each matrix's diagonal `offset`
+    (spec: extensions/linear_algebra_functions, trace)."""
     check_array(x, "trace")
     x = check_dtype(x, "numeric", "trace")
     return sum(_diagonal(x, offset, "trace"), axis=-1, dtype=dtype)
@@ -294,12 +308,16 @@ def _cutoff(function: str, x: Array, s: Array, rtol: float | Array | None) -> Ar
 
 
 def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
+    """The rank of each matrix in x: its singular values above `rtol` times the largest
+    (spec: extensions/linear_algebra_functions, matrix_rank)."""
     x = _matrices(x, "matrix_rank")
     s = svdvals(x)
     return count_nonzero(s > _cutoff("matrix_rank", x, s, rtol), axis=-1)
 
 
 def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
+    """The Moore-Penrose pseudo-inverse of each matrix in x; singular values up to `rtol` times the
+    largest count as zero (spec: extensions/linear_algebra_functions, pinv)."""
     x = _matrices(x, "pinv")
     u, s, vh = svd(x, full_matrices=False)
     s_inv = where(s > _cutoff("pinv", x, s, rtol), 1 / s, 0.0)

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._dtypes import ALL_DTYPES
 from ..hal.device import Device, DeviceType, DeviceUnavailableError, default_device
-from .registry import BackendRegistry, registry
+from .registry import BackendRegistry
+from .registry import registry as _installed
 
 if TYPE_CHECKING:
     from .._dtypes import DType
@@ -52,8 +53,11 @@ def _preference(prefer: Any) -> list[Device | DeviceType]:
 
 
 def _checked(registry: Any, **requirements: Any) -> BackendRegistry:
-    """`registry`, after TypeError for a `registry` that is not a BackendRegistry, a `vendor`
-    that is not a str, or a minimum that is not a real number (None: no requirement)."""
+    """`registry` (None: the installed backends'), after TypeError for a `registry` that is not
+    a BackendRegistry, a `vendor` that is not a str, or a minimum that is not a real number
+    (None: no requirement)."""
+    if registry is None:
+        registry = _installed
     if not isinstance(registry, BackendRegistry):
         raise TypeError(f"registry must be a BackendRegistry, got {type(registry).__name__}")
     vendor = requirements.pop("vendor", None)
@@ -114,7 +118,7 @@ def _rank(device: Device, caps: dict[str, Any], preferred: list[Device | DeviceT
 def select_device(*, min_memory_gb: float | None = None, min_tflops: float | None = None,
                   prefer: Any = None, vendor: str | None = None,
                   dtype: DType | str | None = None,
-                  registry: BackendRegistry = registry) -> Device:
+                  registry: BackendRegistry | None = None) -> Device:
     """The best usable device that meets every requirement (ranked as the module docstring
     says): at least `min_memory_gb` GB (10^9 bytes) free, at least `min_tflops` estimated peak
     TFLOP/s in `dtype` (default float64), made by `vendor` (the capabilities' vendor, any case),
@@ -145,7 +149,7 @@ def select_device(*, min_memory_gb: float | None = None, min_tflops: float | Non
                                  + "\n  ".join(rejected or ["no devices found"]))
 
 
-def best_device(registry: BackendRegistry = registry) -> Device:
+def best_device(registry: BackendRegistry | None = None) -> Device:
     """The highest-priority usable device (ties: more free memory, then more compute); the CPU
     when nothing else can be used."""
     return select_device(registry=registry)
@@ -164,7 +168,7 @@ def _entry(registry: BackendRegistry, device: Device) -> dict[str, Any]:
     }
 
 
-def devices_report(registry: BackendRegistry = registry) -> dict[str, Any]:
+def devices_report(registry: BackendRegistry | None = None) -> dict[str, Any]:
     """Every usable device, best first (name, vendor, priority, total and free memory, compute
     units, peak FLOP/s per dtype, memory bandwidth), grouped by type and by vendor, the default
     and the best device, and every device type that cannot be used here with the reason.

@@ -35,6 +35,7 @@ INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 HEADER = INCLUDE_DIR / "hxsim.h"
 RUNTIME = INCLUDE_DIR / "hxsim_runtime.cpp"
 ABI = INCLUDE_DIR / "hxsim_abi.h"
+VENDOR_DIR = INCLUDE_DIR / "vendor"  # CuPy's complex headers, for when CuPy is not installed
 TRANSLATOR = Path(__file__).resolve()  # this module: how CUDA C becomes the C++ compiled
 MAX_DYNAMIC_SHARED = 49152  # HXSIM_MAX_DYNAMIC_SHARED in hxsim_abi.h
 
@@ -69,6 +70,19 @@ _IGNORED_OPTIONS = re.compile(
     r"-default-device|--expt-relaxed-constexpr|-expt-relaxed-constexpr|--dopt|-dopt|-w|"
     r"--disable-warnings|--relocatable-device-code|-rdc|--maxrregcount|-maxrregcount|"
     r"--dlink-time-opt|-dlto|-lineinfo|--generate-line-info|--minimal|-minimal)(=.*)?$")
+
+
+_MISSING_HEADER = re.compile(r"^([^:\n]*:\d+):\d+: fatal error: ([^:\n]+): No such file or "
+                             r"directory", re.M)
+
+
+def _missing_header_message(where: str, header: str) -> str:
+    """One line for a header the compiler did not find: what to install or pass."""
+    if header.startswith(("cupy/", "thrust/", "cub/", "cuda/")):
+        remedy = "it comes with CuPy: pip install cupy-cuda12x (or hxarray's extra [cuda])"
+    else:
+        remedy = "pass the folder that holds it as options=('-I', folder)"
+    return f"{where}: the CUDA simulator found no header {header!r}; {remedy}"
 
 
 def cupy_include_dirs() -> list[str]:
@@ -277,7 +291,7 @@ class HostCompiler:
         self._pch: Path | None = None
         self._pch_held: BinaryIO | None = None  # a shared lock on its marker: see _prune_headers
         self._pch_tried = False
-        self.includes = cupy_include_dirs()
+        self.includes = cupy_include_dirs() or [str(VENDOR_DIR)]
 
     @staticmethod
     def _find_compiler() -> str:
@@ -318,6 +332,10 @@ class HostCompiler:
     def _run(self, args: list[str], what: str) -> None:
         result = subprocess.run(args, capture_output=True, text=True)
         if result.returncode != 0:
+            missing = _MISSING_HEADER.search(result.stderr)
+            if missing:
+                raise CompileError(_missing_header_message(missing.group(1), missing.group(2)),
+                                   log=result.stderr)
             raise CompileError(f"{what} failed ({self.cxx}):\n{result.stderr.strip()}",
                                log=result.stderr)
 
