@@ -25,20 +25,20 @@ RESULTS = ROOT / "stress" / "results"
 
 # Per scale: fuzz calls, leak iterations, threads and seconds, OOM rounds, cache processes and
 # calls per process, whether the OOM part also bounds the whole CPU process, the dtypes of the
-# write cases, settings values per variable (0: all), pipeline runs, memory-limit steps, and the
+# write cases, settings values per variable (0: all), pipeline runs, memory-limit steps, the
 # differential's pairs of different dtypes per binary operation and Python scalars per side (0:
-# every value).
+# every value), and numpy-subclass cases.
 SCALES = {
     "ci": {"fuzz": 700, "leak": 300, "threads": (4, 3.0), "oom": 8, "cache": (3, 150),
            "numpy_retry": False, "timeout": 60.0, "writes": "float64", "settings": 3,
-           "pipelines": 40, "memory": 1000, "differential": (0, 2)},
+           "pipelines": 40, "memory": 1000, "differential": (0, 2), "subclasses": 1500},
     "full": {"fuzz": 20_000, "leak": 20_000, "threads": (8, 20.0), "oom": 200,
              "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0,
              "writes": "float64,int32,complex64,bool", "settings": 0, "pipelines": 1500,
-             "memory": 20_000, "differential": (12, 0)},
+             "memory": 20_000, "differential": (12, 0), "subclasses": 30_000},
 }
 PARTS = ("fuzz", "leak", "threads", "oom", "cache", "writes", "settings", "pipelines", "memory",
-         "differential")
+         "differential", "subclasses")
 
 
 def _part(module: str, args: list[Any], mode: str, timeout: float) -> dict[str, Any]:
@@ -83,7 +83,7 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
                 report["oom"].append({"device": device, "mode": mode, **_part(
                     "oom", [device, settings["oom"], int(settings["numpy_retry"])], mode,
                     3600)})
-            for part in ("writes", "pipelines", "memory"):  # (device, scale, seed)
+            for part in ("writes", "pipelines", "memory", "subclasses"):  # (device, scale, seed)
                 if part in parts:
                     _say(f"{part} {device} {mode}")
                     report[part].append({"device": device, "mode": mode, **_part(
@@ -134,7 +134,8 @@ def failures(report: dict[str, Any]) -> list[str]:
             if r["tally"].get(kind):
                 found.append(f"fuzz {r['device']} {r['mode']}: {r['tally'][kind]} {kind}")
     for part, flag in (("leak", "flat"), ("threads", "equal"), ("oom", "clean"),
-                       ("writes", "clean"), ("pipelines", "clean"), ("memory", "clean")):
+                       ("writes", "clean"), ("pipelines", "clean"), ("memory", "clean"),
+                       ("subclasses", "clean")):
         for r in report[part]:
             if not r.get(flag):
                 found.append(f"{part} {r['device']} {r['mode']}: "
@@ -229,6 +230,11 @@ def markdown(report: dict[str, Any]) -> str:
             r["steps"], r["allocations"], r["memory_errors"], r["frees"], r["limit_changes"],
             r["over_the_limit"], r["wrong_refusals"], r["unclean_errors"],
             _yes(r["memory_back"])])
+    if report["subclasses"]:
+        lines += _table(["numpy subclasses", "cases", "numpy's answer", "numpy's exception",
+                         "TypeError", "masked arrays refused", "anything else"],
+                        report["subclasses"], lambda r: [
+            r["cases"], r["answer"], r["same error"], r["TypeError"], r["refused"], r["wrong"]])
     if report["cache"]:
         lines += _table(["kernel cache", "processes", "calls", "corruptions injected",
                          "wrong bytes", "errors", "rebuilt (compiles)", "temporary files left",
