@@ -7,6 +7,7 @@ import functools
 import math
 import numbers
 import operator
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -127,6 +128,7 @@ def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np
         return obj  # the common case, which needs none of the checks below
     if isinstance(obj, str) or obj is None:
         raise TypeError(f"asarray(): cannot make an array from {type(obj).__name__}")
+    check_unmasked(obj, "asarray")
     if copy is False:
         return _shared_host(obj, dtype)
     if isinstance(obj, (bytes, bytearray)):
@@ -153,6 +155,18 @@ def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np
             raise TypeError(f"asarray(): cannot make an array from data of numpy dtype "
                             f"{host.dtype} (from {type(obj).__name__})")
     return host
+
+
+def check_unmasked(obj: Any, function: str) -> None:
+    """ValueError for a numpy masked array with a masked element: an hxarray array carries no
+    mask, and the data under a masked element is no value (numpy's np.asarray would pass it on
+    as one)."""
+    masked = sys.modules.get("numpy.ma")  # not imported: obj is no masked array
+    if masked is not None and isinstance(obj, masked.MaskedArray) and \
+            obj.dtype.names is None and masked.is_masked(obj):  # (structured: refused later)
+        raise ValueError(f"{function}(): a numpy masked array with masked elements cannot "
+                         "become an hxarray array, which has no mask; pass a.filled(value) "
+                         "(masked elements replaced) or a.data (the data under them)")
 
 
 def _has_big_int(obj: Any) -> builtins.bool:
@@ -550,6 +564,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
         raise TypeError(f"from_dlpack(): {type(x).__name__} does not implement __dlpack__ "
                         "and __dlpack_device__")
+    check_unmasked(x, "from_dlpack")
     target = Device("cpu") if device is None else as_device(device, "from_dlpack")
     kind, _ = x.__dlpack_device__()
     if kind not in (1, 3):  # kDLCPU, kDLCUDAHost

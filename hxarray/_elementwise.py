@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import array
 import builtins
+import operator as python_operator
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from ._views import broadcast_shapes
 
 Scalar = bool | int | float | complex
 _Array = Array
+_ndarray = np.ndarray
 
 # Signatures the standard defines, the same in both modes (a case the standard leaves open raises
 # Unspecified, which each function's adapter hands to numpy mode's rules in _numpy_mode).
@@ -149,17 +151,24 @@ def _with_scalar(name: str, x: Array, scalar: Any, scalar_first: builtins.bool,
     return _backend_of(x).elementwise(op, args, signature, x._shape, out)
 
 
+def _python_operator(name: str, inplace: bool) -> Callable[[Any, Any], Any]:
+    """Python's operator function of the operation `name` (`operator.add`, `operator.iand`)."""
+    stem = "i" * inplace + (OPS[name].operator if name != "matmul" else "matmul")
+    return getattr(python_operator, stem, None) or getattr(python_operator, f"{stem}_")
+
+
 def binary_operator(name: str, reflected: bool) -> Callable[[Array, Any], Any]:
     """`x.__op__` / `x.__rop__`: NotImplemented for foreign operand types, as Python expects."""
     if name == "matmul":
         from ._linalg_functions import matmul as function
     else:
         function = GENERAL[name]
+    python = _python_operator(name, False)
 
     def operator(self: Array, other: Any) -> Any:
         if other.__class__ is not _Array and not isinstance(other, (builtins.bool, int, float,
                                                                     complex)):
-            return _foreign(name, self, other)
+            return _foreign(name, python, reflected, self, other)
         return function(other, self) if reflected else function(self, other)
 
     return operator
@@ -168,11 +177,19 @@ def binary_operator(name: str, reflected: bool) -> Callable[[Array, Any], Any]:
 _SYMBOLS = {"multiply": "*", "equal": "==", "not_equal": "!="}
 
 
-def _foreign(name: str, x: Array, other: Any) -> Any:
-    """An operator's answer for an operand it does not take: NotImplemented (so that Python asks
-    `other`), except where Python's fallbacks would answer wrongly: repeating a sequence for `*`
-    (through a 0-D integer array's __index__), and comparing by identity for `==` and `!=` with
-    another library's array (asked itself here first)."""
+def _foreign(name: str, python: Callable[[Any, Any], Any], reflected: bool, x: Array,
+             other: Any) -> Any:
+    """An operator's answer for an operand it does not take: numpy's answer for an instance of a
+    numpy subclass (numpy mode); otherwise NotImplemented (so that Python asks `other`), except
+    where Python's fallbacks would answer wrongly: repeating a sequence for `*` (through a 0-D
+    integer array's __index__), and comparing by identity for `==` and `!=` with another
+    library's array (asked itself here first)."""
+    if other.__class__ is not _ndarray and isinstance(other, _ndarray):  # a numpy subclass's
+        from ._numpy_protocols import subclass_operator
+
+        result = subclass_operator(python, x, other, reflected=reflected)
+        if result is not NotImplemented:  # (strict mode)
+            return result
     if name == "multiply" and isinstance(other, (Sequence, array.array)):
         raise TypeError(f"unsupported operand type(s) for *: 'Array' and "
                         f"'{type(other).__name__}': arrays combine with arrays and Python scalars "
@@ -189,11 +206,19 @@ def _foreign(name: str, x: Array, other: Any) -> Any:
 
 
 def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
-    """`x.__iop__`: computes into `x`; the result dtype and shape must be those of `x`."""
+    """`x.__iop__`: computes into `x`; the result dtype and shape must be those of `x`. With an
+    instance of a numpy subclass (numpy mode): numpy's answer, Python's operator on a view of x."""
+    python = _python_operator(name, True)
 
     def operator(self: Array, other: Any) -> Any:
         if other.__class__ is not _Array and not isinstance(other, (builtins.bool, int, float,
                                                                     complex)):
+            if other.__class__ is not _ndarray and isinstance(other, _ndarray):
+                from ._numpy_protocols import subclass_operator
+
+                result = subclass_operator(python, self, other, inplace=True)
+                if result is not NotImplemented:  # (strict mode)
+                    return result
             other = numpy_mode.numpy_operand(self, other)
             if other is None:
                 return NotImplemented

@@ -10,6 +10,13 @@ zero-copy views of CPU arrays; its array and numpy-scalar results come back as h
 array on another device raises TypeError naming `x.to_device("cpu")`: nothing is copied to the
 host behind the caller's back. Strict mode refuses ufuncs and runs numpy's own implementation of
 array functions (the conversion `np.asarray` makes), as hxarray did before these protocols.
+
+A call in which an instance of a numpy subclass takes part (a masked array, a matrix, a memmap, a
+user's subclass) is numpy's, whatever its equivalent: numpy runs it on plain views of the CPU
+arrays, so that the subclass's own machinery (`__array_wrap__`, its operators, its own
+`__array_ufunc__` or `__array_function__`) gives the answer it gives with ndarrays, and its
+subclass results come back as numpy makes them. The array operators take the same route
+(`subclass_operator`).
 """
 
 from __future__ import annotations
@@ -129,31 +136,37 @@ def _nested(value: Any, leaf: Callable[[Any], Any]) -> Any:
     return leaf(value)
 
 
-def _to_numpy(value: Any, name: str) -> Any:
+def _to_numpy(value: Any, name: str, subclass: type | None = None) -> Any:
     """`value` with every hxarray array replaced by a zero-copy numpy view (CPU memory only)."""
+    why = "has no hxarray equivalent" if subclass is None else \
+        f"with a {subclass.__module__}.{subclass.__qualname__} argument is numpy's to compute"
+
     def view(v: Any) -> Any:
         if v.__class__ is not Array:
             return v
         host = v._buffer.device.backend.host_view(v)
         if host is None:
-            raise TypeError(f"numpy.{name} has no hxarray equivalent, and an array on "
-                            f"{v.device} is not in host memory; move it with "
-                            "x.to_device('cpu') first (hxarray never copies it silently)")
+            raise TypeError(f"numpy.{name} {why}, and an array on {v.device} is not in host "
+                            "memory; move it with x.to_device('cpu') first (hxarray never "
+                            "copies it silently)")
         return host
     return _nested(value, view)
 
 
-def _from_numpy(value: Any, outs: list[Any]) -> Any:
-    """numpy's result with arrays (and numpy scalars) of hxarray dtypes as hxarray CPU arrays; an
-    `out=` argument comes back as itself (an hxarray array for the view numpy wrote into)."""
+def _from_numpy(value: Any, outs: list[tuple[Any, Any]]) -> Any:
+    """numpy's result with plain arrays (and numpy scalars) of hxarray dtypes as hxarray CPU
+    arrays; an `out=` argument, given as (the caller's, what numpy was handed), comes back as
+    the caller's where numpy returns it (or, for an hxarray array, a view of its memory and
+    shape). Instances of numpy's subclasses stay as numpy made them: converting one would drop
+    what it carries (a mask)."""
     def wrap(v: Any) -> Any:
-        if isinstance(v, np.ndarray):
-            for out in outs:
-                if v is out:
-                    return out
-                if out.__class__ is Array and v.base is not None and v.shape == out.shape and \
-                        np.shares_memory(v, np.asarray(out)):
-                    return out
+        if v.__class__ is np.ndarray:
+            for given, handed in outs:
+                if v is handed or given.__class__ is Array and v.base is not None and \
+                        v.shape == given.shape and np.shares_memory(v, handed):
+                    return given
+        elif isinstance(v, np.ndarray):
+            return v
         if isinstance(v, (np.ndarray, np.generic)) and v.dtype in dt.FROM_NUMPY:
             return hxarray.asarray(np.asarray(v))
         return v
@@ -161,11 +174,28 @@ def _from_numpy(value: Any, outs: list[Any]) -> Any:
 
 
 def _fallback(function: Callable[..., Any], name: str, args: tuple[Any, ...],
-              kwargs: dict[str, Any]) -> Any:
-    """numpy's own `function` on views of the (CPU) arrays, results wrapped back."""
-    out = kwargs.get("out")
-    outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o is not None]
-    return _from_numpy(function(*_to_numpy(args, name), **_to_numpy(kwargs, name)), outs)
+              kwargs: dict[str, Any], subclass: type | None = None) -> Any:
+    """numpy's own `function` on views of the (CPU) arrays, results wrapped back; `subclass`,
+    the numpy subclass that sent the call here, if one did."""
+    handed = _to_numpy(kwargs, name, subclass)
+    outs = list(zip(_outputs(kwargs.get("out")), _outputs(handed.get("out"))))
+    return _from_numpy(function(*_to_numpy(args, name, subclass), **handed), outs)
+
+
+def subclass_operator(function: Callable[[Any, Any], Any], x: Array, other: Any, *,
+                      reflected: builtins.bool = False, inplace: builtins.bool = False) -> Any:
+    """`x <op> other` (`other <op> x` where `reflected`) with `function` Python's operator
+    (`operator.add`, `operator.iadd`), `other` an instance of a numpy subclass: the operator on a
+    plain view of x, numpy's answer with an ndarray in x's place. NotImplemented in strict
+    mode, which leaves numpy's arrays to Python's protocol."""
+    if is_strict():
+        return NotImplemented
+    stem = function.__name__.rstrip("_")
+    if inplace:
+        _refuse_read_only(f"in-place {stem[1:]}", (x,))
+    view = _to_numpy(x, f"ndarray.__{'r' * reflected}{stem}__", other.__class__)
+    result = function(other, view) if reflected else function(view, other)
+    return _from_numpy(result, [(x, view)] if inplace else [])
 
 
 def _assign_out(result: Any, out: Any) -> Any:
@@ -239,18 +269,25 @@ def array_ufunc(self: Array, ufunc: np.ufunc, method: str, *inputs: Any, **kwarg
                         "runs numpy ufuncs only outside strict mode; use the hxarray namespace "
                         "or np.asarray(x)")
     outs = kwargs.get("out") or ()
+    subclass = None
     for value in (*inputs, *outs):
-        if hasattr(value, "__array_ufunc__") and not isinstance(value, (Array, np.ndarray,
-                                                                         np.generic)):
+        kind = value.__class__
+        if kind is Array or kind is np.ndarray:
+            continue
+        if isinstance(value, np.ndarray):
+            subclass = subclass or kind
+        elif hasattr(value, "__array_ufunc__") and not isinstance(value, np.generic):
             return NotImplemented  # another library's array: let it (or numpy) decide
     call = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
     _refuse_read_only(f"numpy.{call}(out=...)", outs)
     if method == "at":  # ufunc.at(a, indices, ...) writes into `a`
         _refuse_read_only(f"numpy.{call}", inputs[:1])
-    try:
-        return _call_ufunc(ufunc, method, inputs, dict(kwargs))
-    except _Fallback:
-        return _fallback(getattr(ufunc, method), f"{ufunc.__name__}.{method}", inputs, kwargs)
+    if subclass is None:
+        try:
+            return _call_ufunc(ufunc, method, inputs, dict(kwargs))
+        except _Fallback:
+            pass
+    return _fallback(getattr(ufunc, method), call, inputs, kwargs, subclass)
 
 
 # -- array functions -------------------------------------------------------------------------------
@@ -1039,17 +1076,23 @@ def array_function(self: Array, func: Callable[..., Any], types: tuple[type, ...
     views (strict mode: numpy's implementation, as before)."""
     if is_strict():
         return func._implementation(*args, **kwargs)  # type: ignore[attr-defined]
-    if not all(issubclass(t, (Array, np.ndarray)) for t in types):
-        return NotImplemented  # another library's array takes part
+    subclass = None
+    for kind in types:
+        if kind is Array or kind is np.ndarray:
+            continue
+        if issubclass(kind, np.ndarray):
+            subclass = kind
+        elif not issubclass(kind, Array):
+            return NotImplemented  # another library's array takes part
     for name, targets in _function_targets(func, args, kwargs).items():
         _refuse_read_only(f"numpy.{func.__name__}({name}=...)", targets)
     adapter = _FUNCTIONS.get(func)
-    if adapter is not None:
+    if adapter is not None and subclass is None:
         try:
             return adapter(_find_device((args, kwargs)), *args, **kwargs)
         except _Fallback:
             pass
-    return _fallback(func, func.__name__, args, kwargs)
+    return _fallback(func, func.__name__, args, kwargs, subclass)
 
 
-__all__ = ["array_function", "array_ufunc"]
+__all__ = ["array_function", "array_ufunc", "subclass_operator"]

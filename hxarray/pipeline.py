@@ -43,6 +43,7 @@ import numpy as np
 
 from . import _views
 from ._array import Array
+from ._creation import check_unmasked
 from ._dtypes import FROM_NUMPY
 from .hal.device import Device, DeviceType, default_device
 from .hal.stream import Event, Stream, current_stream
@@ -50,12 +51,13 @@ from .hal.stream import Event, Stream, current_stream
 __all__ = ["pipeline", "prefetch"]
 
 
-def _leaves(batch: Any) -> tuple[list[np.ndarray], bool]:
+def _leaves(batch: Any, function: str) -> tuple[list[np.ndarray], bool]:
     """The host arrays of a batch (one, or a tuple/list of them) and whether it was one."""
     single = not isinstance(batch, (tuple, list))
     items = [batch] if single else list(batch)
     leaves = []
     for item in items:
+        check_unmasked(item, function)
         host = np.ascontiguousarray(np.asarray(item))
         if host.dtype not in FROM_NUMPY:
             raise TypeError(f"a batch holds an array of numpy dtype {host.dtype}, which hxarray "
@@ -175,7 +177,7 @@ def _run(batches: Iterator[Any], stage: Callable[..., Any], device: Device, dept
             if batch is _END:
                 exhausted = True
                 return
-            leaves, single = _leaves(batch)
+            leaves, single = _leaves(batch, "pipeline")
             slot = count % depth
             previous = read[slot]
             if previous is not None:
@@ -263,7 +265,7 @@ def _prefetch(batches: Iterator[Any], device: Device, depth: int) -> Iterator[An
                 batch = next(batches, _END)
                 if batch is _END:
                     break
-                leaves, single = _leaves(batch)
+                leaves, single = _leaves(batch, "prefetch")
                 arrays = _upload(leaves, None, device, upload)
                 ahead.append((arrays, single, upload.record_event()))
             if not ahead:

@@ -13,6 +13,7 @@ import hxarray as xp
 from hxarray._numpy_protocols import _UFUNCS
 from hxarray.backends.cpu import CpuBackend
 from hxarray.hal import Device, DeviceType
+from stress import subclasses
 
 from .oracle import assert_matches, sample
 
@@ -321,3 +322,128 @@ def test_results_of_integer_data_keep_numpys_dtypes():
     _same(np.mean(x), np.mean(a))
     _same(x / 2, a / 2)
     _same(np.sqrt(x), np.sqrt(a))
+
+
+# -- numpy's subclasses ----------------------------------------------------------------------------
+# A call in which a numpy subclass's instance takes part is numpy's, on plain views of the CPU
+# arrays: numpy's answer with ndarrays in place of hxarray arrays (stress/subclasses.py's cases
+# and criterion; its entry points: ufuncs and their methods, numpy functions, the operators,
+# comparisons, hxarray's own functions).
+
+def _subclass_draws(kind: str, entry: str) -> list[subclasses.Draw]:
+    """Fixed cases: 0-d, empty, 1-d and 2-d; float data with NaN and infinity and a mask with
+    masked elements, and integer data without a mask, against float and integer operands."""
+    draws = []
+    for shape in [(), (0,), (3,), (2, 3)]:
+        floats = np.resize(np.array([1.5, np.nan, -2.0, 0.0, np.inf, 0.25]), shape)
+        ints, others = np.resize(np.arange(-2, 4), shape), np.resize(np.arange(5, 0, -1), shape)
+        mask = np.resize(np.array([False, True, False]), shape)
+        other = np.resize(np.array([2.0, -1.0, np.nan, 4.0]), shape)
+        draws += [subclasses.Draw(kind, entry, floats, mask, other),
+                  subclasses.Draw(kind, entry, ints, np.ma.nomask, others),
+                  subclasses.Draw(kind, entry, floats, np.ma.nomask, ints)]
+    return draws
+
+
+@pytest.mark.parametrize("entry", list(subclasses.ENTRIES))
+def test_numpy_subclasses_get_numpys_answer(entry, tmp_path):
+    """Every subclass through `entry` on the CPU: numpy's answer (type, mask, dtype, values, the
+    inputs afterwards) or numpy's exception; hxarray's own functions may refuse (TypeError, or
+    ValueError for masked elements)."""
+    cpu = xp.Device("cpu")
+    problems = []
+    for kind in subclasses.KINDS:
+        for case in _subclass_draws(kind, entry):
+            outcome, problem = subclasses.check(case, cpu, str(tmp_path))
+            if problem is not None or (outcome == "TypeError" and
+                                       not subclasses.ENTRIES[entry].own):
+                problems.append(problem or f"{kind} {case.data.dtype}{case.data.shape}: "
+                                           "TypeError where numpy answers")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
+def test_masked_arrays_keep_their_masks():
+    ma = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    x, a = xp.asarray([10.0, 20.0, 30.0]), np.array([10.0, 20.0, 30.0])
+    for call in (lambda m, v: np.add(m, v), lambda m, v: np.maximum(v, m),
+                 lambda m, v: m + v, lambda m, v: v + m, lambda m, v: v < m,
+                 lambda m, v: np.add.outer(v, m)[0], lambda m, v: np.stack([m, v])):
+        got, want = call(ma, x), call(ma, a)
+        assert type(got) is type(want)
+        np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want))
+        np.testing.assert_array_equal(np.ma.getdata(got), np.ma.getdata(want))
+    assert type(np.add(ma, x)) is np.ma.MaskedArray and np.add(ma, x).mask.tolist() == \
+        [False, True, False]
+    m = np.asmatrix([[1.0, 2.0], [3.0, 4.0]])
+    y = xp.asarray([[0.0, 1.0], [1.0, 0.0]])
+    for got in (m * y, y * m, np.dot(m, y), np.add(m, y)):
+        assert type(got) is np.matrix
+    np.testing.assert_array_equal(m * y, m @ np.asarray(y))  # a matrix's * is its product
+
+
+def test_outputs_and_in_place_operators_with_subclasses():
+    ma = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    x = xp.asarray([10.0, 20.0, 30.0])
+    buffer = x.buffer
+    x += ma  # numpy's answer with an ndarray in x's place: into x, the mask not kept
+    assert type(x) is xp.Array and x.buffer is buffer
+    _same(x, np.array([11.0, 22.0, 33.0]))
+    out = xp.zeros(3)
+    assert np.add(ma, 1.0, out=out) is out
+    target = np.ma.masked_array(np.zeros(3), mask=[1, 0, 0])
+    result = np.add(x, x, out=target)  # a masked out= stays the masked array numpy writes
+    assert result is target
+    np.testing.assert_array_equal(target.data, [22.0, 44.0, 66.0])
+    read_only = xp.broadcast_to(xp.asarray(1.0), (3,))
+    for write in (lambda: read_only.__iadd__(ma), lambda: np.add(ma, 1.0, out=read_only)):
+        with pytest.raises(ValueError, match="read-only"):
+            write()
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
+def test_masked_arrays_with_masked_elements_never_become_hxarray_arrays():
+    ma = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    x = xp.zeros(3)
+    for convert in (lambda: xp.asarray(ma), lambda: xp.asarray(ma, copy=False),
+                    lambda: xp.asarray(ma, dtype=xp.float32), lambda: xp.from_dlpack(ma),
+                    lambda: x.__setitem__(slice(None), ma), lambda: x[np.ma.masked_array(
+                        [True, False, True], mask=[1, 0, 0])],
+                    lambda: list(xp.pipeline([ma], lambda a: a)),
+                    lambda: list(xp.prefetch([(x, ma)], "cpu"))):
+        with pytest.raises(ValueError, match=r"masked.*a\.filled\(value\)"):
+            convert()
+    _same(x, np.zeros(3))
+    clear = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 0, 0])  # nothing masked: its data
+    _same(xp.asarray(clear), clear.data)
+    _same(xp.asarray(np.ma.masked_array([1.0, 2.0])), np.array([1.0, 2.0]))
+    for other in (np.asmatrix([[1.0, 2.0]]), np.arange(3.0).view(np.recarray)):
+        _same(xp.asarray(other), np.asarray(other))  # as numpy's asarray converts them
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
+def test_subclasses_with_arrays_without_host_memory_raise(nohost):
+    x = xp.asarray(A, device=nohost)
+    ma = np.ma.masked_array(B, mask=B > 1)
+    m = np.asmatrix(B)
+    for call in (lambda: np.add(ma, x), lambda: np.add(x, m), lambda: np.add.outer(x, ma),
+                 lambda: np.concatenate([x, ma]), lambda: np.sum(x, axis=0, out=ma[0]),
+                 lambda: x + ma, lambda: m * x, lambda: x * m, lambda: x == m,
+                 lambda: x.__iadd__(m), lambda: np.copyto(ma, x)):
+        with pytest.raises(TypeError, match=r"numpy\.(ma\.MaskedArray|matrix).*to_device"):
+            call()
+    _same(x.to_device("cpu"), A)  # nothing written either way
+    np.testing.assert_array_equal(ma.data, B)
+    np.testing.assert_array_equal(ma.mask, B > 1)
+
+
+@pytest.mark.strict
+def test_strict_mode_refuses_ufuncs_with_subclasses_too():
+    ma = np.ma.masked_array([1.0, 2.0], mask=[0, 1])
+    with pytest.raises(TypeError, match="does not support ufuncs"):
+        np.add(ma, xp.asarray([1.0, 2.0]))
+
+
+def test_subclass_stress_part_is_clean():
+    report = subclasses.main("cpu", 300, 0)
+    assert report["clean"], report["problems"]

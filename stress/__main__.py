@@ -28,21 +28,23 @@ RESULTS = ROOT / "stress" / "results"
 # write cases, settings values per variable (0: all), pipeline runs, memory-limit steps, the
 # differential's pairs of different dtypes per binary operation and Python scalars per side (0:
 # every value), the deferred errors' calls, the cache directory's processes, rounds each and
-# other programs' files, fused functions per mode (numpy, strict), temporary-elision cases, and
-# hxarray.random's draws per device.
+# other programs' files, fused functions per mode (numpy, strict), temporary-elision cases,
+# hxarray.random's draws per device, and numpy-subclass cases.
 SCALES = {
     "ci": {"fuzz": 700, "leak": 300, "threads": (4, 3.0), "oom": 8, "cache": (3, 150),
            "numpy_retry": False, "timeout": 60.0, "writes": "float64", "settings": 3,
            "pipelines": 40, "memory": 1000, "differential": (0, 2), "deferred": 1500,
-           "cachedir": (3, 6, 30), "fuse": 30, "temporaries": 300, "random": 200},
+           "cachedir": (3, 6, 30), "fuse": 30, "temporaries": 300, "random": 200,
+           "subclasses": 1500},
     "full": {"fuzz": 20_000, "leak": 20_000, "threads": (8, 20.0), "oom": 200,
              "cache": (8, 2000), "numpy_retry": True, "timeout": 120.0,
              "writes": "float64,int32,complex64,bool", "settings": 0, "pipelines": 1500,
              "memory": 20_000, "differential": (12, 0), "deferred": 30_000,
-             "cachedir": (8, 20, 150), "fuse": 200, "temporaries": 3000, "random": 5000},
+             "cachedir": (8, 20, 150), "fuse": 200, "temporaries": 3000, "random": 5000,
+             "subclasses": 30_000},
 }
 PARTS = ("fuzz", "leak", "threads", "oom", "cache", "writes", "settings", "pipelines", "memory",
-         "differential", "deferred", "cachedir", "fuse", "temporaries", "random")
+         "differential", "deferred", "cachedir", "fuse", "temporaries", "random", "subclasses")
 
 
 def _part(module: str, args: list[Any], mode: str, timeout: float) -> dict[str, Any]:
@@ -88,7 +90,8 @@ def run(scale: str, devices: list[str], modes: list[str], parts: list[str],
                     "oom", [device, settings["oom"], int(settings["numpy_retry"])], mode,
                     3600)})
             # (device, scale, seed)
-            for part in ("writes", "pipelines", "memory", "deferred", "fuse", "temporaries"):
+            for part in ("writes", "pipelines", "memory", "deferred", "fuse", "temporaries",
+                         "subclasses"):
                 if part in parts:
                     _say(f"{part} {device} {mode}")
                     report[part].append({"device": device, "mode": mode, **_part(
@@ -150,7 +153,8 @@ def failures(report: dict[str, Any]) -> list[str]:
                 found.append(f"fuzz {r['device']} {r['mode']}: {r['tally'][kind]} {kind}")
     for part, flag in (("leak", "flat"), ("threads", "equal"), ("oom", "clean"),
                        ("writes", "clean"), ("pipelines", "clean"), ("memory", "clean"),
-                       ("deferred", "clean"), ("fuse", "clean"), ("temporaries", "clean")):
+                       ("deferred", "clean"), ("fuse", "clean"), ("temporaries", "clean"),
+                       ("subclasses", "clean")):
         for r in report[part]:
             if not r.get(flag):
                 found.append(f"{part} {r['device']} {r['mode']}: "
@@ -257,6 +261,11 @@ def markdown(report: dict[str, Any]) -> str:
                  "failed_result_read", "wrong_values", "other_errors")
         lines += _table(["deferred errors", *(k.replace("_", " ") for k in kinds)],
                         report["deferred"], lambda r: [r[k] for k in kinds])
+    if report["subclasses"]:
+        lines += _table(["numpy subclasses", "cases", "numpy's answer", "numpy's exception",
+                         "TypeError", "masked arrays refused", "anything else"],
+                        report["subclasses"], lambda r: [
+            r["cases"], r["answer"], r["same error"], r["TypeError"], r["refused"], r["wrong"]])
     if report["cache"]:
         lines += _table(["kernel cache", "processes", "calls", "corruptions injected",
                          "wrong bytes", "errors", "rebuilt (compiles)", "temporary files left",
