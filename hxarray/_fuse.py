@@ -268,7 +268,8 @@ def _whole(x: Array, shape: tuple[int, ...]) -> builtins.bool:
 # a closure variable, a module's attribute, a flag that picks a branch) is fixed in its plan. The
 # names it reads are watched: before each call their values are compared (by identity) with
 # those the trace saw, and any change traces again; a list, dict or set read is watched item by
-# item. A value read through an object's attributes (`self.k`, `rng.random()`) cannot be
+# item, a plain object's attributes read by name one by one. A value read through an object's
+# state otherwise (a bound method's `self`, `rng.random()`, an object used whole) cannot be
 # watched cheaply: such a function is refused at its first call (it runs unfused with
 # `fallback`).
 
@@ -423,7 +424,7 @@ def _watch_value(value: Any, what: str, found: dict[Any, Any], seen: set[int]) -
 
 def unchanged(watched: Watch) -> Callable[[], builtins.bool]:
     """A function telling whether every value a trace read is still the one it saw: one
-    expression over its reads (a loop over them costs about twice as much on every call)."""
+    generated expression over its reads, since a loop over them would run on every call."""
     if not watched:
         return lambda: True
     names = {"_MISSING": _MISSING}
