@@ -59,8 +59,8 @@ _arange_limit = 0
 # C functions where compiled (_fastpath.pxd), which is the only way this module runs
 # (`_compiled`): the caching allocator's allocation (hal/allocator.py); from _speedups.h, the
 # array's constructor for checked fields; from the C API, a context variable's value (without the
-# method call of `ContextVar.get`, about 150 instructions on every fast-path call where this is
-# ten), memset, memcpy, the GIL's hand-over, and an address as a pointer to int64, float64 or
+# method call of `ContextVar.get`, which every fast-path call would pay), memset, memcpy, the
+# GIL's hand-over, and an address as a pointer to int64, float64 or
 # float32 elements; numpy's documented capsule of a ufunc's loop (`Loop`), addresses and pointers as
 # the loop takes them, and whether an exception is set.
 _cached_malloc: Callable[[Any, int], Any]
@@ -254,8 +254,8 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
 class Loop:
     """numpy's loop for one signature of a ufunc (`ufunc` of `arity` operands of `operand` into
     `result`, hxarray dtypes), which the fast path calls directly (`_looped`): the ufunc's own
-    call (its arguments, the dispatch, the error state) costs about 3,000 instructions, several
-    times the loop's on small arrays. The loop is the one numpy runs for those dtypes, from its
+    call (its arguments, the dispatch, the error state) costs several times the loop itself on
+    small arrays. The loop is the one numpy runs for those dtypes, from its
     documented low-level access (`ufunc._resolve_dtypes_and_context`, `ufunc._get_strided_loop`:
     the capsule's function, context and data, which the capsule keeps alive); making a Loop
     raises LookupError where numpy would resolve other dtypes (a cast) or the loop needs Python
@@ -465,8 +465,8 @@ def _contiguous(array: Any, itemsize: int) -> bool:
     return True
 
 
-# the strides of a 1-D array of each itemsize, made once (a tuple costs about 150 instructions to
-# make and free: a tenth of a small array's life)
+# the strides of a 1-D array of each itemsize, made once (not a tuple made and freed with every
+# small array)
 _STRIDES_1D = tuple((itemsize,) for itemsize in range(17))
 
 
@@ -500,7 +500,7 @@ def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...] | None, size: i
 
 def _on_the_cpu(device: Any) -> bool:
     """Whether `device` is the CPU; None stands for the default device, read as
-    `default_device` reads it (without its call: about 280 instructions, a tenth of `empty`),
+    `default_device` reads it (without the call itself, which small `empty` calls would feel),
     once that has read the environment's."""
     if device is None:
         device = get_value(_scoped_device)  # noqa: F821
@@ -817,7 +817,7 @@ def _reduced(axis: Any, ndim: int) -> int:
 _quiet_context = contextvars.Context()
 if errstate_var is not None:
     _quiet_context.run(errstate_var.set, QUIET_STATE)
-_run_quietly = _quiet_context.run  # (bound once: a method lookup per call costs ~40 ns)
+_run_quietly = _quiet_context.run  # (bound once, not looked up on every call)
 _quiet_entered = not compiled(__file__)
 
 

@@ -90,8 +90,8 @@ class Block:
     def vector_shape(self, dtype: Any, size: int) -> tuple[int]:
         """The shape `(size,)` of a vector of `dtype` in this block: the tuple cached with a view
         (`view`, which then finds that view by identity) where one of the block's last users was
-        such a vector, so a loop of same-sized vectors makes it once (making, comparing and
-        freeing one costs about 250 instructions)."""
+        such a vector, so a loop of same-sized vectors makes it once rather than a new tuple
+        for each."""
         cached = self.cache
         if cached is not None:
             for at in range(0, len(cached), 3):

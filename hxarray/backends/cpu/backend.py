@@ -42,8 +42,8 @@ _WORDS9 = ctypes.c_uint64 * 9  # a random loop's key, counter, lane and paramete
 
 
 # Below this length an arange is filled by the compiled loop (`_fastpath.arange`), or without it
-# made by numpy's own arange and copied, which costs less than setting up the one-pass fill:
-# 1.6 µs against 4.9 µs at 10 elements; from it, numpy's vectorised fills.
+# made by numpy's own arange and copied, which costs less than setting up the one-pass fill
+# (docs/performance.md); from it, numpy's vectorised fills.
 _SMALL_ARANGE = 1 << 14
 _LOW, _HIGH = -(1 << 62), 1 << 62  # int arange's bounds on start, stop and step: no overflow
 
@@ -257,7 +257,7 @@ class CpuBackend(Backend):
                     flat[start:stop] = rng.evaluate(transform, flat.dtype, key, position, start,
                                                     stop, params)
         else:
-            args = _WORDS9(*rng.arguments(key, position, params))  # (numpy's .ctypes: 6 µs)
+            args = _WORDS9(*rng.arguments(key, position, params))  # (not numpy's slower .ctypes)
             address = out._buffer.block.address + out._offset
 
             def part(begin: int, end: int) -> None:
@@ -503,7 +503,7 @@ class CpuBackend(Backend):
         h, m = self.native(x), self.native(mask)
         if m.size < kernels.COMPRESS_FROM or m.ndim > 1 and not h.flags.c_contiguous:
             picked = h[m]  # (empty itself: from_host, a primitive with a hook point of its
-            # own, would find the dtype again from numpy's; about 2,000 instructions)
+            # own, would find the dtype again from numpy's)
             out = self.empty(picked.shape, x._dtype)
             out._handle[...] = picked
             return out

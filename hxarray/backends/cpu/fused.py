@@ -90,7 +90,7 @@ def compiled(expression: Expression) -> Callable[[bytes], None] | None:
 def holding_the_gil(function: Any) -> Callable[[bytes], None]:
     """The compiled `function` of one `char*` called as numpy calls its loops of fewer than
     GIL_FROM elements: without releasing the GIL, and with its bytes passed as they are, not
-    through `argtypes` (together about 0.5 µs of a 0.7 µs ctypes call)."""
+    through `argtypes` (the most of a small ctypes call's cost)."""
     quick: Any = ctypes.cast(function, ctypes.PYFUNCTYPE(None))
     quick.argtypes = None
     return quick
@@ -175,8 +175,7 @@ class _Operands:
 def _caller(slots: tuple[int, ...], operands: int, extra: int) -> Callable[..., Any]:
     """What makes `_Operands.calling`'s call for `operands` operands, the arrays at `slots` and
     `extra` values after out's address: the call written out for them (as `dataclasses` writes
-    `__init__`), so that a warm call builds no list and runs no loop (a quarter of the
-    instructions of a warm fused call on 10 elements)."""
+    `__init__`), so that a warm call builds no list and runs no loop."""
     scalars = [k for k in range(operands) if k not in slots]
     values = [f"a{k}._buffer.block.address + a{k}._offset" if k in slots else f"p{k}"
               for k in range(operands)]

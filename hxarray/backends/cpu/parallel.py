@@ -3,8 +3,8 @@
 numpy releases the GIL inside its loops, so chunks of one large operation run truly in parallel.
 Chunking is deterministic: chunk boundaries depend only on the shape, the thread count and (for a
 sort) the values, never on timing, so results are reproducible. Handing a chunk to a worker thread
-costs tens to hundreds of microseconds here (about 130 us measured on the 2-core benchmark VM), so
-only operations long enough to repay it are split (`Thresholds`, which the CPU backend holds and
+costs tens to hundreds of microseconds (docs/performance.md has a measurement), so only
+operations long enough to repay it are split (`Thresholds`, which the CPU backend holds and
 checks before calling in here).
 
 The thread count comes from `HXARRAY_NUM_THREADS`, else the CPUs this process may use; `threads(n)`
