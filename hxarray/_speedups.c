@@ -63,11 +63,8 @@ static PyMemberDef array_members[] = {
     {NULL},
 };
 
-static PyObject *
-array_get_handle(ArrayObject *self, void *closure)
-{
-    return Py_NewRef(self->handle);
-}
+static PyObject *array_get_handle(ArrayObject *self, void *closure)
+    { return Py_NewRef(self->handle); }
 
 static int
 array_set_handle(ArrayObject *self, PyObject *value, void *closure)
@@ -104,17 +101,12 @@ static const char *binary_names[N_BINARY][4] = {
     {"xor", "__xor__", "__rxor__", "__ixor__"},
     {"lshift", "__lshift__", "__rlshift__", "__ilshift__"},
     {"rshift", "__rshift__", "__rrshift__", "__irshift__"},
-    {"eq", "__eq__", NULL, NULL},
-    {"ne", "__ne__", NULL, NULL},
-    {"lt", "__lt__", NULL, NULL},
-    {"le", "__le__", NULL, NULL},
-    {"gt", "__gt__", NULL, NULL},
-    {"ge", "__ge__", NULL, NULL},
+    {"eq", "__eq__", NULL, NULL}, {"ne", "__ne__", NULL, NULL}, {"lt", "__lt__", NULL, NULL},
+    {"le", "__le__", NULL, NULL}, {"gt", "__gt__", NULL, NULL}, {"ge", "__ge__", NULL, NULL},
 };
 static const char *unary_names[N_UNARY][2] = {
     {"neg", "__neg__"}, {"pos", "__pos__"}, {"abs", "__abs__"}, {"invert", "__invert__"},
 };
-
 
 static PyObject *binary_ops[N_BINARY];         /* their Operations (_fastpath.py), or NULL */
 static PyObject *binary_methods[N_BINARY][3];  /* the Python operators: forward, reflected, in-place */
@@ -194,24 +186,30 @@ caller_chain(uintptr_t chain[CHAIN])
     return 0;
 }
 
+/* Whether `chain` is among the first `count` calibrated ones. */
+static int
+known(const uintptr_t chain[CHAIN], int count)
+{
+    for (int i = 0; i < count; i++)
+        if (memcmp(chains[i], chain, CHAIN * sizeof(uintptr_t)) == 0)
+            return 1;
+    return 0;
+}
+
 /* Whether this slot was called by the eval loop for an operator, as a calibrated call is. */
 static int
 called_by_interpreter(void)
 {
     uintptr_t chain[CHAIN];
-    if (chain_count == 0 || !caller_chain(chain))
-        return 0;
-    for (int i = 0; i < chain_count; i++)
-        if (memcmp(chains[i], chain, sizeof chain) == 0)
-            return 1;
-    return 0;
+    return chain_count > 0 && caller_chain(chain) && known(chain, chain_count);
 }
 
-/* The probe's slots: each records the chain of the operator's call that reached it. */
+/* The probe's slots: each records the chain of the operator's call that reached it, once. */
 static PyObject *
 probe(PyObject *a, PyObject *b)
 {
-    chain_count += chain_count < CHAINS && caller_chain(chains[chain_count]);
+    chain_count += chain_count < CHAINS && caller_chain(chains[chain_count]) &&
+                   !known(chains[chain_count], chain_count);
     Py_RETURN_NONE;
 }
 static PyObject *probe_power(PyObject *a, PyObject *b, PyObject *c) { return probe(a, b); }
@@ -230,7 +228,8 @@ static PyTypeObject ProbeType = {
     .tp_richcompare = probe_compare,
 };
 
-/* Record the chains of every operator's call, with the array on either side; 0 or -1 (error). */
+/* Record the chains of every operator's call, with the array on either side, against an array or
+ * another type (the interpreter may call the slot from a different place for each); 0 or -1. */
 static int
 calibrate(void)
 {
@@ -246,7 +245,7 @@ calibrate(void)
     PyObject *globals = PyType_Ready(&ProbeType) < 0 ? NULL : Py_BuildValue(
         "{sNsO}", "probe", PyType_GenericAlloc(&ProbeType, 0), "__builtins__", PyEval_GetBuiltins());
     PyObject *done = globals == NULL ? NULL : PyRun_String(
-        "for p, q in ((probe, probe), (1, probe)):\n"
+        "for p, q in ((probe, probe), (1, probe), (probe, 1)):\n"
         "    p + q; p - q; p * q; p / q; p // q; p % q; p ** q; p @ q; p & q; p | q; p ^ q\n"
         "    p << q; p >> q; p == q; p != q; p < q; p <= q; p > q; p >= q\n",
         Py_file_input, globals, globals);
@@ -432,11 +431,10 @@ static PyTypeObject ArrayType = {
 };
 
 /* -- the element-wise functions' calls ----------------------------------------------------- */
-/* The vectorcall of hxarray._fastpath.Operation, the element-wise namespace functions: one to three
- * positional arguments go to its compiled call (`call_operation`) as they are; any other call to
- * its `__call__` (tp_call). Why C: Cython gives a class's instances no vectorcall, and through
- * tp_call every call pays an argument tuple and a keyword dict (about 670 of the 9,150
- * instructions of `add` of two 10-element arrays). */
+/* The vectorcall of hxarray._fastpath.Operation (the element-wise functions): one to three
+ * positional arguments go to its compiled call (`call_operation`) as they are, any other call to
+ * its `__call__`. In C because Cython gives a class's instances no vectorcall, and through
+ * tp_call every call would pay for an argument tuple and a keyword dict. */
 static PyObject *
 operation_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {

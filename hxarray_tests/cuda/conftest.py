@@ -80,10 +80,11 @@ def driver(request: pytest.FixtureRequest, sim: SimDriver) -> Iterator[Driver]:
 def compile_kernel(kernel_cache: KernelCache) -> Callable[..., Module]:
     """compile_kernel(driver, "file.cu", options=(), name_expressions=()): NVRTC-verifies the
     source (sm_80, cached) so that a kernel the host compiler accepts but NVRTC rejects fails,
-    then compiles it with the driver."""
+    then compiles it with the driver; without fused multiply-adds (`--fmad=false`), so that a
+    GPU rounds each operation as the simulator and numpy's expected values do."""
     def compile(driver: Driver, name: str, options: Sequence[str] = (),
                 name_expressions: Sequence[str] = ()) -> Module:
-        code = source(name)
+        code, options = source(name), ("--fmad=false", *options)
         nvrtc.verify(code, name, options, name_expressions, archs=("sm_80",), cache=kernel_cache)
         return driver.compile(0, code, options, name_expressions)
 

@@ -151,14 +151,20 @@ def test_matmul_of_many_batch_axes(cuda):
 
 @pytest.mark.parametrize("dtype", [xp.float32, xp.float64], ids=str)
 def test_matmul_rounds_like_numpy_own_loop(cuda, dtype):
-    """Each output is the sum of its products in order of k, every operation rounded on its own:
-    bit for bit numpy's additions of products (no fused multiply-adds), on the simulator as on a
-    GPU."""
+    """The GEMM kernel's outputs are the sums of their products in order of k, every operation
+    rounded on its own: bit for bit numpy's additions of products (no fused multiply-adds). On a
+    GPU, cuBLAS computes floating-point products in its own order, with fused multiply-adds:
+    within the classic bound, k units of rounding of the sum of the products' magnitudes."""
     a, b = operands(dtype, (20, 37), 5), operands(dtype, (37, 19), 6)
     expected = np.zeros((20, 19), a.dtype)
     for k in range(37):
         expected = expected + a[:, k:k + 1] * b[k:k + 1, :]
-    assert_matches(on(cuda, a) @ on(cuda, b), expected)
+    got = on(cuda, a) @ on(cuda, b)
+    if cuda.backend.simulated:
+        assert_matches(got, expected)
+    else:
+        bound = 37 * np.finfo(a.dtype).eps * (np.abs(a) @ np.abs(b))
+        assert np.all(np.abs(host(got) - expected) <= bound)
 
 
 def test_matmul_of_integers_wraps_and_bool_is_or_of_ands(cuda):
@@ -233,9 +239,9 @@ def test_gather_and_scatter_on_strided_views(cuda):
     a = sample((8, 9, 4), xp.int32)
     x = on(cuda, a)
     view, view_a = x[::-2, 1::3], a[::-2, 1::3]
-    i = np.array([[2, -1], [0, 1]])
+    i = np.array([[2], [-3]])  # no duplicates: which of them a GPU stores is left open
     assert_matches(view[:, on(cuda, i)], view_a[:, i])
-    values = sample((4, 2, 2, 8), xp.int32, seed=2)
+    values = sample((4, 2, 1, 8), xp.int32, seed=2)
     view[:, on(cuda, i)] = on(cuda, values)[..., ::-2]  # strided values
     view_a[:, i] = values[..., ::-2]
     assert_matches(x, a)

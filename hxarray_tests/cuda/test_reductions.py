@@ -104,16 +104,24 @@ def test_layouts_walk_reduced_axes_forwards_and_merge_them():
 
 @needs_cuda
 def test_layout_structs_match_the_kernels():
-    """The packed layouts have the C structs' sizes and member offsets (the compiler checks)."""
-    checks = []
+    """The packed layouts have the C structs' sizes and member offsets, as the device's compiler
+    lays them out (read by a kernel: NVRTC has no offsetof)."""
+    expected, lines = [], []
     for struct, layout in (("hx::ReduceLayout", rd.LAYOUT), ("hx::ScanLayout", sc.LAYOUT)):
-        checks.append(f"static_assert(sizeof({struct}) == {layout.itemsize}, \"{struct}\");")
+        lines.append(f"{{ {struct} s; const char *base = (const char *)&s;")
+        lines.append(f"  out[{len(expected)}] = sizeof(s);")
+        expected.append(layout.itemsize)
         for field, (_, offset) in layout.fields.items():
-            checks.append(f"static_assert(offsetof({struct}, {field}) == {offset}, "
-                          f"\"{struct}::{field}\");")
-    source = sc.SOURCE + "#include <cstddef>\n" + "\n".join(checks) + \
-        '\nextern "C" __global__ void layouts() {}\n'
-    CUDA.backend.driver.compile(CUDA.index, source, OPTIONS)
+            lines.append(f"  out[{len(expected)}] = (const char *)&s.{field} - base;")
+            expected.append(offset)
+        lines.append("}")
+    source = (sc.SOURCE + 'extern "C" __global__ void layouts(long long *out) {\n' +
+              "\n".join(lines) + "\n}\n")
+    out = xp.zeros(len(expected), dtype=xp.int64, device=CUDA)
+    CUDA.backend._launch(CUDA, source, "layouts", list, 0,
+                         [np.uintp(out._buffer.address + out._offset)], [out],
+                         ((1, 1, 1), (1, 1, 1), 0))
+    np.testing.assert_array_equal(np.asarray(out.to_device("cpu")), expected)
 
 
 # -- values on the device --------------------------------------------------------------------------
@@ -145,7 +153,7 @@ def _within_rounding(got: np.ndarray, expected: np.ndarray, magnitude: np.ndarra
 # a warp), outer rows (a thread per output, two passes), many short rows, few long rows either
 # way, a row of two axes that do not merge.
 REDUCTIONS = [((1_000_000,), None), ((1000, 1000), 1), ((1000, 1000), 0), ((100_000, 8), 1),
-              ((4, 250_000), 1), ((250_000, 4), 0), ((60, 50, 40), (0, 2))]
+              ((4, 250_000), 1), ((250_000, 4), 0), ((60, 50, 40), (0, 2)), ((4000, 200), 1)]
 
 
 @needs_cuda

@@ -184,22 +184,24 @@ class CudaBackend(Backend):
         return (1, 0) if self.simulated else (2, device.index)  # kDLCPU, kDLCUDA
 
     def dlpack(self, x: Array, *, stream: Any, max_version: Any, dl_device: Any, copy: Any) -> Any:
-        """On a GPU, CuPy's exporter over the memory in place (a read-only array as a copy: CuPy's
-        arrays have no read-only flag), called on the stream that produced x (the current one),
-        so the consumer's `stream` is made to wait for it; on the simulator, the host memory in
-        place once the device's work is done (kDLCPU, read-only where x is)."""
+        """On a GPU, CuPy's exporter over the memory in place, or over a copy on the device
+        (`copy=True`, and a read-only array: CuPy's arrays have no read-only flag) whose capsule
+        says it is one; called on the stream that produced x (the current one), so the
+        consumer's `stream` is made to wait for it. On the simulator, the host memory in place
+        once the device's work is done (kDLCPU, read-only where x is)."""
         if not self.simulated:
-            from .interop import cupy_view, on_stream
+            from .interop import cupy_view, mark_copied, on_stream
 
             self._refuse_failed(x)  # (where found already: the export does not wait for it)
             if x._readonly and copy is False:
                 raise BufferError(f"__dlpack__(copy=False): a read-only array on {x.device} can "
                                   "only be exported as a copy (CuPy's arrays have no read-only "
                                   "flag)")
+            to_host = dl_device is not None and tuple(dl_device) == (1, 0)
             with on_stream(self, x._buffer.device):
-                if x._readonly:  # the copy, ordered after x's work
-                    return cupy_view(self, x).copy().__dlpack__(
-                        stream=stream, max_version=max_version, dl_device=dl_device)
+                if (x._readonly or copy) and not to_host:  # the copy, ordered after x's work
+                    return mark_copied(cupy_view(self, x).copy().__dlpack__(
+                        stream=stream, max_version=max_version, dl_device=dl_device))
                 return cupy_view(self, x).__dlpack__(stream=stream, max_version=max_version,
                                                      dl_device=dl_device, copy=copy)
         if dl_device is not None and tuple(dl_device) != (1, 0):

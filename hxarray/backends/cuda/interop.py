@@ -6,6 +6,7 @@ uses are checked against the installed CuPy by hxarray_tests/cuda/test_driver_cu
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,23 @@ def cupy_view(backend: CudaBackend, x: Array) -> Any:
                                      x._buffer.device.index)
     pointer = cupy.cuda.MemoryPointer(memory, x._offset)
     return cupy.ndarray(x._shape, x._dtype.numpy, pointer, x._strides)
+
+
+_DLPACK_IS_COPIED = 1 << 1  # DLPACK_FLAG_BITMASK_IS_COPIED
+_capsule_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi))
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+
+
+def mark_copied(capsule: Any) -> Any:
+    """`capsule` with DLPack's is-copied flag set where it is a versioned one (CuPy's exporter
+    sets it only for its copies to the host): the consumer may then write into the memory."""
+    if _capsule_is_valid(capsule, b"dltensor_versioned"):
+        # DLManagedTensorVersioned: version (two uint32), manager_ctx, deleter, then flags
+        flags = ctypes.c_uint64.from_address(_capsule_pointer(capsule, b"dltensor_versioned") + 24)
+        flags.value |= _DLPACK_IS_COPIED
+    return capsule
 
 
 @contextlib.contextmanager

@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 __all__ = ["C_TYPES", "KERNEL_DIR", "Library", "OPTIONS", "PREAMBLE", "all_sources"]
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
-OPTIONS = (f"-I{KERNEL_DIR}",)
+# No contraction of a * b + c into one fused multiply-add: each operation rounds on its own, as
+# numpy's loops, the CPU backend and the simulator compute, so every device gives the same bits
+# (element-wise kernels are bound by memory; a GPU's floating-point products go to cuBLAS).
+OPTIONS = (f"-I{KERNEL_DIR}", "--fmad=false")
 
 # The C++ type of each dtype (hxarray.cuh's typedefs).
 C_TYPES: dict[dt.DType, str] = {

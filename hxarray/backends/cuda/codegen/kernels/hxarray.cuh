@@ -73,8 +73,22 @@ template <typename R> struct converter<bool, complex<R> > {
 };
 template <typename To, typename R> struct converter<complex<To>, complex<R> > {
     __device__ static complex<To> run(complex<R> v) {
-        return complex<To>(To(v.real()), To(v.imag()));
+        return complex<To>(converter<To, R>::run(v.real()), converter<To, R>::run(v.imag()));
     }
+};
+template <typename To, typename From> struct converter<complex<To>, From> {
+    __device__ static complex<To> run(From v) { return complex<To>(converter<To, From>::run(v)); }
+};
+// float32 <-> float64: a NaN keeps its sign, which copysign and signbit read (x86's conversion,
+// numpy's, keeps it; a GPU's gives its canonical NaN)
+template <typename To, typename From> __device__ __forceinline__ To float_to_float(From v) {
+    return ::copysign(To(v), ::signbit(v) ? To(-1) : To(1));
+}
+template <> struct converter<f64, f32> {
+    __device__ static f64 run(f32 v) { return float_to_float<f64>(v); }
+};
+template <> struct converter<f32, f64> {
+    __device__ static f32 run(f64 v) { return float_to_float<f32>(v); }
 };
 template <typename F> __device__ i64 float_to_i64(F v) {
     return (v != v || !(v >= F(-9223372036854775808.0) && v < F(9223372036854775808.0)))
@@ -356,9 +370,16 @@ template <typename T> __device__ __forceinline__ bool isfinite(T a) {
 }
 template <typename T> __device__ __forceinline__ bool signbit(T a) { return ::signbit(a); }
 
+// CUDA's hypot may overflow for a result just below the largest finite value (it is within 2
+// ulps): there, twice the hypot of the halves.
+template <typename T> __device__ __forceinline__ T hypot(T a, T b) {
+    T h = ::hypot(a, b);
+    return ::isinf(h) && ::isfinite(a) && ::isfinite(b) ? T(2) * ::hypot(a / T(2), b / T(2)) : h;
+}
+
 template <typename T> __device__ __forceinline__ typename real_of<T>::type abs(T a) {
     if constexpr (is_complex<T>::value) {
-        return ::hypot(a.real(), a.imag());
+        return ops::hypot(a.real(), a.imag());
     } else if constexpr (is_float<T>::value) {
         return ::fabs(a);
     } else if constexpr (is_int<T>::value && is_signed<T>::value) {
@@ -493,7 +514,8 @@ HX_MATH(tanh, if (::isinf(a.real()) && ::isfinite(a.imag()))
 
 // Where both parts of a nonzero complex number are tiny (below 2**-100 in single precision,
 // 2**-900 in double), sqrt and log scale it by 2**100 or 2**200 first: thrust's lose digits on
-// subnormal parts.
+// subnormal parts. Where a finite part is half the largest finite value or more, log is
+// log(a / 2) + log 2: thrust's takes CUDA's hypot, which may overflow there (see `hypot`).
 template <typename R> struct tiny_scale {
     static const int below = sizeof(R) == 4 ? -100 : -900;
     static const int exponent = sizeof(R) == 4 ? 100 : 200;
@@ -506,6 +528,7 @@ template <typename R> __device__ __forceinline__ bool tiny(complex<R> a) {
 template <typename R> __device__ __forceinline__ complex<R> scaled(complex<R> a, int exponent) {
     return complex<R>(::ldexp(a.real(), exponent), ::ldexp(a.imag(), exponent));
 }
+
 HX_MATH(sqrt, const int k = tiny_scale<R>::exponent;
               if (tiny(a)) return scaled(thrust::sqrt(scaled(a, k)), -k / 2);)
 // log(±inf + NaN j) and log(NaN ± inf j) are +inf + NaN j.
@@ -513,9 +536,16 @@ HX_MATH(log, if ((::isinf(a.real()) && a.imag() != a.imag()) ||
                  (::isinf(a.imag()) && a.real() != a.real()))
                  return T(infinity<R>(), quiet_nan<R>());
              const int k = tiny_scale<R>::exponent;
+             const R ln2 = R(0.693147180559945309417232121458176568);
              if (tiny(a)) {
                  T y = thrust::log(scaled(a, k));
-                 return T(y.real() - R(k) * R(0.693147180559945309417232121458176568), y.imag());
+                 return T(y.real() - R(k) * ln2, y.imag());
+             }
+             const R half_max = ::ldexp(R(1), sizeof(R) == 4 ? 127 : 1023);
+             if (ops::isfinite(a) && (::fabs(a.real()) >= half_max ||
+                                      ::fabs(a.imag()) >= half_max)) {
+                 T y = thrust::log(scaled(a, -1));
+                 return T(y.real() + ln2, y.imag());
              })
 #undef HX_MATH
 
@@ -592,7 +622,6 @@ template <typename T> __device__ __forceinline__ T log1p(T a) {
 }
 
 template <typename T> __device__ __forceinline__ T atan2(T a, T b) { return ::atan2(a, b); }
-template <typename T> __device__ __forceinline__ T hypot(T a, T b) { return ::hypot(a, b); }
 template <typename T> __device__ __forceinline__ T copysign(T a, T b) { return ::copysign(a, b); }
 template <typename T> __device__ __forceinline__ T nextafter(T a, T b) { return ::nextafter(a, b); }
 
