@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -286,6 +287,18 @@ def test_concurrent_allocation_keeps_stats_consistent() -> None:
     stats = alloc.stats()
     assert stats["reserved_bytes"] == 0
     assert stats["num_raw_allocs"] == stats["num_raw_frees"]
+
+
+def test_the_compiled_build_keeps_the_gil_its_bookkeeping_relies_on() -> None:
+    """Compiled, the allocator takes no lock: its bookkeeping is atomic under the GIL. A module
+    that declared free-threading support (Cython's `freethreading_compatible`, or Py_mod_gil in
+    the hand-written C) would let a free-threaded CPython run it without one: then the allocator
+    must lock in both builds first."""
+    root = Path(__file__).resolve().parents[1]
+    assert "freethreading_compatible" not in (root / "setup.py").read_text()
+    assert not any("freethreading_compatible" in path.read_text()
+                   for path in (root / "hxarray").rglob("*.py"))
+    assert "Py_mod_gil" not in (root / "hxarray" / "_speedups.c").read_text()
 
 
 # -- the raw CPU allocator -------------------------------------------------------------------------

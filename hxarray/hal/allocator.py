@@ -325,7 +325,10 @@ class _CachingAllocatorBase:
     The bookkeeping is thread-safe. Run interpreted, it takes a lock (`_lock`, a `_Guard`); run
     compiled, it calls no Python code between its reads and writes, so the GIL makes it atomic
     and `_lock` is None (subclasses whose bookkeeping does call Python code, as the stream-
-    ordered allocator's does, set `_locked = True` to keep the lock)."""
+    ordered allocator's does, set `_locked = True` to keep the lock). There is always a GIL in
+    the compiled build: its modules do not declare free-threading support, so a free-threaded
+    CPython turns the GIL back on when they load (hxarray_tests/test_hal_allocator.py keeps it
+    so); the interpreted build needs the lock because it may run without one."""
 
     raw: Allocator
     device: Device
