@@ -26,7 +26,9 @@ from . import _dtypes as dt
 from . import _views
 from ._array import Array
 from ._checks import as_dtype
+from ._indexing import check_writable
 from ._modes import is_strict
+from ._numpy_mode import assign_inplace
 
 __all__ = ["allclose", "array", "array_split", "concatenate", "dot", "einsum", "interp",
            "isclose", "logspace", "pad", "ravel", "split", "swapaxes"]
@@ -106,6 +108,21 @@ def kept(result: Array, axes: tuple[int, ...], ndim: int, keepdims: builtins.boo
     return xp.expand_dims(result, axis=axes) if keepdims and axes else result
 
 
+def into(out: Any, result: Array, function: str) -> Array:
+    """`result`, or (given `out`, an hxarray array of its shape) written into `out` under numpy's
+    "same_kind" casting, and `out`."""
+    if out is None:
+        return result
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if type(out) is not Array:
+        raise TypeError(f"{function}(): out must be an hxarray array, got {type(out).__name__}")
+    if out.shape != result.shape:
+        raise ValueError(f"{function}(): out has shape {out.shape}, the result {result.shape}")
+    check_writable(out, f"{function}(out=...)")
+    return assign_inplace(f"{function}(out=...)", out, result)
+
+
 def float_dtype(dtype: dt.DType) -> dt.DType:
     """numpy's floating dtype for computing with `dtype`: its own if floating, else float64."""
     return dtype if dtype in dt.FLOATING else dt.float64
@@ -179,11 +196,11 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: builtins.bool = Tru
 
 
 @numpy_only
-def concatenate(arrays: Sequence[Any], axis: int | None = 0, *, dtype: Any = None,
-                casting: str = "same_kind") -> Array:
+def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
+                dtype: Any = None, casting: str = "same_kind") -> Array:
     """numpy's `concatenate`: `concat` with numpy's promotion; `axis=None` joins the flattened
-    arrays; `dtype=` casts each first under `casting` (TypeError where it does not allow it).
-    No `out=` (numpy's `np.concatenate(..., out=x)` on hxarray arrays takes one)."""
+    arrays; `dtype=` casts each first under `casting` (TypeError where it does not allow it);
+    `out=` an hxarray array of the result's shape."""
     parts = as_arrays(*arrays)
     if not parts:
         raise ValueError("need at least one array to concatenate")
@@ -196,7 +213,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, *, dtype: Any = Non
                 raise TypeError(f"concatenate(): cannot cast array data from {p.dtype.name} to "
                                 f"{dtype.name} according to the rule {casting!r}")
         parts = [xp.astype(p, dtype) for p in parts]
-    return xp.concat(parts, axis=axis)
+    return into(out, xp.concat(parts, axis=axis), "concatenate")
 
 
 @numpy_only
@@ -310,16 +327,17 @@ def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
 
 
 @numpy_only
-def dot(a: Any, b: Any) -> Array:
+def dot(a: Any, b: Any, out: Any = None) -> Array:
     """numpy's `dot`: scalars multiply, vectors give their inner product (not conjugated),
-    matrices their product, and N-D arrays sum over a's last axis and b's second-to-last. No
-    `out=` (numpy's `np.dot(..., out=x)` on hxarray arrays takes one)."""
+    matrices their product, and N-D arrays sum over a's last axis and b's second-to-last."""
     x, y = as_arrays(a, b)
     if x.ndim == 0 or y.ndim == 0:
-        return x * y
-    if y.ndim <= 2:
-        return xp.matmul(x, y)
-    return xp.tensordot(x, y, axes=((x.ndim - 1,), (y.ndim - 2,)))
+        result = x * y
+    elif y.ndim <= 2:
+        result = xp.matmul(x, y)
+    else:
+        result = xp.tensordot(x, y, axes=((x.ndim - 1,), (y.ndim - 2,)))
+    return into(out, result, "dot")
 
 
 _LETTERS = string.ascii_letters
@@ -423,14 +441,14 @@ def _einsum_pair(x: Array, xl: str, y: Array, yl: str, keep: set[str],
 
 
 @numpy_only
-def einsum(*operands: Any, dtype: Any = None, casting: str = "safe",
-           optimize: Any = False) -> Array:
+def einsum(*operands: Any, out: Any = None, dtype: Any = None, order: str = "K",
+           casting: str = "safe", optimize: Any = False) -> Array:
     """numpy's `einsum`: Einstein summation, in the subscript form
     (`einsum("ij,jk->ik", a, b)`) or the interleaved one (`einsum(a, [0, 1], b, [1, 2])`), with
     `...` for broadcast dimensions and repeated labels for diagonals. Computed left to right as
     diagonal views, sums and batched matrix products (`optimize` is accepted and changes
-    nothing); sums of floating-point values round as those functions do, not always as numpy's
-    einsum. No `out=`."""
+    nothing, nor does `order`); sums of floating-point values round as those functions do, not
+    always as numpy's einsum."""
     if not operands:
         raise ValueError("einsum(): no operands")
     if isinstance(operands[0], str):
@@ -470,7 +488,7 @@ def einsum(*operands: Any, dtype: Any = None, casting: str = "safe",
         x, term = _einsum_pair(x, term, y, yterm, keep, sizes)
     x, term = _einsum_sum(x, term, {c for c in term if c not in output})
     x = xp.permute_dims(x, tuple(term.index(c) for c in output))
-    return xp.broadcast_to(x, tuple(sizes[c] for c in output))
+    return into(out, xp.broadcast_to(x, tuple(sizes[c] for c in output)), "einsum")
 
 
 def _interleaved(items: list[Any]) -> tuple[str, list[Any]]:
@@ -579,9 +597,9 @@ def _stat(x: Array, axis: int, length: Any, side: str, mode: str) -> Array:
         return xp.max(part, axis=axis, keepdims=True)
     if mode == "minimum":
         return xp.min(part, axis=axis, keepdims=True)
-    from ._numpy_statistics import median
+    from ._numpy_statistics import _median
     value = xp.mean(part, axis=axis, keepdims=True) if mode == "mean" else \
-        median.__wrapped__(part, axis=axis, keepdims=True)  # type: ignore[attr-defined]
+        _median(part, axis, True)
     if x.dtype in dt.INTEGER or x.dtype is dt.bool:
         value = xp.astype(xp.round(value), x.dtype)
     return xp.astype(value, x.dtype)

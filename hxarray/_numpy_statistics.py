@@ -28,7 +28,7 @@ from ._numpy_functions import (
     as_arrays,
     axis_tuple,
     float_dtype,
-    kept,
+    into,
     numpy_only,
     to_last,
 )
@@ -61,18 +61,19 @@ def _divide_by_count(total: Array, count: Array) -> Array:
 
 
 @numpy_only
-def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Array:
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+           keepdims: builtins.bool = False) -> Array:
     """numpy's `nansum`: the sum with NaNs counted as zero (0 for an empty or all-NaN slice)."""
     x, _ = _replaced(as_array(a), 0)
-    return xp.sum(x, axis=_axis(axis), dtype=dtype, keepdims=keepdims)
+    return into(out, xp.sum(x, axis=_axis(axis), dtype=dtype, keepdims=keepdims), "nansum")
 
 
 @numpy_only
-def nanprod(a: Any, axis: Any = None, dtype: Any = None,
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: builtins.bool = False) -> Array:
     """numpy's `nanprod`: the product with NaNs counted as one."""
     x, _ = _replaced(as_array(a), 1)
-    return xp.prod(x, axis=_axis(axis), dtype=dtype, keepdims=keepdims)
+    return into(out, xp.prod(x, axis=_axis(axis), dtype=dtype, keepdims=keepdims), "nanprod")
 
 
 def _axis(axis: Any) -> Any:
@@ -80,10 +81,14 @@ def _axis(axis: Any) -> Any:
 
 
 @numpy_only
-def nanmean(a: Any, axis: Any = None, dtype: Any = None,
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: builtins.bool = False) -> Array:
     """numpy's `nanmean`: the mean of the values that are not NaN; NaN (with numpy's
     RuntimeWarning) for a slice with none."""
+    return into(out, _nanmean(a, axis, dtype, keepdims), "nanmean")
+
+
+def _nanmean(a: Any, axis: Any, dtype: Any, keepdims: builtins.bool) -> Array:
     x = as_array(a)
     if x.dtype not in dt.FLOATING:
         if dtype is not None:
@@ -99,11 +104,16 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None,
 
 
 @numpy_only
-def nanvar(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
            keepdims: builtins.bool = False, *, correction: Any = None) -> Array:
     """numpy's `nanvar`: the variance of the values that are not NaN, with `ddof` (or
     `correction`) degrees of freedom removed; NaN (with numpy's RuntimeWarning) where no degree
     of freedom is left. Real for complex input."""
+    return into(out, _nanvar(a, axis, dtype, ddof, keepdims, correction), "nanvar")
+
+
+def _nanvar(a: Any, axis: Any, dtype: Any, ddof: float, keepdims: builtins.bool,
+            correction: Any) -> Array:
     if correction is not None:
         ddof = correction
     x = as_array(a)
@@ -134,11 +144,10 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
 
 
 @numpy_only
-def nanstd(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
            keepdims: builtins.bool = False, *, correction: Any = None) -> Array:
     """numpy's `nanstd`: the square root of `nanvar`."""
-    return xp.sqrt(nanvar.__wrapped__(a, axis, dtype, ddof, keepdims,  # type: ignore[attr-defined]
-                                      correction=correction))
+    return into(out, xp.sqrt(_nanvar(a, axis, dtype, ddof, keepdims, correction)), "nanstd")
 
 
 def _nan_extremum(name: str, a: Any, axis: Any, keepdims: builtins.bool) -> Array:
@@ -162,17 +171,17 @@ def _nan_extremum(name: str, a: Any, axis: Any, keepdims: builtins.bool) -> Arra
 
 
 @numpy_only
-def nanmax(a: Any, axis: Any = None, keepdims: builtins.bool = False) -> Array:
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: builtins.bool = False) -> Array:
     """numpy's `nanmax`: the maximum ignoring NaNs; NaN (with numpy's RuntimeWarning) for an
     all-NaN slice; ValueError for an empty one."""
-    return _nan_extremum("max", a, axis, keepdims)
+    return into(out, _nan_extremum("max", a, axis, keepdims), "nanmax")
 
 
 @numpy_only
-def nanmin(a: Any, axis: Any = None, keepdims: builtins.bool = False) -> Array:
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: builtins.bool = False) -> Array:
     """numpy's `nanmin`: the minimum ignoring NaNs; NaN (with numpy's RuntimeWarning) for an
     all-NaN slice; ValueError for an empty one."""
-    return _nan_extremum("min", a, axis, keepdims)
+    return into(out, _nan_extremum("min", a, axis, keepdims), "nanmin")
 
 
 def _nan_arg(name: str, a: Any, axis: Any, keepdims: builtins.bool) -> Array:
@@ -191,30 +200,35 @@ def _nan_arg(name: str, a: Any, axis: Any, keepdims: builtins.bool) -> Array:
 
 
 @numpy_only
-def nanargmax(a: Any, axis: int | None = None, *, keepdims: builtins.bool = False) -> Array:
+def nanargmax(a: Any, axis: int | None = None, out: Any = None, *,
+              keepdims: builtins.bool = False) -> Array:
     """numpy's `nanargmax`: the index of the maximum ignoring NaNs; ValueError for an all-NaN
     slice."""
-    return _nan_arg("argmax", a, axis, keepdims)
+    return into(out, _nan_arg("argmax", a, axis, keepdims), "nanargmax")
 
 
 @numpy_only
-def nanargmin(a: Any, axis: int | None = None, *, keepdims: builtins.bool = False) -> Array:
+def nanargmin(a: Any, axis: int | None = None, out: Any = None, *,
+              keepdims: builtins.bool = False) -> Array:
     """numpy's `nanargmin`: the index of the minimum ignoring NaNs; ValueError for an all-NaN
     slice."""
-    return _nan_arg("argmin", a, axis, keepdims)
+    return into(out, _nan_arg("argmin", a, axis, keepdims), "nanargmin")
 
 
 # -- median and quantiles --------------------------------------------------------------------------
 
 
 @numpy_only
-def median(a: Any, axis: Any = None, keepdims: builtins.bool = False, *,
-           overwrite_input: builtins.bool = False) -> Array:
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: builtins.bool = False,
+           keepdims: builtins.bool = False) -> Array:
     """numpy's `median`: the middle value (the mean of the two middle ones) along `axis` (None:
     all), in the dtype `mean` gives; NaN for a slice holding a NaN, and (with numpy's
     RuntimeWarning) for an empty one. `overwrite_input` changes nothing: the input is never
     written."""
-    x = as_array(a)
+    return into(out, _median(as_array(a), axis, keepdims), "median")
+
+
+def _median(x: Array, axis: Any, keepdims: builtins.bool) -> Array:
     axes = axis_tuple(axis, x.ndim, "median")
     flat = to_last(x, axes)
     n = flat.shape[-1]
@@ -318,8 +332,8 @@ def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
             raise IndexError(f"cannot do a non-empty take from an empty axes.")
         result = pick(virtual)
     else:
-        previous = np.floor(virtual)
-        following = previous + 1
+        previous = np.array(np.floor(virtual))
+        following = np.array(previous + 1)
         above = virtual >= n - 1
         previous[above] = -1
         following[above] = -1
@@ -350,22 +364,24 @@ def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
 
 
 @numpy_only
-def quantile(a: Any, q: Any, axis: Any = None, *, method: str = "linear",
-             keepdims: builtins.bool = False, weights: Any = None,
-             overwrite_input: builtins.bool = False) -> Array:
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None,
+             overwrite_input: builtins.bool = False, method: str = "linear",
+             keepdims: builtins.bool = False, *, weights: Any = None) -> Array:
     """numpy's `quantile`: the `q`-th quantiles (0 <= q <= 1; an array of them prepends its
     shape) along `axis` (None: all), by any of numpy's methods (default "linear"), with numpy's
     result dtypes; NaN for a slice holding a NaN. `q` is read on the host; `weights=` is not
     supported (NotImplementedError); the input is never written."""
-    return _quantile(as_array(a), q, axis, method, keepdims, "quantile", weights)
+    return into(out, _quantile(as_array(a), q, axis, method, keepdims, "quantile", weights),
+                "quantile")
 
 
 @numpy_only
-def percentile(a: Any, q: Any, axis: Any = None, *, method: str = "linear",
-               keepdims: builtins.bool = False, weights: Any = None,
-               overwrite_input: builtins.bool = False) -> Array:
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+               overwrite_input: builtins.bool = False, method: str = "linear",
+               keepdims: builtins.bool = False, *, weights: Any = None) -> Array:
     """numpy's `percentile`: `quantile` of `q / 100` (0 <= q <= 100)."""
-    return _quantile(as_array(a), q, axis, method, keepdims, "percentile", weights)
+    return into(out, _quantile(as_array(a), q, axis, method, keepdims, "percentile", weights),
+                "percentile")
 
 
 # -- averages, covariance, correlation -------------------------------------------------------------
