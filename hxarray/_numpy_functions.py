@@ -704,7 +704,14 @@ def interp(x: Any, xp_: Any, fp: Any, left: Any = None, right: Any = None,
     if b.shape[0] == 0:
         raise ValueError("array of sample points is empty")
     work = dt.complex128 if f.dtype in dt.COMPLEX_FLOATING else dt.float64
-    a, b, f = xp.astype(a, dt.float64), xp.astype(b, dt.float64), xp.astype(f, work)
+    shape = a.shape
+    a = xp.reshape(xp.astype(a, dt.float64), (-1,))
+    b, f = xp.astype(b, dt.float64), xp.astype(f, work)
+    return xp.reshape(_interp(a, b, f, left, right, period, work), shape)
+
+
+def _interp(a: Array, b: Array, f: Array, left: Any, right: Any, period: Any,
+            work: dt.DType) -> Array:
     if period is not None:
         if period == 0:
             raise ValueError("period must be a non-zero value")
