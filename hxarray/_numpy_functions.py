@@ -53,7 +53,7 @@ def numpy_only(function: F) -> F:
     return numpy_function  # type: ignore[return-value]
 
 
-# -- helpers shared with _numpy_statistics ----------------------------------------------------------
+# -- helpers shared with _numpy_statistics ---------------------------------------------------------
 
 
 def device_of(*values: Any) -> Any:
@@ -601,7 +601,7 @@ def _stat(x: Array, axis: int, length: Any, side: str, mode: str) -> Array:
     value = xp.mean(part, axis=axis, keepdims=True) if mode == "mean" else \
         _median(part, axis, True)
     if x.dtype in dt.INTEGER or x.dtype is dt.bool:
-        value = xp.astype(xp.round(value), x.dtype)
+        value = xp.astype(xp.round(value), x.dtype)  # type: ignore[attr-defined]
     return xp.astype(value, x.dtype)
 
 

@@ -25,7 +25,6 @@ from ._checks import as_dtype
 from ._numpy_functions import (
     array,
     as_array,
-    as_arrays,
     axis_tuple,
     float_dtype,
     into,
@@ -155,8 +154,7 @@ def _nan_extremum(name: str, a: Any, axis: Any, keepdims: builtins.bool) -> Arra
     reduce = getattr(xp, name)
     if x.dtype not in dt.FLOATING:
         return reduce(x, axis=_axis(axis), keepdims=keepdims)
-    low = name == "max"
-    fill = -math.inf if low else math.inf
+    fill: Any = -math.inf if name == "max" else math.inf
     if x.dtype in dt.COMPLEX_FLOATING:
         fill = complex(fill, fill)  # below (or above) every number in numpy's order
     filled, mask = _replaced(x, fill)
@@ -189,7 +187,7 @@ def _nan_arg(name: str, a: Any, axis: Any, keepdims: builtins.bool) -> Array:
     reduce = getattr(xp, name)
     if x.dtype not in dt.FLOATING:
         return reduce(x, axis=axis, keepdims=keepdims)
-    fill = -math.inf if name == "argmax" else math.inf
+    fill: Any = -math.inf if name == "argmax" else math.inf
     if x.dtype in dt.COMPLEX_FLOATING:
         fill = complex(fill, fill)
     filled, mask = _replaced(x, fill)
@@ -236,7 +234,8 @@ def _median(x: Array, axis: Any, keepdims: builtins.bool) -> Array:
         _warn("Mean of empty slice.")
     ordered = xp.sort(flat, axis=-1)
     half = n // 2
-    middle = ordered[..., half:half + 1] if n % 2 else ordered[..., builtins.max(half - 1, 0):half + 1]
+    start = half if n % 2 else builtins.max(half - 1, 0)
+    middle = ordered[..., start:half + 1]
     result = xp.mean(middle, axis=-1)
     if x.dtype in dt.FLOATING and n:
         last = ordered[..., -1]
@@ -329,7 +328,7 @@ def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
     if method in ("inverted_cdf", "closest_observation", "lower", "higher", "nearest") or \
             (method == "linear" and integral):
         if n == 0:
-            raise IndexError(f"cannot do a non-empty take from an empty axes.")
+            raise IndexError("cannot do a non-empty take from an empty axes.")
         result = pick(virtual)
     else:
         previous = np.array(np.floor(virtual))
@@ -461,7 +460,7 @@ def cov(m: Any, y: Any = None, rowvar: builtins.bool = True, bias: builtins.bool
     w = None
     if fweights is not None:
         f = as_array(fweights, x.device)
-        if f.dtype not in dt.INTEGER and not builtins.bool(xp.all(f == xp.round(f))):
+        if f.dtype not in dt.INTEGER and not builtins.bool(xp.all(f == xp.round(f))):  # type: ignore[attr-defined]
             raise TypeError("fweights must be integer")
         _check_weights(f, x.shape[1], "fweights")
         w = xp.astype(f, dt.float64)
@@ -472,6 +471,7 @@ def cov(m: Any, y: Any = None, rowvar: builtins.bool = True, bias: builtins.bool
         w = aw if w is None else w * aw
     mean, total = average.__wrapped__(x, axis=1, weights=w, returned=True)  # type: ignore[attr-defined]
     w_sum = float(xp.real(total[0])) if total.ndim else float(total)
+    fact: float
     if w is None:
         fact = x.shape[1] - ddof
     elif ddof == 0:

@@ -121,7 +121,8 @@ def test_logspace(device):
           np.logspace(0, 1, 5, endpoint=False, base=2.0))
     close(xp.logspace(xp.asarray([0.0, 1.0]), xp.asarray([2.0, 3.0]), 4, axis=1),
           np.logspace([0.0, 1.0], [2.0, 3.0], 4, axis=1))
-    close(xp.logspace(0, 2, 3, dtype="float32", device=device), np.logspace(0, 2, 3, dtype="float32"))
+    close(xp.logspace(0, 2, 3, dtype="float32", device=device),
+          np.logspace(0, 2, 3, dtype="float32"))
     assert xp.logspace(0, 2, 0, device=device).shape == (0,)
 
 
