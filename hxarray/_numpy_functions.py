@@ -123,6 +123,16 @@ def into(out: Any, result: Array, function: str) -> Array:
     return assign_inplace(f"{function}(out=...)", out, result)
 
 
+def cast_all(arrays: list[Array], dtype: Any, casting: str, function: str) -> list[Array]:
+    """`arrays` cast to `dtype` where numpy's `casting` rule allows it (TypeError otherwise)."""
+    dtype = as_dtype(dtype, function)
+    for x in arrays:
+        if not np.can_cast(x.dtype.numpy, dtype.numpy, casting=casting):  # type: ignore[arg-type]
+            raise TypeError(f"{function}(): cannot cast array data from {x.dtype.name} to "
+                            f"{dtype.name} according to the rule {casting!r}")
+    return [xp.astype(x, dtype) for x in arrays]
+
+
 def float_dtype(dtype: dt.DType) -> dt.DType:
     """numpy's floating dtype for computing with `dtype`: its own if floating, else float64."""
     return dtype if dtype in dt.FLOATING else dt.float64
@@ -207,12 +217,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
     if axis is None:
         parts, axis = [xp.reshape(p, (-1,)) for p in parts], 0
     if dtype is not None:
-        dtype = as_dtype(dtype, "concatenate")
-        for p in parts:
-            if not np.can_cast(p.dtype.numpy, dtype.numpy, casting=casting):  # type: ignore[arg-type]
-                raise TypeError(f"concatenate(): cannot cast array data from {p.dtype.name} to "
-                                f"{dtype.name} according to the rule {casting!r}")
-        parts = [xp.astype(p, dtype) for p in parts]
+        parts = cast_all(parts, dtype, casting, "concatenate")
     return into(out, xp.concat(parts, axis=axis), "concatenate")
 
 
@@ -457,12 +462,7 @@ def einsum(*operands: Any, out: Any = None, dtype: Any = None, order: str = "K",
         subscripts, arrays = _interleaved(list(operands))
     xs = as_arrays(*arrays)
     if dtype is not None:
-        dtype = as_dtype(dtype, "einsum")
-        for x in xs:
-            if not np.can_cast(x.dtype.numpy, dtype.numpy, casting=casting):  # type: ignore[arg-type]
-                raise TypeError(f"einsum(): cannot cast {x.dtype.name} to {dtype.name} "
-                                f"according to the rule {casting!r}")
-        xs = [xp.astype(x, dtype) for x in xs]
+        xs = cast_all(xs, dtype, casting, "einsum")
     elif len(xs) > 1:
         common = xp.result_type(*xs)
         xs = [xp.astype(x, common) for x in xs]
