@@ -19,6 +19,8 @@ CHAPTERS = [  # (module, title): the standard's chapters, in its order
     ("hxarray._sorting", "Sorting functions"),
     ("hxarray._statistical", "Statistical functions"),
     ("hxarray._utility", "Utility functions"),
+    ("hxarray._numpy_functions", "numpy's functions beyond the standard (numpy mode only)"),
+    ("hxarray._numpy_statistics", "numpy's statistics beyond the standard (numpy mode only)"),
 ]
 EXTENSIONS = [("hxarray.linalg", "hxarray.linalg"), ("hxarray.fft", "hxarray.fft")]
 DEVICES = {

@@ -84,6 +84,14 @@ Array.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]  # numpy's pr
 Array.__array_function__ = _array_function  # type: ignore[attr-defined]
 del _array_function, _array_ufunc
 
+# numpy's functions beyond the standard (numpy mode only; strict mode refuses them): registered
+# after the standard's namespace, which they are composed from
+from . import _numpy_functions, _numpy_statistics  # noqa: E402
+from ._numpy_functions import *  # noqa: E402, F403
+from ._numpy_statistics import *  # noqa: E402, F403
+
+_observed.observe_names(globals(), [*_numpy_functions.__all__, *_numpy_statistics.__all__])
+
 from ._ndarray_methods import install as _install_ndarray_methods  # noqa: E402
 
 _install_ndarray_methods(Array)  # numpy's ndarray methods, numpy mode only (x.sum(), x.reshape())

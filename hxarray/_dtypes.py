@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._modes import UnspecifiedType
+from ._modes import UnspecifiedType, is_strict
 
 __all__ = [
     "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -50,9 +50,17 @@ class DType:
     def __eq__(self, other: object) -> _builtin_bool:
         """Identity among hxarray dtypes; against a numpy dtype or a scalar or Python type,
         numpy's comparison, so `x.dtype == bool` reads as numpy's does (dask compares its arrays'
-        dtypes so); never equal to a name."""
+        dtypes so); against a name (`x.dtype == "int64"`, `"f8"`), numpy's comparison in numpy
+        mode, never equal in strict mode."""
         if type(other) is DType:
             return self is other
+        if isinstance(other, str):
+            if is_strict():
+                return False
+            try:
+                return _builtin_bool(self.numpy == np.dtype(other))
+            except TypeError:
+                return False
         if isinstance(other, (np.dtype, type)):
             try:
                 return _builtin_bool(self.numpy == other)

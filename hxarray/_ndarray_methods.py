@@ -108,6 +108,43 @@ def tolist(self: Any) -> Any:
     return self._host().tolist()
 
 
+def fill(self: Any, value: Any) -> None:
+    """numpy's ndarray.fill: every element set to the scalar `value`, cast as numpy's assignment
+    casts (numpy mode only)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    self[...] = value
+
+
+def view(self: Any, dtype: Any = None, type: Any = None) -> Any:
+    """numpy's ndarray.view: the same memory seen as `dtype` (no copy). A dtype of another size
+    needs the last axis contiguous (or a 0-D array of the same size) and changes its length;
+    `type=` (an ndarray subclass) is numpy's alone: TypeError (numpy mode only)."""
+    from ._checks import as_dtype
+
+    if type is not None or isinstance(dtype, builtins.type) and issubclass(dtype, np.ndarray):
+        raise TypeError("view(): hxarray arrays are not ndarrays; views of another type are "
+                        "numpy's (np.asarray(x).view(type))")
+    target = self.dtype if dtype is None else as_dtype(dtype, "view")
+    old, new = self.dtype.itemsize, target.itemsize
+    shape, strides = list(self.shape), list(self._strides)
+    if old != new:
+        if not shape:
+            raise ValueError("Changing the dtype of a 0d array is only supported if the "
+                             "itemsize is unchanged")
+        if shape[-1] != 1 and strides[-1] != old or shape[-1] * old % new:
+            raise ValueError("To change to a dtype of a different size, the last axis must be "
+                             "contiguous and its size in bytes divisible by the new itemsize")
+        shape[-1] = shape[-1] * old // new
+        strides[-1] = new
+    align = new // 2 if target.kind == "c" else new  # devices load elements at aligned addresses
+    if self._offset % align or any(n > 1 and s % align for n, s in zip(shape, strides)):
+        raise ValueError(f"view(): the elements of this view are not aligned for "
+                         f"{target.name} (numpy allows unaligned views; hxarray's devices "
+                         "do not); view a copy")
+    return self._view(self, tuple(shape), tuple(strides), self._offset, target)
+
+
 def _nbytes(self: Any) -> int:
     """numpy's ndarray.nbytes: size times itemsize (numpy mode only)."""
     return self.size * self.dtype.itemsize
@@ -121,7 +158,7 @@ def _itemsize(self: Any) -> int:
 def install(cls: type) -> None:
     """Attach the methods to `cls` (hxarray.Array); it must not define any of them already."""
     functions = [_as_function(name) for name in _AS_FUNCTION]
-    functions += [reshape, transpose, astype, copy, flatten, item, tolist]
+    functions += [reshape, transpose, astype, copy, flatten, item, tolist, fill, view]
     methods: dict[str, Any] = {f.__name__: _NumpyModeOnly(f) for f in functions}
     methods.update(nbytes=_NumpyModeOnly(_nbytes, attribute=True),
                    itemsize=_NumpyModeOnly(_itemsize, attribute=True),

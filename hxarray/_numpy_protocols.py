@@ -606,9 +606,7 @@ def _reshape(dev: Any, a: Any, /, shape: Any = None, order: str = "C", *, newsha
 
 @_implements(np.ravel)
 def _ravel(dev: Any, a: Any, order: str = "C") -> Any:
-    if order not in ("C", "K", "A"):
-        raise _Fallback
-    return _xp().reshape(_hx(a, dev), (-1,))
+    return _xp().ravel(_hx(a, dev), order)
 
 
 @_implements(np.roll)
@@ -769,27 +767,6 @@ def _imag(dev: Any, val: Any) -> Any:
     return _xp().imag(x) if x.dtype in dt.COMPLEX_FLOATING else _xp().zeros_like(x)
 
 
-@_implements(np.isclose)
-def _isclose(dev: Any, a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
-             equal_nan: builtins.bool = False) -> Any:
-    xp = _xp()
-    x, y = as_operand(a, dev), as_operand(b, dev)
-    x, y = (v if v.__class__ is Array else xp.asarray(v, device=dev) for v in (x, y))
-    if x.dtype not in dt.FLOATING and y.dtype not in dt.FLOATING:
-        x = xp.astype(x, dt.float64)
-    close = xp.abs(x - y) <= atol + rtol * xp.abs(y)
-    close = xp.logical_or(close, x == y)  # equal infinities
-    if equal_nan:
-        close = xp.logical_or(close, xp.logical_and(xp.isnan(x), xp.isnan(y)))
-    return close
-
-
-@_implements(np.allclose)
-def _allclose(dev: Any, a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
-              equal_nan: builtins.bool = False) -> builtins.bool:
-    return builtins.bool(_xp().all(_isclose(dev, a, b, rtol, atol, equal_nan)))
-
-
 @_implements(np.array_equal)
 def _array_equal(dev: Any, a1: Any, a2: Any, equal_nan: builtins.bool = False
                  ) -> builtins.bool:
@@ -850,51 +827,7 @@ def _shares_memory(dev: Any, a: Any, b: Any, max_work: Any = None) -> builtins.b
     return may_overlap(a, b)  # may share; the same bound answers shares_memory
 
 
-@_implements(np.average)
-def _average(dev: Any, a: Any, axis: Any = None, weights: Any = None,
-             returned: builtins.bool = False, *, keepdims: Any = _NoValue) -> Any:
-    """numpy's average: the mean, or sum(a * w) / sum(w) in numpy's result dtype (float64 at
-    least for integer and bool input); ZeroDivisionError where the weights sum to 0."""
-    xp = _xp()
-    x = _hx(a, dev)
-    keep = _keepdims(keepdims)
-    axis = _axis(axis)
-    if weights is None:
-        result = xp.mean(x, axis=axis, keepdims=keep)
-        count = xp.full(result.shape, x.size // max(result.size, 1), dtype=result.dtype,
-                        device=x.device)
-        return (result, count) if returned else result
-    w = _hx(weights, dev)
-    dtype = xp.result_type(x.dtype, w.dtype, *((dt.float64,) if x.dtype in dt.INTEGER or
-                                               x.dtype is dt.bool else ()))
-    if w.shape != x.shape:
-        if axis is None or w.ndim != 1 or isinstance(axis, tuple) or w.shape[0] != x.shape[axis]:
-            raise TypeError("np.average(): weights of another shape than a need axis= and one "
-                            "dimension of a's length along it")
-        shape = [1] * x.ndim
-        shape[axis] = w.shape[0]
-        w = xp.broadcast_to(xp.reshape(w, tuple(shape)), x.shape)
-    x, w = xp.astype(x, dtype), xp.astype(w, dtype)
-    scale = xp.sum(w, axis=axis, keepdims=keep)
-    if xp.any(scale == 0):
-        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-    result = xp.sum(x * w, axis=axis, keepdims=keep) / scale
-    return (result, xp.broadcast_to(scale, result.shape)) if returned else result
-
-
 # -- linear algebra and fft ------------------------------------------------------------------------
-
-
-@_implements(np.dot)
-def _dot(dev: Any, a: Any, b: Any, out: Any = None) -> Any:
-    x, y = as_operand(a, dev), as_operand(b, dev)
-    if x.__class__ is not Array or y.__class__ is not Array or x.ndim == 0 or y.ndim == 0:
-        return _assign_out(x * y, out)
-    if x.ndim == 1 and y.ndim == 1:
-        return _assign_out(_xp().vecdot(x, y), out)
-    if y.ndim <= 2:
-        return _assign_out(_xp().matmul(x, y), out)
-    return _assign_out(_xp().tensordot(x, y, axes=([-1], [-2])), out)
 
 
 @_implements(np.vdot)
@@ -1024,25 +957,6 @@ def _matrix_norm(dev: Any, x: Any, /, *, keepdims: builtins.bool = False,
     return _xp().linalg.matrix_norm(_hx(x, dev), keepdims=keepdims, ord=ord)
 
 
-@_implements(np.linalg.norm)
-def _norm(dev: Any, x: Any, ord: Any = None, axis: Any = None,
-          keepdims: builtins.bool = False) -> Any:
-    a = _hx(x, dev)
-    axis = _axis(axis)
-    matrix = (axis is None and a.ndim == 2) or (isinstance(axis, tuple) and len(axis) == 2)
-    if axis is None and a.ndim != 2 and ord is not None:
-        raise _Fallback
-    if not matrix:
-        return _xp().linalg.vector_norm(a, axis=axis, keepdims=keepdims,
-                                        ord=2 if ord is None else ord)
-    if axis is not None:
-        a = _two_axes(a, *axis)
-    result = _xp().linalg.matrix_norm(a, keepdims=keepdims, ord="fro" if ord is None else ord)
-    if keepdims and axis is not None:  # the kept axes go back where they were
-        result = _xp().moveaxis(result, (-2, -1), tuple(sorted(v % x.ndim for v in axis)))
-    return result
-
-
 def _fft(name: str) -> Callable[..., Any]:
     def adapter(dev: Any, a: Any, n: Any = None, axis: int = -1, norm: Any = None,
                 out: Any = None) -> Any:
@@ -1068,6 +982,43 @@ _implements(np.fft.fftshift)(lambda dev, x, axes=None: _xp().fft.fftshift(
     _hx(x, dev), axes=_axis(axes)))
 _implements(np.fft.ifftshift)(lambda dev, x, axes=None: _xp().fft.ifftshift(
     _hx(x, dev), axes=_axis(axes)))
+
+
+# numpy's functions that are the namespace's numpy-mode functions (hxarray/_numpy_functions.py,
+# _numpy_statistics.py), which take numpy's signatures: called as they are; arguments they do not
+# take (`where=`, `initial=`, quantiles' `weights=`) leave the call to numpy
+_SIGNATURES_OF: dict[str, inspect.Signature] = {}
+
+
+def _namespace(name: str) -> Callable[..., Any]:
+    def adapter(dev: Any, *args: Any, **kwargs: Any) -> Any:
+        owner, _, attribute = name.rpartition(".")
+        function = getattr(getattr(_xp(), owner) if owner else _xp(), attribute)
+        if name not in _SIGNATURES_OF:
+            _SIGNATURES_OF[name] = inspect.signature(function)
+        try:
+            bound = _SIGNATURES_OF[name].bind(*args, **kwargs)
+        except TypeError:
+            raise _Fallback from None
+        if bound.arguments.get("weights") is not None and name in ("quantile", "percentile"):
+            raise _Fallback
+        if bound.arguments.get("out") is not None and \
+                _outputs(bound.arguments["out"])[0].__class__ is not Array:
+            raise _Fallback
+        if dev is not None and args and args[0].__class__ is not Array and \
+                name not in ("einsum", "concatenate"):
+            args = (_hx(args[0], dev), *args[1:]) if isinstance(args[0], np.ndarray) else args
+        return function(*args, **kwargs)
+    return adapter
+
+
+for _name in ("allclose", "array_split", "average", "bincount", "corrcoef", "cov", "dot",
+              "einsum", "histogram", "histogram_bin_edges", "interp", "isclose", "logspace",
+              "median", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod",
+              "nanstd", "nansum", "nanvar", "pad", "percentile", "quantile", "split",
+              "linalg.norm"):
+    _owner, _, _attribute = _name.rpartition(".")
+    _implements(getattr(getattr(np, _owner) if _owner else np, _attribute))(_namespace(_name))
 
 
 def array_function(self: Array, func: Callable[..., Any], types: tuple[type, ...],

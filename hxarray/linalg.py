@@ -381,3 +381,7 @@ def matrix_norm(x: Array, /, *, keepdims: builtins.bool = False,
 
 
 observe_names(globals(), __all__, "linalg.")  # the hooks' operation point
+
+
+# numpy's `linalg.norm` (not the standard's; numpy mode only), composed of the two norms above
+from ._numpy_functions import norm  # noqa: E402, F401

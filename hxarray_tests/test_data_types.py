@@ -271,7 +271,9 @@ def test_isdtype_rejects_bad_arguments(dtype, kind, error):
 def test_dtype_objects(dtype):
     assert dtype == dtype and hash(dtype) == hash(dtype)
     assert all(dtype != other for other in DTYPES if other is not dtype)
-    assert dtype != dtype.name
+    assert dtype == dtype.name and dtype == dtype.numpy.str  # numpy mode: numpy's comparison
+    with xp.set_strict(True):
+        assert dtype != dtype.name  # strict mode: a name is not a dtype
     assert dtype == np_dtype(dtype) and np.dtype(dtype) == np_dtype(dtype)  # numpy reads .dtype
     assert pickle.loads(pickle.dumps(dtype)) is dtype
     assert dtype.name in repr(dtype)
