@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from . import hal  # first: it decides which modules load compiled (hxarray.hal.sources)
@@ -70,19 +71,17 @@ from .hal.scope import memory_scope
 from .pipeline import pipeline, prefetch
 from .profiler import profile
 
-_array_methods.install()
+_array_methods.install(sys.modules[__name__])
 _observed.observe_names(globals(), [  # the hooks' operation point, on the functions users call
     name for module in (_creation, _data_types, _elementwise, _indexing, _linalg_functions,
                         _manipulation, _searching, _sets, _sorting, _statistical, _utility)
     for name in module.__all__ if globals().get(name) is getattr(module, name)])
 where.__signature__ = _searching.WHERE_SIGNATURE  # type: ignore[attr-defined]  # noqa: F405
 
-from ._numpy_protocols import array_function as _array_function  # noqa: E402
-from ._numpy_protocols import array_ufunc as _array_ufunc  # noqa: E402
+from . import _numpy_mode  # noqa: E402  # on top of the chapters: hands its rules to their adapters
+from . import _numpy_protocols  # noqa: E402
 
-Array.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]  # numpy's protocols
-Array.__array_function__ = _array_function  # type: ignore[attr-defined]
-del _array_function, _array_ufunc
+_numpy_protocols.install(sys.modules[__name__])  # numpy's protocols, calling this namespace
 
 # numpy's functions beyond the standard (numpy mode only; strict mode refuses them): registered
 # after the standard's namespace, which they are composed from
@@ -97,4 +96,4 @@ from ._ndarray_methods import install as _install_ndarray_methods  # noqa: E402
 _install_ndarray_methods(Array)  # numpy's ndarray methods, numpy mode only (x.sum(), x.reshape())
 del _install_ndarray_methods
 
-del TYPE_CHECKING, annotations  # not part of the namespace (dir(hxarray))
+del TYPE_CHECKING, annotations, sys  # not part of the namespace (dir(hxarray))

@@ -1,7 +1,10 @@
 """The one point where a namespace call consults the mode: `adapted` wraps each namespace function
 so that a case the standard leaves open (`_modes.Unspecified`, raised by the chapter's own check)
-goes to numpy mode's rule in `_numpy_mode`, outside strict mode. Part of the namespace layer, as
-`_numpy_mode` is (whose rules call the chapters back through the package)."""
+goes to numpy mode's rule in `_numpy_mode`, outside strict mode. Part of the namespace layer, below
+the chapters, which wrap their functions with it; numpy mode sits on top of them (its rules call
+the chapters back), so this module does not import it: `_numpy_mode` hands its rules down when it
+is imported (`use_numpy_mode`, from `hxarray/__init__`), as the backend layer installs the HAL's
+registry."""
 
 from __future__ import annotations
 
@@ -9,13 +12,30 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from . import _numpy_mode
 from ._forwarding import forwarding
 from ._modes import STRICT, Unspecified
 from ._observed import observe_operation
 from .hal.hooks import observers
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# numpy mode's two entry points (`_numpy_mode.apply`, `_numpy_mode.numpy_keywords`), handed down by
+# `use_numpy_mode` when `_numpy_mode` is imported, which `hxarray/__init__` does.
+_apply: Callable[..., Any] | None = None
+_numpy_keywords: Callable[..., tuple[tuple[Any, ...], dict[str, Any]]] | None = None
+
+
+def use_numpy_mode(apply: Callable[..., Any],
+                   numpy_keywords: Callable[..., tuple[tuple[Any, ...], dict[str, Any]]]) -> None:
+    """Consult numpy mode's rules (`apply(name, case, args, kwargs)`) and positional forms
+    (`numpy_keywords(name, standard, args, kwargs)`) outside strict mode."""
+    global _apply, _numpy_keywords
+    _apply, _numpy_keywords = apply, numpy_keywords
+
+
+def _numpy_mode_missing() -> RuntimeError:
+    return RuntimeError("numpy mode's rules are not installed: import hxarray (which imports "
+                        "hxarray._numpy_mode) before calling the namespace")
 
 
 def adapted(function: F, name: str | None = None, *, operation: str | None = None) -> F:
@@ -55,7 +75,9 @@ def adapted(function: F, name: str | None = None, *, operation: str | None = Non
     def unspecified(case: Unspecified, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if STRICT.get():
             raise case
-        return _numpy_mode.apply(name, case, *given(args, kwargs))
+        if _apply is None:
+            raise _numpy_mode_missing() from case
+        return _apply(name, case, *given(args, kwargs))
 
     def numpy_positional(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A call with positional arguments beyond the function's own: numpy's forms of its
@@ -65,7 +87,9 @@ def adapted(function: F, name: str | None = None, *, operation: str | None = Non
             takes = least if least == len(leading) else f"from {least} to {len(leading)}"
             raise TypeError(f"{name}() takes {takes} positional argument"
                             f"{'' if len(leading) == 1 else 's'} but {len(args)} were given")
-        args, kwargs = _numpy_mode.numpy_keywords(name, len(leading), *given(args, kwargs))
+        if _numpy_keywords is None:
+            raise _numpy_mode_missing()
+        args, kwargs = _numpy_keywords(name, len(leading), *given(args, kwargs))
         try:
             return function(*args, **kwargs)
         except Unspecified as case:

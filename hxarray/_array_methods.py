@@ -9,18 +9,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import hxarray
-
 from . import _dtypes as dt
 from . import _elementwise as ew
 from ._array import Array
 from ._compiled import fastpath, speedups
 from ._indexing import getitem, setitem
+from ._linalg_functions import matmul
+from ._numpy_protocols import numpy_operand, subclass_operator
 from ._observed import operation
 from ._ops import COMPARISONS, OPS
 from ._version import SUPPORTED_API_VERSIONS
 
 __all__ = ["install"]
+
+_namespace: Any = None  # `hxarray` itself, handed down by `install`
 
 
 def array_namespace(self: Array, /, *, api_version: str | None = None) -> Any:
@@ -28,13 +30,16 @@ def array_namespace(self: Array, /, *, api_version: str | None = None) -> Any:
     if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
         raise ValueError(f"unsupported Array API version {api_version!r}; supported: "
                          f"{', '.join(SUPPORTED_API_VERSIONS)}")
-    return hxarray
+    return _namespace
 
 
-def install() -> None:
+def install(namespace: Any) -> None:
     """Attach the arithmetic, bitwise and comparison operators, each calling its spec function:
     as Python methods, or behind the compiled slots, which try the CPU fast path first; these
-    and indexing and `to_device` with the hooks' operation point."""
+    and indexing and `to_device` with the hooks' operation point; `__array_namespace__` returns
+    `namespace` (`hxarray`, which imports this module and calls this)."""
+    global _namespace
+    _namespace = namespace
     operators: dict[str, Callable[..., Any]] = {}
     for op in OPS.values():
         stem = op.operator
@@ -43,13 +48,16 @@ def install() -> None:
         if op.arity == 1:
             operators[f"__{stem}__"] = ew.unary_operator(op.name)
             continue
-        operators[f"__{stem}__"] = ew.binary_operator(op.name, reflected=False)
+        operators[f"__{stem}__"] = ew.binary_operator(op.name, False, subclass_operator)
         if stem not in COMPARISONS:
-            operators[f"__r{stem}__"] = ew.binary_operator(op.name, reflected=True)
-            operators[f"__i{stem}__"] = ew.inplace_operator(op.name)
-    operators["__matmul__"] = ew.binary_operator("matmul", reflected=False)  # not element-wise
-    operators["__rmatmul__"] = ew.binary_operator("matmul", reflected=True)
-    operators["__imatmul__"] = ew.inplace_operator("matmul")
+            operators[f"__r{stem}__"] = ew.binary_operator(op.name, True, subclass_operator)
+            operators[f"__i{stem}__"] = ew.inplace_operator(op.name, subclass_operator,
+                                                            numpy_operand)
+    # matmul is not element-wise (`_linalg_functions`)
+    operators["__matmul__"] = ew.binary_operator("matmul", False, subclass_operator, matmul)
+    operators["__rmatmul__"] = ew.binary_operator("matmul", True, subclass_operator, matmul)
+    operators["__imatmul__"] = ew.inplace_operator("matmul", subclass_operator, numpy_operand,
+                                                   matmul)
     operators = {dunder: operation(f"Array.{dunder}", method)  # the hooks' operation point
                  for dunder, method in operators.items()}
     methods: dict[str, Callable[..., Any]] = {

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
+from . import _numpy_conversions as numpy_mode
 from ._array import Array
 from ._modes import UnspecifiedType
 from .hal.device import Device, default_device
@@ -27,7 +27,7 @@ def check_array(x: Any, function: str, name: str = "x") -> Array:
 
 def check_dtype(x: Array, allowed: str, function: str) -> Array:
     """`x` if its dtype is in the category `allowed` (a key of dt.CATEGORIES); otherwise what
-    numpy mode makes of it (_numpy_mode.coerce: strict mode's TypeError, or x converted)."""
+    numpy mode makes of it (_numpy_conversions.coerce: strict mode's TypeError, or x converted)."""
     if x._dtype not in dt.CATEGORIES[allowed]:
         return numpy_mode.coerce(x, allowed, function)
     return x
@@ -49,7 +49,7 @@ def check_ordered(x: Array, function: str) -> Array:
 
 def as_dtype(dtype: Any, function: str) -> dt.DType:
     """An hxarray dtype; numpy mode also takes numpy dtypes, their scalar types and names
-    (_numpy_mode.as_dtype)."""
+    (_numpy_conversions.as_dtype)."""
     if type(dtype) is dt.DType:
         return dtype
     return numpy_mode.as_dtype(dtype, function)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
+from . import _numpy_conversions as numpy_mode
 from . import _views
 from ._adapter import adapted
 from ._array import Array

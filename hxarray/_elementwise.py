@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
 from ._adapter import adapted
 from ._array import Array
 from ._compiled import fast
 from ._fuse import internal, pays
-from ._modes import UnspecifiedOverflow, UnspecifiedType
+from ._indexing import check_writable
+from ._modes import STRICT, UnspecifiedOverflow, UnspecifiedType
 from ._observed import observe_operation
 from ._ops import BINARY, OPS, UNARY, Op, Signature
+from ._utility import any as _any
 from ._views import broadcast_shapes
 
 Scalar = bool | int | float | complex
@@ -126,7 +127,7 @@ def _binary(name: str, x1: Any, x2: Any, out: Array | None = None) -> Array:
             s1, s2 = x1._shape, x2._shape
             shape = s1 if s1 == s2 else broadcast_shapes(s1, s2)
             if name == "pow" and signature.result in dt.SIGNED:
-                numpy_mode.check_power(x2)
+                _check_power(x2)
             backend = device._backend or device.backend
             return backend.elementwise(op, (x1, x2), signature, shape, out)
         return _with_scalar(name, x1, x2, False, out)
@@ -146,9 +147,22 @@ def _with_scalar(name: str, x: Array, scalar: Any, scalar_first: builtins.bool,
     d1, d2 = (ds, d) if scalar_first else (d, ds)
     op, signature = _resolved.get((name, d1, d2)) or _resolve(name, d1, d2)
     if name == "pow" and signature.result in dt.SIGNED:
-        numpy_mode.check_power(x if scalar_first else scalar)
+        _check_power(x if scalar_first else scalar)
     args = (scalar, x) if scalar_first else (x, scalar)
     return _backend_of(x).elementwise(op, args, signature, x._shape, out)
+
+
+def _check_power(exponent: Any) -> None:
+    """numpy mode: numpy's ValueError for an integer raised to a negative integer power (the
+    standard leaves the result open; strict mode computes 1 / x1**-x2 truncated). A scalar
+    exponent that is not negative reads no mode. (Both modes compute a result here, so the
+    function asks, not the adapter.)"""
+    if type(exponent) is not Array:
+        if exponent < 0 and not STRICT.get():
+            raise ValueError("Integers to negative integer powers are not allowed.")
+    elif not STRICT.get() and exponent._dtype in dt.SIGNED and \
+            builtins.bool(_any(OPERATIONS["less"](exponent, 0))):
+        raise ValueError("Integers to negative integer powers are not allowed.")
 
 
 def _python_operator(name: str, inplace: bool) -> Callable[[Any, Any], Any]:
@@ -157,18 +171,20 @@ def _python_operator(name: str, inplace: bool) -> Callable[[Any, Any], Any]:
     return getattr(python_operator, stem, None) or getattr(python_operator, f"{stem}_")
 
 
-def binary_operator(name: str, reflected: bool) -> Callable[[Array, Any], Any]:
-    """`x.__op__` / `x.__rop__`: NotImplemented for foreign operand types, as Python expects."""
-    if name == "matmul":
-        from ._linalg_functions import matmul as function
-    else:
-        function = GENERAL[name]
+def binary_operator(name: str, reflected: bool, subclass_operator: Callable[..., Any],
+                    function: Callable[[Any, Any], Array] | None = None
+                    ) -> Callable[[Array, Any], Any]:
+    """`x.__op__` / `x.__rop__`, calling `function` (by default the element-wise function
+    `name`): NotImplemented for foreign operand types, as Python expects. `subclass_operator`
+    is numpy mode's answer for an instance of a numpy subclass (`_numpy_protocols`, above the
+    chapters: `_array_methods` hands it down)."""
+    function = function or GENERAL[name]
     python = _python_operator(name, False)
 
     def operator(self: Array, other: Any) -> Any:
         if other.__class__ is not _Array and not isinstance(other, (builtins.bool, int, float,
                                                                     complex)):
-            return _foreign(name, python, reflected, self, other)
+            return _foreign(name, python, reflected, self, other, subclass_operator)
         return function(other, self) if reflected else function(self, other)
 
     return operator
@@ -178,15 +194,13 @@ _SYMBOLS = {"multiply": "*", "equal": "==", "not_equal": "!="}
 
 
 def _foreign(name: str, python: Callable[[Any, Any], Any], reflected: bool, x: Array,
-             other: Any) -> Any:
+             other: Any, subclass_operator: Callable[..., Any]) -> Any:
     """An operator's answer for an operand it does not take: numpy's answer for an instance of a
     numpy subclass (numpy mode); otherwise NotImplemented (so that Python asks `other`), except
     where Python's fallbacks would answer wrongly: repeating a sequence for `*` (through a 0-D
     integer array's __index__), and comparing by identity for `==` and `!=` with another
     library's array (asked itself here first)."""
     if other.__class__ is not _ndarray and isinstance(other, _ndarray):  # a numpy subclass's
-        from ._numpy_protocols import subclass_operator
-
         result = subclass_operator(python, x, other, reflected=reflected)
         if result is not NotImplemented:  # (strict mode)
             return result
@@ -205,30 +219,30 @@ def _foreign(name: str, python: Callable[[Any, Any], Any], reflected: bool, x: A
     return NotImplemented
 
 
-def inplace_operator(name: str) -> Callable[[Array, Any], Array]:
+def inplace_operator(name: str, subclass_operator: Callable[..., Any],
+                     numpy_operand: Callable[[Array, Any], Array | None],
+                     matmul: Callable[[Array, Any], Array] | None = None
+                     ) -> Callable[[Array, Any], Array]:
     """`x.__iop__`: computes into `x`; the result dtype and shape must be those of `x`. With an
-    instance of a numpy subclass (numpy mode): numpy's answer, Python's operator on a view of x."""
+    instance of a numpy subclass (numpy mode): numpy's answer (`subclass_operator`), Python's
+    operator on a view of x; a numpy array or scalar is taken as `numpy_operand` converts it
+    (both from `_numpy_protocols`, handed down by `_array_methods`). `matmul`: the function of
+    `x @= y`."""
     python = _python_operator(name, True)
 
     def operator(self: Array, other: Any) -> Any:
         if other.__class__ is not _Array and not isinstance(other, (builtins.bool, int, float,
                                                                     complex)):
             if other.__class__ is not _ndarray and isinstance(other, _ndarray):
-                from ._numpy_protocols import subclass_operator
-
                 result = subclass_operator(python, self, other, inplace=True)
                 if result is not NotImplemented:  # (strict mode)
                     return result
-            other = numpy_mode.numpy_operand(self, other)
+            other = numpy_operand(self, other)
             if other is None:
                 return NotImplemented
         if self._readonly:
-            from ._indexing import check_writable
-
             check_writable(self, f"in-place {name}")
-        if name == "matmul":
-            from ._linalg_functions import matmul
-
+        if matmul is not None:
             result = matmul(self, other)
             if result._dtype is not self._dtype or result._shape != self._shape:
                 raise ValueError(f"x @= y would change x from {self._shape} {self._dtype.name} "

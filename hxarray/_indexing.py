@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes as dt
-from . import _numpy_mode as numpy_mode
+from . import _numpy_conversions as numpy_mode
 from ._adapter import adapted
 from ._array import Array
 from ._checks import check_array, normalize_axis, same_device

@@ -21,54 +21,62 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-import hxarray
-
+from . import (
+    _checks,
+    _creation,
+    _data_types,
+    _elementwise,
+    _indexing,
+    _linalg_functions,
+    _manipulation,
+    _searching,
+    _sets,
+    _sorting,
+    _statistical,
+    _utility,
+    fft,
+    linalg,
+)
 from . import _dtypes as dt
+from ._adapter import use_numpy_mode
 from ._array import Array
+from ._fuse import internal, pays
 from ._modes import STRICT, Unspecified
+from ._numpy_conversions import (  # the conversions the chapters' checks call, below them
+    FLOATING_ONLY,
+    as_dtype,
+    back_to_bool,
+    can_cast,
+    cast,
+    coerce,
+    describe_dtype,
+    dtype_of,
+    fill_value,
+    linspace_dtype,
+    numpy_dtype,
+    python_type,
+    reinterpret,
+    stored,
+)
 from ._ops import OPS
 from ._views import broadcast_shapes
 
-# The namespace functions used below are reached as attributes of the package (`hxarray.astype`,
-# `hxarray._elementwise.OPERATIONS`): the namespace modules import this one, so these names are
-# looked up when called, not at import.
+# numpy mode sits on top of the chapters: it imports them, and none of them imports it. Their
+# checks call the conversions in `_numpy_conversions`; their adapters (`_adapter.adapted`) reach
+# the rules here through `use_numpy_mode`, called at the end of this module.
 
 Scalar = builtins.bool | int | float | complex
 F = TypeVar("F", bound=Callable[..., Any])
-_FLOATING_ONLY = frozenset({"floating-point", "real-valued floating-point"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
 # Functions that take a Python int beyond an integer array's dtype: comparisons (by value), and
 # those numpy computes in floating point (the int converts to the loop's floating dtype).
 BY_VALUE = COMPARISONS | {name for name, op in OPS.items()
-                          if op.arity == 2 and op.category in _FLOATING_ONLY}
+                          if op.arity == 2 and op.category in FLOATING_ONLY}
 ORDERED = frozenset({"less", "less_equal", "greater", "greater_equal", "maximum", "minimum"})
 _MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
              "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
 
 # -- dtypes ----------------------------------------------------------------------------------------
-
-
-def dtype_of(value: Any) -> dt.DType | None:
-    """The hxarray dtype a numpy dtype, numpy scalar type, dtype string or Python type names
-    (non-native byte orders map to the native dtype), or None."""
-    if value is None or isinstance(value, Array):
-        return None
-    try:
-        found = np.dtype(value)
-    except (TypeError, ValueError):
-        return None
-    if not found.isnative:
-        found = found.newbyteorder("=")
-    return dt.FROM_NUMPY.get(found)
-
-
-def describe_dtype(value: Any) -> str:
-    """Why `value` is not an hxarray dtype, for error messages."""
-    try:
-        found = np.dtype(value)
-    except (TypeError, ValueError):
-        return f"{value!r} is not a data type"
-    return f"numpy dtype {found} has no hxarray equivalent"
 
 
 def result_type(*values: dt.DType | Scalar) -> dt.DType:
@@ -84,20 +92,6 @@ def result_type(*values: dt.DType | Scalar) -> dt.DType:
     return result
 
 
-def can_cast(source: dt.DType, target: dt.DType) -> builtins.bool:
-    """numpy's `can_cast` under its default ("safe") rule, where the standard's lattice says no
-    (strict mode: False)."""
-    return not STRICT.get() and builtins.bool(np.can_cast(source.numpy, target.numpy))
-
-
-def numpy_dtype(value: Any) -> dt.DType | None:
-    """The hxarray dtype of a numpy dtype, name, scalar type or numpy array given where the
-    standard takes an hxarray dtype or array (numpy mode); None in strict mode."""
-    if STRICT.get():
-        return None
-    return dtype_of(value.dtype if isinstance(value, np.ndarray) else value)
-
-
 def promote(d1: dt.DType, d2: dt.DType, error: Exception) -> dt.DType:
     """numpy's promotion of two dtypes the standard does not promote (`error`: strict mode's)."""
     if STRICT.get():
@@ -108,53 +102,9 @@ def promote(d1: dt.DType, d2: dt.DType, error: Exception) -> dt.DType:
 # -- conversions -----------------------------------------------------------------------------------
 
 
-def reinterpret(x: Array, dtype: dt.DType) -> Array:
-    """The same bytes as another dtype of the same size (bool as uint8 or int8, and back)."""
-    return Array._make(x._buffer, dtype, x._shape, x._strides, x._offset)
-
-
-def cast(x: Array, dtype: dt.DType) -> Array:
-    """`x` as `dtype`: itself, a reinterpretation of a bool array as int8/uint8, or a copy."""
-    if x._dtype is dtype:
-        return x
-    if x._dtype is dt.bool and dtype in (dt.int8, dt.uint8):
-        return reinterpret(x, dtype)
-    return x._buffer.device.backend.copy(x, dtype)
-
-
 def to_nonzero(x: Array) -> Array:
     """A uint8 result of a bool operation numpy computes on bools, back as bool (x != 0)."""
-    return hxarray.not_equal(x, 0)
-
-
-def stored(value: Any, dtype: dt.DType, error: Exception) -> Any:
-    """A value of another kind stored into an array of `dtype` (`x[key] = value`): numpy's
-    cast (strict mode: `error`, the standard's)."""
-    if STRICT.get():
-        raise error
-    return cast(value, dtype) if type(value) is Array else python_type(dtype)(value)
-
-
-def fill_value(value: Any, kind: dt.DType, dtype: dt.DType, error: Exception, function: str
-               ) -> tuple[int, dt.DType]:
-    """A float fill value of an integer or bool dtype (numpy mode): the integer it equals, which
-    fills the array as that integer does (numpy's cast gives the same). A fraction (which numpy's
-    cast drops), NaN or an infinity (which it turns into arbitrary integers) raises; so does
-    strict mode, and any other kind (`error`, the standard's)."""
-    if STRICT.get() or kind is not dt.float64 or dtype in dt.FLOATING:
-        raise error
-    if not math.isfinite(value):
-        raise ValueError(f"{function}(): fill_value {value} has no {dtype.name} value")
-    if not value.is_integer():
-        raise TypeError(f"{function}(): fill_value {value} is not a {dtype.name} value; round "
-                        "it first (a float fills an integer or bool array only where it is one)")
-    return int(value), dt.int64
-
-
-def python_type(dtype: dt.DType) -> type:
-    """The Python scalar type of a dtype's kind."""
-    return builtins.bool if dtype is dt.bool else int if dtype in dt.INTEGER else \
-        complex if dtype in dt.COMPLEX_FLOATING else float
+    return _elementwise.not_equal(x, 0)
 
 
 def common(operands: tuple[Any, ...] | list[Any]) -> tuple[dt.DType, tuple[Any, ...]]:
@@ -234,7 +184,7 @@ def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
     if computed[0] not in allowed:
         return (f"{name}() does not take {described}, in either mode (numpy's "
                 f"{ufunc.__name__} on {computed[0].name} is not provided)")
-    standard = hxarray._elementwise._resolve(name, computed[0], computed[0])[1].result
+    standard = _elementwise._resolve(name, computed[0], computed[0])[1].result
     return Plan(tuple(computed), python_type(computed[0]),
                 None if standard is result else result)
 
@@ -269,18 +219,18 @@ def _out_of_range(name: str, x1: Any, x2: Any) -> Array | None:
     above = value > high  # array < value everywhere
     answer = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
               "greater": not above, "greater_equal": not above}[op]
-    return hxarray.full(array._shape, answer, dtype=dt.bool, device=array._buffer.device)
+    return _creation.full(array._shape, answer, dtype=dt.bool, device=array._buffer.device)
 
 
 def _mixed_sign(name: str, x1: Array, x2: Array) -> Array:
     """An exact comparison of int64 with uint64 (numpy 2 has loops for it): negative signed
     values compare below every unsigned one; the rest compare as uint64."""
-    operations = hxarray._elementwise.OPERATIONS
+    operations = _elementwise.OPERATIONS
     signed, op = (x1, name) if x1._dtype is dt.int64 else (x2, _MIRRORED[name])
     negative_answer = op in ("less", "less_equal", "not_equal")
     as_unsigned = cast(signed, dt.uint64)
     pair = (as_unsigned, x2) if signed is x1 else (x1, as_unsigned)
-    return hxarray.where(operations["less"](signed, 0), negative_answer, operations[name](*pair))
+    return _searching.where(operations["less"](signed, 0), negative_answer, operations[name](*pair))
 
 
 def elementwise(name: str, *operands: Any) -> Array:
@@ -291,8 +241,6 @@ def elementwise(name: str, *operands: Any) -> Array:
         constant = _out_of_range(name, *values)
         if constant is not None:
             return constant
-    from ._fuse import internal, pays
-
     if pays(values):  # the conversions and the operation as one kernel
         return internal(("numpy mode", name), functools.partial(_converted, name))(*values)
     return _converted(name, *values)
@@ -310,22 +258,10 @@ def _converted(name: str, *values: Any) -> Array:
         return _mixed_sign(name, *converted)
     if plan.complex_order:
         return complex_ordered(name, *converted)
-    result = hxarray._elementwise.OPERATIONS[name](*converted)
+    result = _elementwise.OPERATIONS[name](*converted)
     if plan.result is not None and result._dtype is not plan.result:
         result = to_nonzero(result) if plan.result is dt.bool else cast(result, plan.result)
     return result
-
-
-def check_power(exponent: Any) -> None:
-    """numpy mode: numpy's ValueError for an integer raised to a negative integer power (the
-    standard leaves the result open; strict mode computes 1 / x1**-x2 truncated). A scalar
-    exponent that is not negative reads no mode."""
-    if type(exponent) is not Array:
-        if exponent < 0 and not STRICT.get():
-            raise ValueError("Integers to negative integer powers are not allowed.")
-    elif not STRICT.get() and exponent._dtype in dt.SIGNED and \
-            builtins.bool(hxarray.any(hxarray.less(exponent, 0))):
-        raise ValueError("Integers to negative integer powers are not allowed.")
 
 
 def assign_inplace(name: str, x: Array, result: Array) -> Array:
@@ -350,7 +286,7 @@ def assign_inplace(name: str, x: Array, result: Array) -> Array:
 def _parts(v: Any) -> tuple[Any, Any]:
     """The real and imaginary parts of a complex array or a Python complex."""
     if type(v) is Array:
-        return hxarray.real(v), hxarray.imag(v)
+        return _elementwise.real(v), _elementwise.imag(v)
     return v.real, v.imag
 
 
@@ -358,7 +294,7 @@ def _nan_in(v: Any) -> Any:
     """Where a complex array (or a Python complex) holds a NaN in either part."""
     real, imag = _parts(v)
     if type(v) is Array:
-        return hxarray.logical_or(hxarray.isnan(real), hxarray.isnan(imag))
+        return _elementwise.logical_or(_elementwise.isnan(real), _elementwise.isnan(imag))
     return real != real or imag != imag
 
 
@@ -369,43 +305,43 @@ def complex_ordered(name: str, x1: Any, x2: Any) -> Array:
     NaN decides compares False. maximum (minimum) is x1 where x1 holds a NaN or is >= (<=) x2,
     else x2, so NaNs propagate, x1's first."""
     if name in ("maximum", "minimum"):
-        keep = hxarray.logical_or(_nan_in(x1), complex_ordered(
+        keep = _elementwise.logical_or(_nan_in(x1), complex_ordered(
             "greater_equal" if name == "maximum" else "less_equal", x1, x2))
-        return hxarray.where(keep, x1, x2)
-    operations = hxarray._elementwise.OPERATIONS
+        return _searching.where(keep, x1, x2)
+    operations = _elementwise.OPERATIONS
     (real1, imag1), (real2, imag2) = _parts(x1), _parts(x2)
     by_real = operations[name.removesuffix("_equal")](real1, real2)
-    imaginary = [hxarray.logical_not(hxarray.isnan(v)) for v in (imag1, imag2)
+    imaginary = [_elementwise.logical_not(_elementwise.isnan(v)) for v in (imag1, imag2)
                  if type(v) is Array]
     for valid in imaginary:
-        by_real = hxarray.logical_and(by_real, valid)
+        by_real = _elementwise.logical_and(by_real, valid)
     if any(type(v) is not Array and v != v for v in (imag1, imag2)):
-        by_real = hxarray.logical_and(by_real, False)
-    by_imag = hxarray.logical_and(operations["equal"](real1, real2),
+        by_real = _elementwise.logical_and(by_real, False)
+    by_imag = _elementwise.logical_and(operations["equal"](real1, real2),
                                   operations[name](imag1, imag2))
-    return hxarray.logical_or(by_real, by_imag)
+    return _elementwise.logical_or(by_real, by_imag)
 
 
 def complex_arg_extremum(name: str, x: Array, axis: int | None,
                          keepdims: builtins.bool) -> Array:
     """numpy's argmax (argmin) of a complex array (the reduced extent is not empty): the index
     of the first element holding a NaN, else the first of the lexicographic maximum (minimum)."""
-    values, along = (hxarray.reshape(x, (-1,)), 0) if axis is None else (x, axis)
-    extremum, beyond = (hxarray.max, -math.inf) if name == "argmax" else (hxarray.min, math.inf)
+    values, along = (_manipulation.reshape(x, (-1,)), 0) if axis is None else (x, axis)
+    extremum, beyond = (_statistical.max, -math.inf) if name == "argmax" else (_statistical.min, math.inf)
     real, imag = _parts(values)
-    nan = hxarray.logical_or(hxarray.isnan(real), hxarray.isnan(imag))
-    real = hxarray.where(nan, beyond, real)
-    best = hxarray.logical_and(hxarray.equal(real, extremum(real, axis=along, keepdims=True)),
-                               hxarray.logical_not(nan))
-    imag = hxarray.where(best, imag, beyond)
-    best = hxarray.logical_and(best, hxarray.equal(imag, extremum(imag, axis=along,
+    nan = _elementwise.logical_or(_elementwise.isnan(real), _elementwise.isnan(imag))
+    real = _searching.where(nan, beyond, real)
+    best = _elementwise.logical_and(_elementwise.equal(real, extremum(real, axis=along, keepdims=True)),
+                               _elementwise.logical_not(nan))
+    imag = _searching.where(best, imag, beyond)
+    best = _elementwise.logical_and(best, _elementwise.equal(imag, extremum(imag, axis=along,
                                                                      keepdims=True)))
-    index = hxarray.where(hxarray.any(nan, axis=along), hxarray.argmax(nan, axis=along),
-                          hxarray.argmax(best, axis=along))
+    index = _searching.where(_utility.any(nan, axis=along), _searching.argmax(nan, axis=along),
+                          _searching.argmax(best, axis=along))
     if not keepdims:
         return index
-    return hxarray.reshape(index, (1,) * x.ndim) if axis is None else \
-        hxarray.expand_dims(index, axis=axis)
+    return _manipulation.reshape(index, (1,) * x.ndim) if axis is None else \
+        _manipulation.expand_dims(index, axis=axis)
 
 
 def complex_extremum(name: str, x: Array, axes: tuple[int, ...],
@@ -414,11 +350,11 @@ def complex_extremum(name: str, x: Array, axes: tuple[int, ...],
     complex_arg_extremum picks, over the reduced axes flattened in order."""
     kept = [a for a in range(x.ndim) if a not in axes]
     shape = tuple(x._shape[a] for a in kept)
-    rows = hxarray.reshape(hxarray.permute_dims(x, (*kept, *axes)),
+    rows = _manipulation.reshape(_manipulation.permute_dims(x, (*kept, *axes)),
                            (*shape, math.prod(x._shape[a] for a in axes)))
     index = complex_arg_extremum("argmax" if name == "max" else "argmin", rows, -1, True)
-    picked = hxarray.take_along_axis(rows, index, axis=-1)
-    return hxarray.reshape(picked, tuple(1 if a in axes else n for a, n in enumerate(x._shape))
+    picked = _indexing.take_along_axis(rows, index, axis=-1)
+    return _manipulation.reshape(picked, tuple(1 if a in axes else n for a, n in enumerate(x._shape))
                            if keepdims else shape)
 
 
@@ -427,11 +363,11 @@ def complex_argsort(x: Array, axis: int) -> Array:
     numbers lexicographically, then those with a NaN imaginary part (by real part), a NaN real
     part (by imaginary part), both: stable sorts by imaginary part, real part, then NaN group."""
     real, imag = _parts(x)
-    order = hxarray.argsort(imag, axis=axis, stable=True)
-    for key in (real, hxarray.add(hxarray.multiply(hxarray.isnan(real), 2),
-                                  hxarray.isnan(imag))):
-        order = hxarray.take_along_axis(order, hxarray.argsort(
-            hxarray.take_along_axis(key, order, axis=axis), axis=axis, stable=True), axis=axis)
+    order = _sorting.argsort(imag, axis=axis, stable=True)
+    for key in (real, _elementwise.add(_elementwise.multiply(_elementwise.isnan(real), 2),
+                                  _elementwise.isnan(imag))):
+        order = _indexing.take_along_axis(order, _sorting.argsort(
+            _indexing.take_along_axis(key, order, axis=axis), axis=axis, stable=True), axis=axis)
     return order
 
 
@@ -445,14 +381,14 @@ class ComplexSorter:
     @staticmethod
     def sort(x: Array, axis: int, stable: builtins.bool, out: Array) -> None:
         x._buffer.device.backend.assign(
-            out, hxarray.take_along_axis(x, complex_argsort(x, axis), axis=axis))
+            out, _indexing.take_along_axis(x, complex_argsort(x, axis), axis=axis))
 
 
 def _complex_extremum(name: str) -> Callable[..., Array]:
     """The rule of max or min (`name`) of a complex array: numpy's order."""
     def rule(x: Array, /, *, axis: Any = None, keepdims: Any = False) -> Array:
-        axes = hxarray._statistical.extremum_axes(name, x, axis)
-        return complex_extremum(name, x, axes, hxarray._checks.as_bool(keepdims, name, "keepdims"))
+        axes = _statistical.extremum_axes(name, x, axis)
+        return complex_extremum(name, x, axes, _checks.as_bool(keepdims, name, "keepdims"))
 
     return rule
 
@@ -460,8 +396,8 @@ def _complex_extremum(name: str) -> Callable[..., Array]:
 def _complex_arg_extremum(name: str) -> Callable[..., Array]:
     """The rule of argmax or argmin (`name`) of a complex array: numpy's order."""
     def rule(x: Array, /, *, axis: Any = None, keepdims: Any = False) -> Array:
-        keepdims = hxarray._checks.as_bool(keepdims, name, "keepdims")
-        return complex_arg_extremum(name, x, hxarray._searching.arg_extremum_axis(name, x, axis),
+        keepdims = _checks.as_bool(keepdims, name, "keepdims")
+        return complex_arg_extremum(name, x, _searching.arg_extremum_axis(name, x, axis),
                                     keepdims)
 
     return rule
@@ -471,7 +407,7 @@ def _complex_sort(name: str) -> Callable[..., Array]:
     """The rule of sort or argsort (`name`) of a complex array: numpy's order."""
     def rule(x: Array, /, *, axis: Any = -1, descending: Any = False, stable: Any = True
              ) -> Array:
-        return hxarray._sorting.sort_by(ComplexSorter, name, x, axis, descending, stable,
+        return _sorting.sort_by(ComplexSorter, name, x, axis, descending, stable,
                                         name == "argsort")
 
     return rule
@@ -483,7 +419,7 @@ def complex_clip(x: Array, low: Any, high: Any) -> Array:
     given = [v for v in (x, low, high) if v is not None]
     _, (result, *bounds) = common(given)
     if low is None and high is None:
-        return hxarray.asarray(result, copy=True)
+        return _creation.asarray(result, copy=True)
     if low is not None:
         result = complex_ordered("maximum", result, bounds.pop(0))
     if high is not None:
@@ -492,40 +428,6 @@ def complex_clip(x: Array, low: Any, high: Any) -> Array:
 
 
 # -- other functions' inputs -----------------------------------------------------------------------
-
-
-def coerce(x: Array, category: str, function: str) -> Array:
-    """`x`, whose dtype the standard's `category` excludes, as numpy takes it: integer and bool
-    arrays become float64 for floating-point functions (the complex dtype of their precision for
-    complex ones), bool arrays are int8 (zero-copy) for numeric ones; anything else, and
-    everything in strict mode, raises the standard's TypeError."""
-    if not STRICT.get():
-        exact = x._dtype in dt.INTEGER or x._dtype is dt.bool
-        if category in _FLOATING_ONLY and exact:
-            return cast(x, dt.float64)
-        if category == "complex floating-point" and (exact or x._dtype in dt.REAL_FLOATING):
-            return cast(x, dt.COMPLEX_OF.get(x._dtype, dt.complex128))
-        if x._dtype is dt.bool and category in ("numeric", "real-valued"):
-            return reinterpret(x, dt.int8)
-    raise TypeError(f"{function}() requires an array of {category} dtype, got {x._dtype.name}")
-
-
-def as_dtype(value: Any, function: str) -> dt.DType:
-    """The hxarray dtype of a numpy dtype, numpy scalar type, dtype name or Python type given
-    as `dtype=` (numpy mode); strict mode's TypeError."""
-    if STRICT.get():
-        raise TypeError(f"{function}(): dtype must be an hxarray dtype such as hxarray.float64, "
-                        f"got {value!r}")
-    found = dtype_of(value)
-    if found is None:
-        raise TypeError(f"{function}(): {describe_dtype(value)}; expected an hxarray dtype such "
-                        "as hxarray.float64, or a numpy dtype with an hxarray equivalent")
-    return found
-
-
-def back_to_bool(result: Array, x: Array) -> Array:
-    """A result computed on the int8 view of bool input `x` (max, min, sort), as bool again."""
-    return reinterpret(result, dt.bool) if x._dtype is dt.bool else result
 
 
 # -- numpy's positional forms ----------------------------------------------------------------------
@@ -604,16 +506,6 @@ def _inplace(name: str) -> Callable[[Array, Any], Array]:
     return rule
 
 
-def numpy_operand(x: Array, other: Any) -> Array | None:
-    """A numpy array or scalar as the operand of an in-place operator on `x` (numpy mode), or
-    None where the operator declines it (strict mode; anything else)."""
-    if STRICT.get() or not isinstance(other, (np.ndarray, np.generic)):
-        return None
-    from ._numpy_protocols import as_operand
-
-    return as_operand(other, x._buffer.device)
-
-
 def clip(x: Array, min: Any = None, max: Any = None) -> Array:
     """numpy's clip of a bool or complex x, or with bounds of another kind: x and the bounds in
     their common dtype (NEP 50), booleans as 0 and 1, complex numbers in numpy's order."""
@@ -626,31 +518,36 @@ def clip(x: Array, min: Any = None, max: Any = None) -> Array:
         x = cast(x, dt.uint8)
         given = [cast(v, dt.uint8) if type(v) is Array else int(v) for v in given]
     low = given.pop(0) if min is not None else None
-    result = hxarray.clip(x, low, given[0] if max is not None else None)
+    result = _elementwise.clip(x, low, given[0] if max is not None else None)
     return reinterpret(result, dt.bool) if dtype is dt.bool else result
 
 
 def where(condition: Array, *values: Any) -> Array | tuple[Array, ...]:
     """numpy's where: `where(c)` is `nonzero(c)`; any condition by its truth value; x1 and x2 in
     their common dtype (NEP 50), two scalars too."""
-    from ._searching import _MISSING
-
-    if not values or values[0] is _MISSING:  # (x2 missing alone: the standard's TypeError)
-        return hxarray.nonzero(condition)
+    if not values or values[0] is _searching._MISSING:  # (x2 missing alone: the standard's TypeError)
+        return _searching.nonzero(condition)
     if condition._dtype is not dt.bool:
-        condition = hxarray.astype(condition, dt.bool)
+        condition = _data_types.astype(condition, dt.bool)
     dtype, (x1, x2) = common(values)
     if type(x1) is not Array and type(x2) is not Array:
         x1 = condition._buffer.device.backend.full((), x1, dtype, condition._buffer.device)
-    return hxarray.where(condition, x1, x2)
+    return _searching.where(condition, x1, x2)
 
 
+_CHAPTERS = (_creation, _data_types, _elementwise, _indexing, _linalg_functions, _manipulation,
+             _searching, _sets, _sorting, _statistical, _utility)
+
+
+@functools.cache
 def _namespace(name: str) -> Callable[..., Any]:
-    """The namespace function `name` ("concat", "linalg.solve"), looked up when called."""
-    found: Any = hxarray
-    for part in name.split("."):
-        found = getattr(found, part)
-    return found
+    """The namespace function `name` ("concat", "linalg.solve") from its module: linalg's or
+    fft's, or the last chapter that exports it (as `hxarray/__init__` imports them)."""
+    module, _, function = name.rpartition(".")
+    if module:
+        return getattr({"linalg": linalg, "fft": fft}[module], function)  # type: ignore[no-any-return]
+    return next(getattr(chapter, name) for chapter in reversed(_CHAPTERS)
+                if name in chapter.__all__)
 
 
 def _promoted(name: str) -> Callable[..., Array]:
@@ -684,18 +581,8 @@ def _products(name: str) -> Callable[..., Array]:
 
 def arange(start: Any, /, stop: Any = None, step: Any = 1, **kwargs: Any) -> Array:
     """numpy's arange of 0-D array bounds: their values."""
-    return hxarray.arange(*(v._host()[()].item() if type(v) is Array and v.ndim == 0 else v
+    return _creation.arange(*(v._host()[()].item() if type(v) is Array and v.ndim == 0 else v
                             for v in (start, stop, step)), **kwargs)
-
-
-def linspace_dtype(start: Any, stop: Any) -> dt.DType | None:
-    """The default dtype of linspace with a 0-D array bound: numpy mode's is numpy's (a float32
-    or complex64 bound keeps its precision); strict mode's (None) the standard's default. (Both
-    modes compute a result here, so the chapter asks, not the adapter.)"""
-    if STRICT.get():
-        return None
-    arrays = [v._dtype for v in (start, stop) if type(v) is Array]
-    return dt.FROM_NUMPY.get(np.result_type(*(d.numpy for d in arrays), 1.0))
 
 
 def diff(x: Array, /, *, axis: Any = -1, n: Any = 1, prepend: Any = None, append: Any = None
@@ -707,13 +594,13 @@ def diff(x: Array, /, *, axis: Any = -1, n: Any = 1, prepend: Any = None, append
         dtype = result_type(x._dtype, *(v._dtype for v in given))
         x, prepend, append = (v if type(v) is not Array else cast(v, dtype)
                               for v in (x, prepend, append))
-    return hxarray._utility.differences(x, axis, n, prepend, append)
+    return _utility.differences(x, axis, n, prepend, append)
 
 
 def result_type_rule(*arrays_and_dtypes: Any) -> dt.DType:
     """numpy's result_type (NEP 50) of arrays, dtypes and Python scalars, scalars alone too."""
     return result_type(*(v if isinstance(v, (builtins.bool, int, float, complex)) else
-                         hxarray.result_type(v) for v in arrays_and_dtypes))
+                         _data_types.result_type(v) for v in arrays_and_dtypes))
 
 
 # Every rule, by the function it adapts (the name `_adapter.adapted` gives it).
@@ -739,9 +626,9 @@ RULES: dict[str, Callable[..., Any]] = {
     **{name: _complex_arg_extremum(name) for name in ("argmax", "argmin")},
     **{name: _complex_sort(name) for name in ("sort", "argsort")},
     "diff": diff,
-    "linalg.matrix_power": lambda x, n, /: hxarray.linalg.power(x, n, "all"),
-    "fft.fftshift": lambda x, /, *, axes=None: hxarray.fft._shift("fftshift", x, axes, 1, True),
-    "fft.ifftshift": lambda x, /, *, axes=None: hxarray.fft._shift("ifftshift", x, axes, -1,
+    "linalg.matrix_power": lambda x, n, /: linalg.power(x, n, "all"),
+    "fft.fftshift": lambda x, /, *, axes=None: fft._shift("fftshift", x, axes, 1, True),
+    "fft.ifftshift": lambda x, /, *, axes=None: fft._shift("ifftshift", x, axes, -1,
                                                                    True),
 }
 # The functions that take a Python int beyond an integer array's dtype: comparisons (by value),
@@ -754,7 +641,7 @@ _BINARY_OPS = [name for name, op in OPS.items() if op.arity == 2]
 BINARY_FUNCTIONS = (*_BINARY_OPS, *(f"Array.__{op.operator}__" for op in OPS.values()
                                     if op.arity == 2 and op.operator is not None))
 FLOATING_FUNCTIONS = tuple(name for name, op in OPS.items()
-                           if op.arity in (1, 2) and op.category in _FLOATING_ONLY)
+                           if op.arity in (1, 2) and op.category in FLOATING_ONLY)
 FLOATING_BINARY = tuple(name for name in FLOATING_FUNCTIONS if OPS[name].arity == 2)
 INPLACE_OPERATORS = tuple(_INPLACE)
 LINALG_AND_FFT = ("linalg.cholesky", "linalg.det", "linalg.eigh", "linalg.eigvalsh", "linalg.inv",
@@ -991,3 +878,6 @@ def markdown() -> str:
     rows = ["| case | strict mode | numpy mode (default) |", "|---|---|---|"]
     rows += [f"| {d.case} | {d.strict} | {d.numpy} |" for d in DIFFERENCES]
     return "\n".join(rows) + "\n"
+
+
+use_numpy_mode(apply, numpy_keywords)  # the chapters' adapters consult numpy mode from here on

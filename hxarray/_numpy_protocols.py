@@ -28,8 +28,6 @@ from typing import Any
 
 import numpy as np
 
-import hxarray
-
 from . import _dtypes as dt
 from ._array import Array
 from ._indexing import check_writable
@@ -111,7 +109,7 @@ def _hx(value: Any, device: Any) -> Any:
     """An array argument as an hxarray array on `device`; None stays None."""
     if value is None or value.__class__ is Array:
         return value
-    return hxarray.asarray(value, device=device)
+    return _xp().asarray(value, device=device)
 
 
 def as_operand(value: Any, device: Any) -> Any:
@@ -121,6 +119,14 @@ def as_operand(value: Any, device: Any) -> Any:
     if isinstance(value, (builtins.bool, int, float, complex)):
         return value
     return _hx(value, device)
+
+
+def numpy_operand(x: Array, other: Any) -> Array | None:
+    """A numpy array or scalar as the operand of an in-place operator on `x` (numpy mode), or
+    None where the operator declines it (strict mode; anything else)."""
+    if is_strict() or not isinstance(other, (np.ndarray, np.generic)):
+        return None
+    return as_operand(other, x._buffer.device)
 
 
 def _nested(value: Any, leaf: Callable[[Any], Any]) -> Any:
@@ -168,7 +174,7 @@ def _from_numpy(value: Any, outs: list[tuple[Any, Any]]) -> Any:
         elif isinstance(v, np.ndarray):
             return v
         if isinstance(v, (np.ndarray, np.generic)) and v.dtype in dt.FROM_NUMPY:
-            return hxarray.asarray(np.asarray(v))
+            return _xp().asarray(np.asarray(v))
         return v
     return _nested(value, wrap)
 
@@ -244,9 +250,9 @@ def _call_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
             raise _Fallback
         operands = [as_operand(v, device) for v in inputs]
         if dtype is not None:
-            operands = [hxarray.astype(v, dtype) if v.__class__ is Array else v
+            operands = [_xp().astype(v, dtype) if v.__class__ is Array else v
                         for v in operands]
-        function = getattr(hxarray, name)
+        function = getattr(_xp(), name)
         return _assign_out(function(*operands), out)
     table = _REDUCE if method == "reduce" else _ACCUMULATE if method == "accumulate" else {}
     name = table.get(ufunc)
@@ -255,9 +261,9 @@ def _call_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
     x = _hx(inputs[0], device)
     axis = kwargs.get("axis", 0)
     if method == "accumulate":
-        return _assign_out(getattr(hxarray, name)(x, axis=axis, dtype=dtype), out)
+        return _assign_out(getattr(_xp(), name)(x, axis=axis, dtype=dtype), out)
     extra = {"dtype": dtype} if dtype is not None else {}
-    result = getattr(hxarray, name)(x, axis=axis, keepdims=kwargs.get("keepdims", False),
+    result = getattr(_xp(), name)(x, axis=axis, keepdims=kwargs.get("keepdims", False),
                                     **extra)
     return _assign_out(result, out)
 
@@ -324,8 +330,21 @@ def _axis(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+_namespace: Any = None  # `hxarray` itself, handed down by `install` (hxarray/__init__)
+
+
 def _xp() -> Any:
-    return hxarray
+    """The public namespace, whose functions numpy's protocols call (with their hooks)."""
+    return _namespace
+
+
+def install(namespace: Any) -> None:
+    """numpy's protocols on `Array`, calling the functions of `namespace` (`hxarray`, which
+    imports this module and calls this once the namespace is complete)."""
+    global _namespace
+    _namespace = namespace
+    Array.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
+    Array.__array_function__ = array_function  # type: ignore[attr-defined]
 
 
 def _reduction(name: str, with_dtype: builtins.bool) -> Callable[..., Any]:

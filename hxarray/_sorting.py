@@ -16,7 +16,7 @@ from ._adapter import adapted
 from ._array import Array
 from ._checks import as_bool, check_array, check_ordered, normalize_axis
 from ._manipulation import along_rows
-from ._numpy_mode import back_to_bool
+from ._numpy_conversions import back_to_bool
 from ._ops import OPS
 
 __all__ = ["argsort", "sort"]

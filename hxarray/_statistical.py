@@ -25,7 +25,7 @@ from ._checks import (
 )
 from ._compiled import fast_reduction
 from ._modes import STRICT, is_strict
-from ._numpy_mode import back_to_bool
+from ._numpy_conversions import back_to_bool
 from ._observed import observe_operation
 from ._ops import OPS, REDUCTIONS, SCANS, Op, Reduction, Scan
 

@@ -1,8 +1,10 @@
 """The layers import in one direction (docs/hal.md, "Layers"), read from the source with `ast`:
 every import a module runs (at module level or inside a function) names its own layer or one
 below. Imports under `if TYPE_CHECKING:` only name types for annotations: they never run, so
-they order nothing and close no cycle. The plug-ins in hxarray_tests import only `hxarray` and
-`hxarray.plugin`."""
+they order nothing and close no cycle. Within the namespace, the imports that run when a module
+loads (its module-level statements, class bodies included; not function bodies, which run when
+called) form no cycle, and numpy mode sits on top of the chapters. The plug-ins in hxarray_tests
+import only `hxarray` and `hxarray.plugin`."""
 
 from __future__ import annotations
 
@@ -54,14 +56,19 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
-def _run_time_imports(name: str, path: Path) -> list[tuple[str, int]]:
+def _run_time_imports(name: str, path: Path, load_time: bool = False) -> list[tuple[str, int]]:
     """(imported module, line) of every import in the module that can run, resolved to the
-    module named (`from . import x` names the submodule x where there is one)."""
+    module named (`from . import x` names the submodule x where there is one); with
+    `load_time`, only those that run when the module is imported (not inside a function)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: list[tuple[str, int]] = []
 
     def visit(node: ast.AST) -> None:
+        if load_time and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for child in [*getattr(node, "decorator_list", []), *_defaults(node)]:  # these run at definition
+                visit(child)
+            return
         if isinstance(node, ast.If) and _is_type_checking(node.test):
             for child in node.orelse:
                 visit(child)
@@ -82,6 +89,10 @@ def _run_time_imports(name: str, path: Path) -> list[tuple[str, int]]:
 
     visit(tree)
     return found
+
+
+def _defaults(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[ast.expr]:
+    return [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
 
 
 def _layer(module: str) -> int:
@@ -173,3 +184,86 @@ def test_the_plugins_import_only_the_public_surface(package: Path) -> None:
                 private.append(f"{name}:{line} imports {target}")
     assert not private, "\n".join(private)
     assert _modules(package), package
+
+
+# Imports of numpy mode or the package from below it that remain, each inside a function, each
+# with its reason; the list only shrinks.
+DEFERRED_UPWARD: set[tuple[str, str]] = set()
+
+NAMESPACE = sorted(m for m in MODULES if _layer(m) == len(LAYERS) - 1)
+
+
+def _load_time_graph() -> dict[str, list[str]]:
+    """Each namespace module (`hxarray` is the package's `__init__`) -> the namespace modules its
+    load-time imports name."""
+    return {name: sorted({target for target, _ in _run_time_imports(name, MODULES[name], True)
+                          if target in MODULES and _layer(target) == len(LAYERS) - 1
+                          and target != name})
+            for name in NAMESPACE}
+
+
+def _a_cycle(graph: dict[str, list[str]]) -> list[str] | None:
+    """One cycle of `graph` (its modules in order, the first repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for target in graph[node]:
+            if state.get(target) == 1:
+                return [*path[path.index(target):], target]
+            if target not in state:
+                found = visit(target)
+                if found:
+                    return found
+        state[node] = 2
+        path.pop()
+        return None
+
+    for node in graph:
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _a_cycle({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == ["a", "b", "c", "a"]
+    assert _a_cycle({"a": ["b", "c"], "b": ["c"], "c": []}) is None
+
+
+def test_the_namespace_loads_without_an_import_cycle() -> None:
+    """No namespace module's load-time imports lead back to it: each module loads after every
+    module it needs, whichever is imported first (`import hxarray._checks` works as well as
+    `import hxarray`), and none is seen half-initialised."""
+    cycle = _a_cycle(_load_time_graph())
+    assert cycle is None, "an import cycle at load time: " + " -> ".join(cycle or [])
+
+
+def _imported_at_load(module: str) -> set[str]:
+    """The namespace modules that loading `module` loads (itself included)."""
+    graph, seen, todo = _load_time_graph(), set(), [module]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(graph[name])
+    return seen
+
+
+def test_numpy_mode_is_on_top_of_the_chapters() -> None:
+    """numpy mode (`_numpy_mode`, `_numpy_protocols`) imports the chapters; nothing it loads
+    imports it or the package `hxarray` back, at load time or inside a function: the chapters'
+    checks call `_numpy_conversions`, their adapters get numpy mode's rules from
+    `_numpy_mode` (`_adapter.use_numpy_mode`), and the package hands itself down to what calls
+    the public namespace (`_numpy_protocols.install`, `_array_methods.install`)."""
+    below = _imported_at_load("hxarray._numpy_mode") - {"hxarray._numpy_mode"}
+    assert {"hxarray._checks", "hxarray._adapter", "hxarray._elementwise",
+            "hxarray._creation", "hxarray.linalg"} <= below
+    up = {"hxarray", "hxarray._numpy_mode", "hxarray._numpy_protocols"}
+    back = sorted(f"{module}:{line} imports {target}" for module in below
+                  for target, line in _run_time_imports(module, MODULES[module])
+                  if target in up and (module, target) not in DEFERRED_UPWARD)
+    assert not back, "\n".join(back)
