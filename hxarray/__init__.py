@@ -78,8 +78,8 @@ _observed.observe_names(globals(), [  # the hooks' operation point, on the funct
     for name in module.__all__ if globals().get(name) is getattr(module, name)])
 where.__signature__ = _searching.WHERE_SIGNATURE  # type: ignore[attr-defined]  # noqa: F405
 
-from . import _numpy_mode  # noqa: E402  # on top of the chapters: hands its rules to their adapters
-from . import _numpy_protocols  # noqa: E402
+# numpy mode, on top of the chapters (it hands its rules to their adapters when imported)
+from . import _numpy_mode, _numpy_protocols  # noqa: E402
 
 _numpy_protocols.install(sys.modules[__name__])  # numpy's protocols, calling this namespace
 

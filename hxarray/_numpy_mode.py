@@ -44,19 +44,9 @@ from ._fuse import internal, pays
 from ._modes import STRICT, Unspecified
 from ._numpy_conversions import (  # the conversions the chapters' checks call, below them
     FLOATING_ONLY,
-    as_dtype,
-    back_to_bool,
-    can_cast,
     cast,
-    coerce,
-    describe_dtype,
-    dtype_of,
-    fill_value,
-    linspace_dtype,
-    numpy_dtype,
     python_type,
     reinterpret,
-    stored,
 )
 from ._ops import OPS
 from ._views import broadcast_shapes
@@ -318,7 +308,7 @@ def complex_ordered(name: str, x1: Any, x2: Any) -> Array:
     if any(type(v) is not Array and v != v for v in (imag1, imag2)):
         by_real = _elementwise.logical_and(by_real, False)
     by_imag = _elementwise.logical_and(operations["equal"](real1, real2),
-                                  operations[name](imag1, imag2))
+                                       operations[name](imag1, imag2))
     return _elementwise.logical_or(by_real, by_imag)
 
 
@@ -327,17 +317,19 @@ def complex_arg_extremum(name: str, x: Array, axis: int | None,
     """numpy's argmax (argmin) of a complex array (the reduced extent is not empty): the index
     of the first element holding a NaN, else the first of the lexicographic maximum (minimum)."""
     values, along = (_manipulation.reshape(x, (-1,)), 0) if axis is None else (x, axis)
-    extremum, beyond = (_statistical.max, -math.inf) if name == "argmax" else (_statistical.min, math.inf)
+    extremum, beyond = (_statistical.max, -math.inf) if name == "argmax" else \
+        (_statistical.min, math.inf)
     real, imag = _parts(values)
     nan = _elementwise.logical_or(_elementwise.isnan(real), _elementwise.isnan(imag))
     real = _searching.where(nan, beyond, real)
-    best = _elementwise.logical_and(_elementwise.equal(real, extremum(real, axis=along, keepdims=True)),
-                               _elementwise.logical_not(nan))
+    best = _elementwise.logical_and(
+        _elementwise.equal(real, extremum(real, axis=along, keepdims=True)),
+        _elementwise.logical_not(nan))
     imag = _searching.where(best, imag, beyond)
-    best = _elementwise.logical_and(best, _elementwise.equal(imag, extremum(imag, axis=along,
-                                                                     keepdims=True)))
+    best = _elementwise.logical_and(
+        best, _elementwise.equal(imag, extremum(imag, axis=along, keepdims=True)))
     index = _searching.where(_utility.any(nan, axis=along), _searching.argmax(nan, axis=along),
-                          _searching.argmax(best, axis=along))
+                             _searching.argmax(best, axis=along))
     if not keepdims:
         return index
     return _manipulation.reshape(index, (1,) * x.ndim) if axis is None else \
@@ -351,11 +343,11 @@ def complex_extremum(name: str, x: Array, axes: tuple[int, ...],
     kept = [a for a in range(x.ndim) if a not in axes]
     shape = tuple(x._shape[a] for a in kept)
     rows = _manipulation.reshape(_manipulation.permute_dims(x, (*kept, *axes)),
-                           (*shape, math.prod(x._shape[a] for a in axes)))
+                                 (*shape, math.prod(x._shape[a] for a in axes)))
     index = complex_arg_extremum("argmax" if name == "max" else "argmin", rows, -1, True)
     picked = _indexing.take_along_axis(rows, index, axis=-1)
-    return _manipulation.reshape(picked, tuple(1 if a in axes else n for a, n in enumerate(x._shape))
-                           if keepdims else shape)
+    return _manipulation.reshape(
+        picked, tuple(1 if a in axes else n for a, n in enumerate(x._shape)) if keepdims else shape)
 
 
 def complex_argsort(x: Array, axis: int) -> Array:
@@ -365,7 +357,7 @@ def complex_argsort(x: Array, axis: int) -> Array:
     real, imag = _parts(x)
     order = _sorting.argsort(imag, axis=axis, stable=True)
     for key in (real, _elementwise.add(_elementwise.multiply(_elementwise.isnan(real), 2),
-                                  _elementwise.isnan(imag))):
+                                       _elementwise.isnan(imag))):
         order = _indexing.take_along_axis(order, _sorting.argsort(
             _indexing.take_along_axis(key, order, axis=axis), axis=axis, stable=True), axis=axis)
     return order
@@ -525,7 +517,7 @@ def clip(x: Array, min: Any = None, max: Any = None) -> Array:
 def where(condition: Array, *values: Any) -> Array | tuple[Array, ...]:
     """numpy's where: `where(c)` is `nonzero(c)`; any condition by its truth value; x1 and x2 in
     their common dtype (NEP 50), two scalars too."""
-    if not values or values[0] is _searching._MISSING:  # (x2 missing alone: the standard's TypeError)
+    if not values or values[0] is _searching._MISSING:  # (x2 alone missing: standard's TypeError)
         return _searching.nonzero(condition)
     if condition._dtype is not dt.bool:
         condition = _data_types.astype(condition, dt.bool)
@@ -545,7 +537,7 @@ def _namespace(name: str) -> Callable[..., Any]:
     fft's, or the last chapter that exports it (as `hxarray/__init__` imports them)."""
     module, _, function = name.rpartition(".")
     if module:
-        return getattr({"linalg": linalg, "fft": fft}[module], function)  # type: ignore[no-any-return]
+        return getattr({"linalg": linalg, "fft": fft}[module], function)
     return next(getattr(chapter, name) for chapter in reversed(_CHAPTERS)
                 if name in chapter.__all__)
 

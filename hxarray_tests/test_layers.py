@@ -66,8 +66,8 @@ def _run_time_imports(name: str, path: Path, load_time: bool = False) -> list[tu
 
     def visit(node: ast.AST) -> None:
         if load_time and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for child in [*getattr(node, "decorator_list", []), *_defaults(node)]:  # these run at definition
-                visit(child)
+            for child in [*getattr(node, "decorator_list", []), *_defaults(node)]:
+                visit(child)  # decorators and defaults run when the function is defined
             return
         if isinstance(node, ast.If) and _is_type_checking(node.test):
             for child in node.orelse:
