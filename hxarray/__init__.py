@@ -89,6 +89,9 @@ from . import _numpy_functions, _numpy_statistics  # noqa: E402
 from ._numpy_functions import *  # noqa: E402, F403
 from ._numpy_statistics import *  # noqa: E402, F403
 
+_numpy_functions.use_namespace(sys.modules[__name__])
+_numpy_statistics.use_namespace(sys.modules[__name__])
+
 _observed.observe_names(globals(), [*_numpy_functions.__all__, *_numpy_statistics.__all__])
 
 from ._ndarray_methods import install as _install_ndarray_methods  # noqa: E402

@@ -16,6 +16,7 @@ import numpy as np
 from . import _dtypes as dt
 from ._array import Array
 from ._modes import STRICT
+from ._views import broadcast_shapes
 
 FLOATING_ONLY = frozenset({"floating-point", "real-valued floating-point"})
 
@@ -143,3 +144,16 @@ def linspace_dtype(start: Any, stop: Any) -> dt.DType | None:
         return None
     arrays = [v._dtype for v in (start, stop) if type(v) is Array]
     return dt.FROM_NUMPY.get(np.result_type(*(d.numpy for d in arrays), 1.0))
+
+
+def assign_inplace(name: str, x: Array, result: Array) -> Array:
+    """`x <op>= y` under numpy's in-place rule: the result is cast back to x's dtype where numpy's
+    "same_kind" casting allows it."""
+    if not np.can_cast(result._dtype.numpy, x._dtype.numpy, "same_kind"):
+        raise TypeError(f"in-place {name}: cannot cast the {result._dtype.name} result back to "
+                        f"x's {x._dtype.name} (numpy's 'same_kind' rule)")
+    if broadcast_shapes(x._shape, result._shape) != x._shape:
+        raise ValueError(f"in-place {name}: a result of shape {result._shape} does not broadcast "
+                         f"to x's shape {x._shape}")
+    x._buffer.device.backend.assign(x, result)
+    return x

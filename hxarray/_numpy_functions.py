@@ -20,15 +20,23 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-import hxarray as xp
-
 from . import _dtypes as dt
 from . import _views
 from ._array import Array
 from ._checks import as_dtype
 from ._indexing import check_writable
 from ._modes import is_strict
-from ._numpy_mode import assign_inplace
+from ._numpy_conversions import assign_inplace
+
+# `hxarray` itself, whose public functions these are composed from (with their hooks): handed
+# down by `use_namespace` from hxarray/__init__, which imports this module (linalg does too)
+xp: Any = None
+
+
+def use_namespace(namespace: Any) -> None:
+    """Compose these functions from `namespace` (`hxarray`)."""
+    global xp
+    xp = namespace
 
 __all__ = ["allclose", "array", "array_split", "concatenate", "dot", "einsum", "interp",
            "isclose", "logspace", "pad", "ravel", "split", "swapaxes"]

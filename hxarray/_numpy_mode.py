@@ -254,19 +254,6 @@ def _converted(name: str, *values: Any) -> Array:
     return result
 
 
-def assign_inplace(name: str, x: Array, result: Array) -> Array:
-    """`x <op>= y` under numpy's in-place rule: the result is cast back to x's dtype where numpy's
-    "same_kind" casting allows it."""
-    if not np.can_cast(result._dtype.numpy, x._dtype.numpy, "same_kind"):
-        raise TypeError(f"in-place {name}: cannot cast the {result._dtype.name} result back to "
-                        f"x's {x._dtype.name} (numpy's 'same_kind' rule)")
-    if broadcast_shapes(x._shape, result._shape) != x._shape:
-        raise ValueError(f"in-place {name}: a result of shape {result._shape} does not broadcast "
-                         f"to x's shape {x._shape}")
-    x._buffer.device.backend.assign(x, result)
-    return x
-
-
 # -- complex numbers in order ----------------------------------------------------------------------
 # numpy orders complex numbers lexicographically (real parts, then imaginary parts). Each function
 # below composes that order from the namespace's functions of the real and imaginary parts, so it

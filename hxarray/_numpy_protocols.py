@@ -32,7 +32,7 @@ from . import _dtypes as dt
 from ._array import Array
 from ._indexing import check_writable
 from ._modes import is_strict
-from ._numpy_mode import assign_inplace
+from ._numpy_conversions import assign_inplace
 from ._ops import OPS, REDUCTIONS, SCANS
 from ._views import may_overlap
 

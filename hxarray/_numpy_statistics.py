@@ -17,8 +17,6 @@ from typing import Any
 
 import numpy as np
 
-import hxarray as xp
-
 from . import _dtypes as dt
 from ._array import Array
 from ._checks import as_dtype
@@ -31,6 +29,17 @@ from ._numpy_functions import (
     numpy_only,
     to_last,
 )
+
+# `hxarray` itself, whose public functions these are composed from (with their hooks): handed
+# down by `use_namespace` from hxarray/__init__, which imports this module
+xp: Any = None
+
+
+def use_namespace(namespace: Any) -> None:
+    """Compose these functions from `namespace` (`hxarray`)."""
+    global xp
+    xp = namespace
+
 
 __all__ = ["average", "bincount", "corrcoef", "cov", "histogram", "histogram_bin_edges",
            "median", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod",
