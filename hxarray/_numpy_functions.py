@@ -609,7 +609,7 @@ def _stat(x: Array, axis: int, length: Any, side: str, mode: str) -> Array:
     value = xp.mean(part, axis=axis, keepdims=True) if mode == "mean" else \
         _median(part, axis, True)
     if x.dtype in dt.INTEGER or x.dtype is dt.bool:
-        value = xp.astype(xp.round(value), x.dtype)  # type: ignore[attr-defined]
+        value = xp.astype(xp.round(value), x.dtype)
     return xp.astype(value, x.dtype)
 
 

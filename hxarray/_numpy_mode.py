@@ -44,12 +44,12 @@ from ._fuse import internal, pays
 from ._modes import STRICT, Unspecified
 from ._numpy_conversions import (  # the conversions the chapters' checks call, below them
     FLOATING_ONLY,
+    assign_inplace,
     cast,
     python_type,
     reinterpret,
 )
 from ._ops import OPS
-from ._views import broadcast_shapes
 
 # numpy mode sits on top of the chapters: it imports them, and none of them imports it. Their
 # checks call the conversions in `_numpy_conversions`; their adapters (`_adapter.adapted`) reach

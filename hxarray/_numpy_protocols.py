@@ -330,19 +330,19 @@ def _axis(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-_namespace: Any = None  # `hxarray` itself, handed down by `install` (hxarray/__init__)
+_public: Any = None  # `hxarray` itself, handed down by `install` (hxarray/__init__)
 
 
 def _xp() -> Any:
     """The public namespace, whose functions numpy's protocols call (with their hooks)."""
-    return _namespace
+    return _public
 
 
 def install(namespace: Any) -> None:
     """numpy's protocols on `Array`, calling the functions of `namespace` (`hxarray`, which
     imports this module and calls this once the namespace is complete)."""
-    global _namespace
-    _namespace = namespace
+    global _public
+    _public = namespace
     Array.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
     Array.__array_function__ = array_function  # type: ignore[attr-defined]
 

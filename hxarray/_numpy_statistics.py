@@ -469,7 +469,7 @@ def cov(m: Any, y: Any = None, rowvar: builtins.bool = True, bias: builtins.bool
     w = None
     if fweights is not None:
         f = as_array(fweights, x.device)
-        if f.dtype not in dt.INTEGER and not builtins.bool(xp.all(f == xp.round(f))):  # type: ignore[attr-defined]
+        if f.dtype not in dt.INTEGER and not builtins.bool(xp.all(f == xp.round(f))):
             raise TypeError("fweights must be integer")
         _check_weights(f, x.shape[1], "fweights")
         w = xp.astype(f, dt.float64)
