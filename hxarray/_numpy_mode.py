@@ -29,6 +29,8 @@ from . import (
     _indexing,
     _linalg_functions,
     _manipulation,
+    _numpy_functions,
+    _numpy_statistics,
     _searching,
     _sets,
     _sorting,
@@ -849,6 +851,14 @@ DIFFERENCES: tuple[Difference, ...] = (
                '`TypeError`',
                'in place into `x`; an hxarray array',
                (*INPLACE_OPERATORS, "Array.__array_ufunc__")),
+    Difference("numpy's functions beyond the standard (`median`, `einsum`, `isclose`, ...), "
+               '`x.fill(v)`, `x.view(dtype)`, `x.dtype == "int64"`',
+               '`TypeError: hxarray.median() is numpy mode only`; the methods do not exist; a '
+               'dtype is not equal to its name',
+               "numpy's function on every device ([numpy.md](numpy.md#functions-beyond-the-"
+               'standard))',
+               (*_numpy_functions.__all__, *_numpy_statistics.__all__, "linalg.norm",
+                "Array.fill", "Array.view")),
 )
 
 
