@@ -3,8 +3,10 @@ every import a module runs (at module level or inside a function) names its own 
 below. Imports under `if TYPE_CHECKING:` only name types for annotations: they never run, so
 they order nothing and close no cycle. Within the namespace, the imports that run when a module
 loads (its module-level statements, class bodies included; not function bodies, which run when
-called) form no cycle, and numpy mode sits on top of the chapters. The plug-ins in hxarray_tests
-import only `hxarray` and `hxarray.plugin`."""
+called) form no cycle, and numpy mode sits on top of the chapters. No backend imports another,
+not even for types: what the CPU and CUDA backends share lies below both
+(`hxarray.backends.codegen`). The plug-ins in hxarray_tests import only `hxarray` and
+`hxarray.plugin`."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "hxarray"
 
+BACKENDS = ("hxarray.backends.cpu", "hxarray.backends.cuda")
 # Bottom to top; a module belongs to the layer of its longest listed prefix (packages include
 # their submodules); everything not listed is the namespace, the top layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
@@ -31,7 +34,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("backend layer", ("hxarray.backends", "hxarray.backends.base", "hxarray.backends.registry",
                        "hxarray.backends.fusion", "hxarray.backends.selection",
                        "hxarray.backends.performance")),
-    ("backends", ("hxarray.backends.cpu", "hxarray.backends.cuda")),
+    ("shared code generation", ("hxarray.backends.codegen",)),
+    ("backends", BACKENDS),
     ("namespace", ("hxarray",)),
 ]
 PUBLIC = {"hxarray", "hxarray.plugin"}  # what a plug-in may import
@@ -56,10 +60,12 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
-def _run_time_imports(name: str, path: Path, load_time: bool = False) -> list[tuple[str, int]]:
-    """(imported module, line) of every import in the module that can run, resolved to the
-    module named (`from . import x` names the submodule x where there is one); with
-    `load_time`, only those that run when the module is imported (not inside a function)."""
+def _run_time_imports(name: str, path: Path, load_time: bool = False,
+                      types: bool = False) -> list[tuple[str, int]]:
+    """(imported module, line) of every import in the module that can run (with `types`, those
+    under `if TYPE_CHECKING:` too), resolved to the module named (`from . import x` names the
+    submodule x where there is one); with `load_time`, only those that run when the module is
+    imported (not inside a function)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: list[tuple[str, int]] = []
@@ -69,7 +75,7 @@ def _run_time_imports(name: str, path: Path, load_time: bool = False) -> list[tu
             for child in [*getattr(node, "decorator_list", []), *_defaults(node)]:
                 visit(child)  # decorators and defaults run when the function is defined
             return
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if isinstance(node, ast.If) and _is_type_checking(node.test) and not types:
             for child in node.orelse:
                 visit(child)
             return
@@ -116,8 +122,9 @@ def test_the_layers_cover_the_package() -> None:
         for prefix in prefixes:
             assert any(m == prefix or m.startswith(prefix + ".") for m in MODULES) or \
                 prefix == "hxarray._speedups", prefix  # the C extension has no Python source
-    assert _layer("hxarray.hal.device") == 0 and _layer("hxarray.backends.cpu.backend") == 4
-    assert _layer("hxarray.backends.base") == 3 and _layer("hxarray._elementwise") == 5
+    assert _layer("hxarray.hal.device") == 0 and _layer("hxarray.backends.cpu.backend") == 5
+    assert _layer("hxarray.backends.base") == 3 and _layer("hxarray._elementwise") == 6
+    assert _layer("hxarray.backends.codegen.compiler") == 4
 
 
 def test_no_module_imports_a_layer_above_its_own() -> None:
@@ -126,6 +133,29 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
               for module, target, line in _edges()
               if _layer(target) > _layer(module)]
     assert not upward, "\n".join(upward)
+
+
+def _backend(module: str) -> str | None:
+    return next((b for b in BACKENDS if module == b or module.startswith(b + ".")), None)
+
+
+def test_no_backend_imports_another() -> None:
+    """The CPU and CUDA backends are siblings: neither imports the other, at run time or for
+    types. What both use (the operations' C, the kernel templates, the host compiler and
+    `CompileError`) lies below them in `hxarray.backends.codegen`; the CUDA backend reaches the
+    CPU backend for its host fallbacks through the registry (`Device("cpu").backend`)."""
+    crossing, seen = [], set()
+    for name, path in MODULES.items():
+        own = _backend(name)
+        if own is None:
+            continue
+        seen.add(own)
+        for target, line in _run_time_imports(name, path, types=True):
+            other = _backend(target)
+            if other is not None and other != own:
+                crossing.append(f"{name}:{line} imports {target}")
+    assert seen == set(BACKENDS), seen
+    assert not crossing, "\n".join(crossing)
 
 
 def test_the_hal_imports_nothing_above_it() -> None:

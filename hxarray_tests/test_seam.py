@@ -140,7 +140,7 @@ def test_ufunc_table_is_derived_from_the_numpy_column() -> None:
 
 
 def test_accumulator_rule_is_shared() -> None:
-    from hxarray.backends.cuda.codegen import reduction, scan
+    from hxarray.backends.codegen import reduction, scan
 
     for op in (REDUCTIONS["sum"], REDUCTIONS["prod"]):
         for x, acc in reduction.accumulators(op):

@@ -21,8 +21,7 @@ if sys.argv[1] == "hidden":
 import numpy as np
 import hxarray as xp
 from hxarray import cuda
-from hxarray.backends.cuda.driver import CompileError
-from hxarray.backends.cuda.sim.compiler import cupy_include_dirs
+from hxarray.backends.codegen.compiler import CompileError, cupy_include_dirs
 
 z = np.array([0.5 + 2j, -3 + 0.25j, 1e-30 + 1e-30j, -0.0 - 7j, 4 - 1j])
 results = {"cupy_headers": bool(cupy_include_dirs())}
@@ -91,7 +90,7 @@ def test_the_same_bits_as_with_cupys_headers(hidden: dict[str, object],
 def test_the_copy_is_cupys() -> None:
     """The headers that come with hxarray are the installed CuPy's, but for the namespace
     macros."""
-    from hxarray.backends.cuda.sim.compiler import VENDOR_DIR, cupy_include_dirs
+    from hxarray.backends.codegen.compiler import VENDOR_DIR, cupy_include_dirs
 
     dirs = cupy_include_dirs()
     if not dirs:

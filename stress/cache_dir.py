@@ -124,7 +124,7 @@ def snapshot(root: Path, names: list[str]) -> dict[str, Any]:
 def worker(directory: str, version: int, rounds: int, seed: int) -> dict[str, Any]:
     """Kernels and a precompiled header of hxarray "version" `version`, and synthetic entries,
     through a cache bounded by MAX_BYTES."""
-    from hxarray.backends.cuda.sim.compiler import HostCompiler
+    from hxarray.backends.codegen.compiler import HostCompiler
     from hxarray.hal.kernel_cache import KernelCache
 
     rng = random.Random(seed)

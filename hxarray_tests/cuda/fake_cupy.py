@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from hxarray.backends.cuda.driver import CompileError
+from hxarray.backends.codegen.compiler import CompileError
 from hxarray.backends.cuda.sim import SimDriver
 
 _state = threading.local()

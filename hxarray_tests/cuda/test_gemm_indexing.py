@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import hxarray as xp
+from hxarray.backends.codegen import gemm
+from hxarray.backends.codegen import indexing as ix
 from hxarray.backends.cuda import backend as cuda_backend
 from hxarray.backends.cuda.backend import CudaBackend
-from hxarray.backends.cuda.codegen import gemm
-from hxarray.backends.cuda.codegen import indexing as ix
 from hxarray.backends.registry import registry
 from hxarray.hal.kernel_cache import KernelCache
 

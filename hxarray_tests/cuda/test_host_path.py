@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hxarray import _dtypes as dt
-from hxarray.backends.cuda.codegen import elementwise as ew
+from hxarray.backends.codegen import elementwise as ew
 from hxarray.backends.cuda.driver import load_driver
 from hxarray.backends.cuda.driver_null import NullDriver
 

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from hxarray.backends.cuda import codegen, nvrtc
-from hxarray.backends.cuda.driver import CompileError, ParamInfo
+from hxarray.backends import codegen
+from hxarray.backends.codegen.compiler import CompileError
+from hxarray.backends.cuda import nvrtc
+from hxarray.backends.cuda.driver import ParamInfo
 from hxarray.backends.cuda.raw import parse_params, to_kernel_args
 from hxarray.hal.kernel_cache import KernelCache
 

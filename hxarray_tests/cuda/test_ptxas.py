@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from hxarray.backends.cuda import codegen, nvrtc, ptxas
-from hxarray.backends.cuda.codegen import elementwise as ew
-from hxarray.backends.cuda.driver import CompileError
+from hxarray.backends import codegen
+from hxarray.backends.codegen import elementwise as ew
+from hxarray.backends.codegen.compiler import CompileError
+from hxarray.backends.cuda import nvrtc, ptxas
 from hxarray.hal.kernel_cache import KernelCache
 
 pytestmark = pytest.mark.skipif(not nvrtc.available() or ptxas.find() is None,

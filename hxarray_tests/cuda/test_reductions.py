@@ -1,8 +1,8 @@
-"""CUDA reductions and scans (codegen/reduction.py, codegen/scan.py): the launch plans, then on
-cuda:0 the paths the chapter tests' small arrays never take (a group of threads per output across
-warps and within a warp, a thread per output, rows split into parts for two passes, block scans,
-scans of row parts), against numpy on arrays large enough to take them, and determinism: the same
-bits on every run and on two streams.
+"""CUDA reductions and scans (backends/codegen/reduction.py and scan.py): the launch plans
+(cuda/launch.py), then on cuda:0 the paths the chapter tests' small arrays never take (a group of
+threads per output across warps and within a warp, a thread per output, rows split into parts for
+two passes, block scans, scans of row parts), against numpy on arrays large enough to take them,
+and determinism: the same bits on every run and on two streams.
 
 The plan tests run everywhere; the device tests where a CUDA device is usable: a GPU, or the
 simulator (`HXARRAY_CUDA_DRIVER=sim`)."""
@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 import hxarray as xp
+from hxarray.backends.codegen import OPTIONS
+from hxarray.backends.codegen import reduction as rd
+from hxarray.backends.codegen import scan as sc
 from hxarray.backends.cuda import launch
-from hxarray.backends.cuda.codegen import OPTIONS
-from hxarray.backends.cuda.codegen import reduction as rd
-from hxarray.backends.cuda.codegen import scan as sc
 from hxarray.backends.cuda.driver import DeviceProperties
 
 CUDA = next((d for d in xp.__array_namespace_info__().devices() if d.type.name == "cuda"), None)
@@ -44,19 +44,19 @@ def test_reduction_plans(props):
     """Long rows: a multi-warp group per part, two passes; medium inner rows: a group within a
     warp; outer rows: a thread per output, split where outputs are few; many short rows: a thread
     per output. Every plan's threads cover each part, and parts cover the row."""
-    whole = rd.plan(1, 10**6, True, props)
+    whole = launch.reduction_plan(1, 10**6, True, props)
     assert whole.group > 32 and whole.parts > 1
-    medium = rd.plan(1000, 500, True, props)
+    medium = launch.reduction_plan(1000, 500, True, props)
     assert 1 < medium.group <= 32 and medium.parts == 1
-    columns = rd.plan(1000, 1000, False, props)
+    columns = launch.reduction_plan(1000, 1000, False, props)
     assert columns.group == 1 and columns.parts > 1
-    short = rd.plan(10**6, 8, True, props)
+    short = launch.reduction_plan(10**6, 8, True, props)
     assert short.group == 1 and short.parts == 1
-    assert rd.plan(3, 10**6, True, props, may_split=False).parts == 1
+    assert launch.reduction_plan(3, 10**6, True, props, may_split=False).parts == 1
     for outputs, length, inner in [(1, 10**6, True), (1000, 1000, True), (1000, 1000, False),
                                    (10**6, 8, True), (4, 250_000, True), (250_000, 4, False),
                                    (7, 1, True), (1, 1, False), (5, 10**7, False)]:
-        plan = rd.plan(outputs, length, inner, props)
+        plan = launch.reduction_plan(outputs, length, inner, props)
         assert plan.block % plan.group == 0 and plan.block % props.warp_size == 0
         assert plan.group & (plan.group - 1) == 0 and plan.group <= plan.block <= rd.BLOCK
         assert plan.parts <= rd.MAX_PARTS and (plan.parts - 1) * plan.chunk < length
@@ -72,16 +72,16 @@ def test_scan_plans(props):
     """Short rows, or rows enough to fill the device: a thread per row; a long inner row: blocks
     over parts of whole tiles; long outer rows: threads over parts."""
     items = sc.items(xp.float32)
-    assert sc.plan(1000, sc.SHORT_ROW, True, props, items).sequential
-    many = sc.plan(10**6, 100, True, props, items)
+    assert launch.scan_plan(1000, sc.SHORT_ROW, True, props, items).sequential
+    many = launch.scan_plan(10**6, 100, True, props, items)
     assert many.sequential and many.parts == 1 and many.block == sc.MAX_BLOCK
-    row = sc.plan(1, 10**6, True, props, items)
+    row = launch.scan_plan(1, 10**6, True, props, items)
     assert not row.sequential and row.parts > 1 and row.chunk % (row.block * items) == 0
-    columns = sc.plan(1000, 1000, False, props, items)
+    columns = launch.scan_plan(1000, 1000, False, props, items)
     assert columns.sequential and columns.parts > 1
     for rows, length, inner in [(1, 10**6, True), (1000, 1000, True), (1000, 1000, False),
                                 (3, 100, True), (1, 65, True), (2, 10**7, False)]:
-        plan = sc.plan(rows, length, inner, props, items)
+        plan = launch.scan_plan(rows, length, inner, props, items)
         assert plan.block % props.warp_size == 0 and plan.block <= sc.MAX_BLOCK
         assert plan.parts <= sc.MAX_PARTS and (plan.parts - 1) * plan.chunk < length
         assert plan.parts * plan.chunk >= length
@@ -165,7 +165,7 @@ def test_the_cases_take_every_path():
         axes = tuple(range(c.ndim)) if axis is None else (axis,) if isinstance(axis, int) else axis
         kept = np.empty([n for i, n in enumerate(shape) if i not in axes])
         split = rd.split(shape, c.strides, axes, kept.strides, in_order=False)
-        plans.append(rd.plan(split.outputs, split.length, split.row_inner, props))
+        plans.append(launch.reduction_plan(split.outputs, split.length, split.row_inner, props))
     assert any(p.group > 32 and p.parts > 1 for p in plans)
     assert any(1 < p.group <= 32 for p in plans)
     assert any(p.group == 1 and p.parts > 1 for p in plans)

@@ -8,7 +8,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from hxarray.backends.cuda.driver import CompileError, DeviceProperties, Driver, Module
+from hxarray.backends.codegen.compiler import CompileError
+from hxarray.backends.cuda.driver import DeviceProperties, Driver, Module
 
 from .conftest import DeviceArrays
 

@@ -16,15 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hxarray.backends.cuda.driver import (
+from hxarray.backends.codegen import compiler
+from hxarray.backends.codegen.compiler import (
     CompileError,
-    CUDAUnavailableError,
-    KernelError,
-    Module,
-    load_driver,
+    HostCompiler,
+    kernel_names,
+    unsupported_features,
 )
-from hxarray.backends.cuda.sim import SimDriver, compiler, settings_from_env
-from hxarray.backends.cuda.sim.compiler import HostCompiler, kernel_names, unsupported_features
+from hxarray.backends.cuda.driver import CUDAUnavailableError, KernelError, Module, load_driver
+from hxarray.backends.cuda.sim import SimDriver, settings_from_env
 from hxarray.hal.kernel_cache import KernelCache
 
 from .conftest import DeviceArrays, source

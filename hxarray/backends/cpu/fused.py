@@ -1,9 +1,10 @@
 """Fused expressions on the CPU (`hxarray.fuse`): one compiled loop, or blocked numpy.
 
-Compiled: the expression's C++ (`cuda/codegen/fused.host_source`: the same operation sources as
-the CUDA kernels), built once by the host C++ compiler the CUDA simulator uses and kept in the
-kernel cache, called through ctypes (which releases the GIL) on equal slices of the elements,
-one per thread of the pool (one thread while the machine is busy: `parallel.machine_busy`).
+Compiled: the expression's C++ (`backends/codegen/fused.host_source`: the same operation sources
+as the CUDA kernels), built once by the host C++ compiler the CUDA simulator uses too
+(`backends/codegen/compiler.py`) and kept in the kernel cache, called through ctypes (which
+releases the GIL) on equal slices of the elements, one per thread of the pool (one thread while
+the machine is busy: `parallel.machine_busy`).
 Without a compiler (or CuPy's headers, which the sources include): blocked numpy, each step's
 numpy kernel on cache-sized chunks into per-chunk temporaries, chunks spread over the pool;
 hxarray says so once.
@@ -54,9 +55,8 @@ def host_function(source: str, symbol: str, argtypes: Sequence[Any]) -> Any:
         if not _compilers:  # a directory others can write is refused, not worked around below
             check_directory(default_cache_dir())
         try:
-            from ..cuda.codegen import OPTIONS
-            from ..cuda.driver import CompileError
-            from ..cuda.sim.compiler import HostCompiler
+            from ..codegen import OPTIONS
+            from ..codegen.compiler import CompileError, HostCompiler
 
             if not _compilers:
                 _compilers.append(HostCompiler(KernelCache(default_cache_dir())))
@@ -82,7 +82,7 @@ _functions: dict[tuple[str, str], Any] = {}
 
 def compiled(expression: Expression) -> Callable[[bytes], None] | None:
     """The expression's compiled loop, `hx_fused(args)` (`host_source`), or None."""
-    from ..cuda.codegen.fused import host_source
+    from ..codegen.fused import host_source
 
     return host_function(host_source(expression), "hx_fused", [ctypes.c_char_p])
 
@@ -275,7 +275,7 @@ def random_loop(kind: Any, dtype: Any) -> Callable[..., None] | None:
     `hx_random(out, begin, end, args)`; None without a compiler."""
     found = _random_loops.get((kind.name, dtype), False)
     if found is False:
-        from ..cuda.codegen.random import host_source
+        from ..codegen.random import host_source
 
         found = _random_loops[kind.name, dtype] = host_function(
             host_source(kind, dtype), "hx_random",
@@ -408,7 +408,7 @@ def run(expression: Expression, operands: Sequence[Any], out: Array) -> None:
 def _strided(loop: _Loop, operands: Sequence[Any], out: Array, constants: int) -> None:
     """Any layout: the broadcast strides merged (`collapse`) to at most two axes per call, a
     call per index of the axes before them."""
-    from ..cuda.codegen.elementwise import broadcast_strides, collapse
+    from ..codegen.elementwise import broadcast_strides, collapse
 
     shape = out._shape
     arrays = [a for a in operands if a.__class__ is Array]
@@ -627,7 +627,7 @@ def _sum_loop(expression: Expression, total: Any
     same holding the GIL, and the packing of its arguments; None without a compiler."""
     key = (expression, total)
     if key not in _sums:
-        from ..cuda.codegen.fused import host_sum_source
+        from ..codegen.fused import host_sum_source
 
         function = host_function(host_sum_source(expression, total), "hx_fused_sum",
                                  [ctypes.c_char_p])

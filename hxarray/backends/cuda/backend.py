@@ -1,5 +1,5 @@
 """The CUDA backend: `cuda:N` devices running CUDA C kernels that hxarray generates
-(`codegen/`), launched through a driver: CuPy on a GPU, the CPU simulator everywhere else
+(`backends/codegen/`), launched through a driver: CuPy on a GPU, the CPU simulator everywhere else
 (`HXARRAY_CUDA_DRIVER=sim`, docs/cuda.md).
 
 The primitives without a kernel of their own yet run the CPU backend on host copies; every such
@@ -30,16 +30,18 @@ from ...hal.scope import scoped_pools
 from ...hal.stream import calling
 from .. import fusion, philox
 from ..base import Backend
+from ..codegen import elementwise as ew
+from ..codegen import fused as fused_codegen
+from ..codegen import gemm
+from ..codegen import indexing as ix
+from ..codegen import random as rng
+from ..codegen import reduction as rd
+from ..codegen import scan as sc
 from ..fusion import Expression
 from . import launch, peaks
-from .codegen import Library, gemm
-from .codegen import elementwise as ew
-from .codegen import fused as fused_codegen
-from .codegen import indexing as ix
-from .codegen import random as rng
-from .codegen import reduction as rd
-from .codegen import scan as sc
 from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
+from .launch import reduction_plan, scan_plan
+from .library import Library
 from .runtime import CudaEvent, CudaMemory, CudaStream, DeferredCheck, DeferredErrors, sync_checks
 
 Scalar = bool | int | float | complex
@@ -546,7 +548,8 @@ class CudaBackend(Backend):
         only where rows are split: with the temporary's size in bytes, else 0), a sum starting
         from +0 where `positive_zero`."""
         limit = function.attributes.max_threads_per_block
-        launch = rd.plan(layout.outputs, layout.length, layout.row_inner, state.properties, limit)
+        launch = reduction_plan(layout.outputs, layout.length, layout.row_inner, state.properties,
+                                limit)
         if launch.parts == 1:
             return (_config(launch), rd.pack(layout, launch, positive_zero=positive_zero), 0,
                     None, None)
@@ -556,8 +559,8 @@ class CudaBackend(Backend):
                         to_partials=True, positive_zero=positive_zero)
         second = rd.Split(0, layout.kept, dense, layout.out_kept, (launch.parts,),
                           (layout.outputs * size,))
-        final = rd.plan(second.outputs, second.length, second.row_inner, state.properties, limit,
-                        may_split=False)
+        final = reduction_plan(second.outputs, second.length, second.row_inner, state.properties,
+                               limit, may_split=False)
         return (_config(launch), first, layout.outputs * launch.parts * size, _config(final),
                 rd.pack(second, final, from_partials=True))
 
@@ -578,13 +581,13 @@ class CudaBackend(Backend):
         acc, count, length = out._dtype, math.prod(rows), x._shape[axis]
         state = self._state(device)
         inner = not x_rows or abs(x._strides[axis]) <= min(abs(s) for s in x_rows)
-        launch = sc.plan(count, length, inner, state.properties, sc.items(acc))
+        launch = scan_plan(count, length, inner, state.properties, sc.items(acc))
         sequential = launch.sequential  # (the kernel's thread limit never changes it)
         kernel = sc.kernel_name(op, x._dtype, acc, sequential)
         batch = lambda: sc.batch(op, x._dtype, acc, sequential)  # noqa: E731
         limit = self._function(state, sc.SOURCE, kernel, batch).attributes.max_threads_per_block
         if limit < launch.block:
-            launch = sc.plan(count, length, inner, state.properties, sc.items(acc), limit)
+            launch = scan_plan(count, length, inner, state.properties, sc.items(acc), limit)
         operands, totals = [x, out], 0
         if launch.parts > 1:  # the totals of every part but the last, in a first pass
             reduction = op.folds
@@ -596,9 +599,9 @@ class CudaBackend(Backend):
             totaller = rd.kernel_name(reduction, x._dtype, acc)
             reductions = lambda: rd.batch(reduction, x._dtype, acc)  # noqa: E731
             function = self._function(state, rd.SOURCE, totaller, reductions)
-            first = rd.plan(count * (launch.parts - 1), launch.chunk, layout.row_inner,
-                            state.properties, function.attributes.max_threads_per_block,
-                            may_split=False)
+            first = reduction_plan(count * (launch.parts - 1), launch.chunk, layout.row_inner,
+                                   state.properties, function.attributes.max_threads_per_block,
+                                   may_split=False)
             first = dataclasses.replace(first, parts=launch.parts - 1, chunk=launch.chunk)
             self._launch(device, rd.SOURCE, totaller, reductions, 0,
                          [np.uintp(x._buffer.address + x._offset),

@@ -33,21 +33,13 @@ import numpy as np
 from ...hal.settings import CUDA_DRIVER
 
 __all__ = [
-    "CUDAUnavailableError", "CompileError", "DeviceProperties", "Driver", "Function",
+    "CUDAUnavailableError", "DeviceProperties", "Driver", "Function",
     "FunctionAttributes", "KernelError", "Module", "ParamInfo", "load_driver",
 ]
 
 
 class CUDAUnavailableError(RuntimeError):
     """No CUDA driver can be used; the message says why and how to get the simulator."""
-
-
-class CompileError(RuntimeError):
-    """A CUDA source did not compile; `log` holds the compiler's output."""
-
-    def __init__(self, message: str, log: str = "") -> None:
-        super().__init__(message)
-        self.log = log
 
 
 class KernelError(RuntimeError):

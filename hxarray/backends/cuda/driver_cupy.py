@@ -28,8 +28,8 @@ import cupy
 import numpy as np
 
 from ...hal.kernel_cache import KernelCache, default_cache_dir
+from ..codegen.compiler import CompileError, cupy_include_dirs
 from .driver import (
-    CompileError,
     DeviceProperties,
     Driver,
     Function,
@@ -38,7 +38,6 @@ from .driver import (
     Module,
     check_launch,
 )
-from .sim.compiler import cupy_include_dirs
 
 __all__ = ["CupyDriver"]
 

@@ -28,9 +28,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ...hal.kernel_cache import KernelCache
+from ..codegen.compiler import CompileError, cupy_include_dirs
 from . import ptxas
-from .driver import CompileError
-from .sim.compiler import cupy_include_dirs
 
 __all__ = ["ARCHITECTURES", "Source", "available", "compile_source", "iter_sources",
            "register_source_provider", "resources", "sources_in", "verify", "version"]
@@ -220,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("ptxas is not available; install hxarray[cuda-check] (nvidia-cuda-nvcc-cu12) or "
               "set HXARRAY_PTXAS", file=sys.stderr)
         return 2
-    from . import codegen
+    from .. import codegen
 
     sources = [*codegen.all_sources(), *iter_sources()]  # the backend's kernels, then plug-ins'
     for directory in ns.directories:

@@ -50,7 +50,7 @@ _QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|__
 def _declarations(source: str, name: str) -> list[str] | None:
     """The parameter declarations of `extern "C"` kernel `name` as written, or None when its
     declaration cannot be found."""
-    from .sim.compiler import strip_comments_and_strings
+    from ..codegen.compiler import strip_comments_and_strings
 
     code = strip_comments_and_strings(source)
     m = re.search(r"\b__global__\b[^;{(]*?\b" + re.escape(name) + r"\s*\(([^)]*)\)", code)

@@ -33,7 +33,7 @@ import numpy as np
 
 from ....hal.kernel_cache import KernelCache
 from ....hal.settings import CUDA_SIM_WORKERS
-from .compiler import HostCompiler
+from ...codegen.compiler import HostCompiler
 from .driver import SimDriver
 
 SAXPY = r'''

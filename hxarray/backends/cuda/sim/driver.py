@@ -1,5 +1,5 @@
 """The CUDA simulator as a `Driver`: device memory, streams and events in Python, kernels in the
-C++ runtime (`include/hxsim_runtime.cpp`) on a pool of OS threads.
+C++ runtime (`backends/codegen/include/hxsim_runtime.cpp`) on a pool of OS threads.
 
 Each stream is a real in-order queue run by its own worker thread, so work on different streams
 overlaps (and races) as on a GPU. Device memory is memory the runtime allocates (never a numpy
@@ -26,6 +26,7 @@ import numpy as np
 from ....hal import settings
 from ....hal.kernel_cache import KernelCache, default_cache_dir
 from ....hal.stream import run_worker_hook
+from ...codegen.compiler import MAX_DYNAMIC_SHARED, HostCompiler
 from ..driver import (
     DeviceProperties,
     Driver,
@@ -36,7 +37,6 @@ from ..driver import (
     ParamInfo,
     check_launch,
 )
-from .compiler import MAX_DYNAMIC_SHARED, HostCompiler
 
 __all__ = ["SimDriver", "SimEvent", "SimStream", "settings_from_env"]
 

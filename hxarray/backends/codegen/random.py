@@ -7,8 +7,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 
-from .... import _dtypes as dt
-from ...philox import KINDS, COps, Kind, philox
+from ... import _dtypes as dt
+from ..philox import KINDS, COps, Kind, philox
 from . import C_TYPES, OPTIONS, PREAMBLE
 
 __all__ = ["RUN", "all_sources", "cuda_source", "host_source", "kernel_name"]

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .... import _dtypes as dt
-from ...._ops import OPS, Op, Signature
+from ... import _dtypes as dt
+from ..._ops import OPS, Op, Signature
 from . import C_TYPES, OPTIONS, PREAMBLE, splicer, struct
 
 MAX_DIMS = 8  # HX_MAX_DIMS in hxarray.cuh

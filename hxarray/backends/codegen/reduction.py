@@ -9,8 +9,9 @@ pass of a split row runs the same instantiation on the partial values, so it cos
 compilation.
 
 On the host: `split` moves the reduced axes last and collapses the kept axes (with out's
-strides) and the reduced axes (a row) separately; `plan` picks the threads per output and
-whether rows are split into parts (two passes); `pack` fills the kernel's `ReduceLayout`.
+strides) and the reduced axes (a row) separately; a `Launch` says the threads per output and
+whether rows are split into parts (two passes; the CUDA backend's `launch.reduction_plan` picks
+it for a device); `pack` fills the kernel's `ReduceLayout`.
 """
 
 from __future__ import annotations
@@ -18,18 +19,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
-from .... import _dtypes as dt
-from ...._ops import ARG_REDUCTIONS, REDUCTIONS, ArgReduction
-from ..launch import WAVES
+from ... import _dtypes as dt
+from ..._ops import ARG_REDUCTIONS, REDUCTIONS, ArgReduction
 from . import C_TYPES, OPTIONS, PREAMBLE, struct
 from .elementwise import MAX_DIMS, SHAPE, collapse, pack_shape
-
-if TYPE_CHECKING:
-    from ..driver import DeviceProperties
 
 SOURCE = PREAMBLE + '#include "reduction.cuh"\n'
 INDEXED_SIZE = 16  # sizeof(hx::Indexed<T>): an element of at most 8 bytes, then an int64 index
@@ -202,7 +199,7 @@ def contiguous(dims: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-# -- launches --------------------------------------------------------------------------------------
+# -- launches (planned for a device by cuda/launch.py) ---------------------------------------------
 @dataclass(frozen=True)
 class Launch:
     """A reduction launch: `group` threads per task, rows split into `parts` of `chunk`
@@ -213,36 +210,6 @@ class Launch:
     chunk: int
     block: int
     grid: int
-
-
-def resident_threads(props: DeviceProperties) -> int:
-    return props.multiprocessor_count * props.max_threads_per_multiprocessor
-
-
-def plan(outputs: int, length: int, row_inner: bool, props: DeviceProperties,
-         max_block: int = BLOCK, may_split: bool = True) -> Launch:
-    """Enough threads to fill the device WAVES times (at most one per PER_THREAD
-    elements): a group of
-    threads per output where rows lie inner (the group reads neighbouring elements), else one
-    thread per output (neighbouring threads read neighbouring outputs); where that leaves the
-    device idle (few outputs, long rows) and `may_split`, rows split into parts for two passes,
-    unless each thread folds at most SERIAL elements in one (a launch saved)."""
-    wanted = max(1, min(WAVES * resident_threads(props),
-                        -(-outputs * length // PER_THREAD)))
-    per_output = -(-wanted // outputs)
-    block = 1 << (min(max_block, BLOCK, props.max_threads_per_block).bit_length() - 1)
-    group = min(block, 1 << (per_output - 1).bit_length()) if row_inner else 1
-    parts = -(-per_output // group) if may_split and length > group * SERIAL else 1
-    parts = max(1, min(parts, MAX_PARTS, -(-length // (group * PER_THREAD))),
-                -(-length // MAX_CHUNK) if may_split else 1)
-    chunk = -(-length // parts)
-    parts = -(-length // chunk)
-    tasks = outputs * parts
-    block = min(block, -(-tasks * group // props.warp_size) * props.warp_size)
-    resident_blocks = props.multiprocessor_count * (props.max_threads_per_multiprocessor // block)
-    grid = max(1, min(-(-tasks * group // block), WAVES * resident_blocks,
-                      props.max_grid_dims[0]))
-    return Launch(group, parts, chunk, block, grid)
 
 
 def pack(split: Split, launch: Launch, *, out_kept: tuple[int, ...] | None = None,

@@ -1,10 +1,13 @@
-"""CUDA C to a loadable shared object with the host C++ compiler, through the simulator's header.
+"""CUDA C to a loadable shared object with the host C++ compiler, through the CUDA-builtins
+header `include/hxsim.h`; used by the CUDA simulator (kernels, `compile`) and by the CPU
+backend (its fused loops: plain host functions, `compile_host`).
 
-Steps: refuse what cannot be simulated (`unsupported_features`), find the kernels to export
-(`extern "C"` kernels plus the caller's name expressions), append one registration thunk per
-kernel, compile against the precompiled `hxsim.h`, alias every `extern __shared__` name to one
-per-block buffer, link. The shared objects go through the kernel cache; the runtime is built once
-the same way.
+A kernel's steps: refuse what cannot be simulated (`unsupported_features`), find the kernels to
+export (`extern "C"` kernels plus the caller's name expressions), append one registration thunk
+per kernel, compile against the precompiled `hxsim.h`, alias every `extern __shared__` name to
+one per-block buffer, link. The shared objects go through the kernel cache; the simulator's
+runtime (`include/hxsim_runtime.cpp`) is built once the same way. `CompileError` is what every
+compiler of CUDA C raises (this one, NVRTC and the CuPy driver).
 """
 
 from __future__ import annotations
@@ -25,11 +28,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from ....hal.kernel_cache import KernelCache
-from ....hal.settings import CUDA_SIM_CXX, CUDA_SIM_PCH
-from ..driver import CompileError
+from ...hal.kernel_cache import KernelCache
+from ...hal.settings import CUDA_SIM_CXX, CUDA_SIM_PCH
 
-__all__ = ["HostCompiler", "cupy_include_dirs", "kernel_names", "unsupported_features"]
+__all__ = ["CompileError", "HostCompiler", "cupy_include_dirs", "kernel_names",
+           "unsupported_features"]
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 HEADER = INCLUDE_DIR / "hxsim.h"
@@ -61,6 +64,15 @@ _UNSUPPORTED = [
     (r"<<<", "dynamic parallelism (a kernel launch inside a kernel)"),
     (r"cuda_fp16\.h|cuda_bf16\.h|\b__half2?\b|\b__nv_bfloat16\b", "half and bfloat16 types"),
 ]
+
+
+class CompileError(RuntimeError):
+    """A CUDA source did not compile; `log` holds the compiler's output."""
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
+
 
 # what the simulator does with NVRTC's options (the rest of NVRTC's options are refused)
 _IGNORED_OPTIONS = re.compile(

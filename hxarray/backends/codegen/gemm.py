@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from .... import _dtypes as dt
+from ... import _dtypes as dt
 from . import C_TYPES, OPTIONS, PREAMBLE, struct
 from . import elementwise as ew
 

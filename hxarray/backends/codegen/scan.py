@@ -3,28 +3,25 @@ along one axis, with the functor and instantiations (input dtype, accumulator dt
 reduction each folds with (`Scan.folds`: Sum, Prod); the first use of either kernel of an
 operation compiles it for every input dtype with its default accumulator.
 
-`plan` picks one thread per row (numpy's exact sequence of operations: short rows, or enough rows
-to fill the device), blocks scanning tiles of a row (rows inner in memory), or threads scanning
-parts of rows (rows outer), a long row split into parts whose totals a first pass (the reduce
-kernel) computes; `pack` fills the kernel's `ScanLayout`.
+A `Launch` runs one thread per row (numpy's exact sequence of operations: short rows, or enough
+rows to fill the device), blocks scanning tiles of a row (rows inner in memory), or threads
+scanning parts of rows (rows outer), a long row split into parts whose totals a first pass (the
+reduce kernel) computes (the CUDA backend's `launch.scan_plan` picks it for a device); `pack`
+fills the kernel's `ScanLayout`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .... import _dtypes as dt
-from ...._ops import SCANS, Scan
+from ... import _dtypes as dt
+from ..._ops import SCANS, Scan
 from . import OPTIONS, PREAMBLE
 from . import reduction as rd
 from .elementwise import SHAPE, pack_shape
-
-if TYPE_CHECKING:
-    from ..driver import DeviceProperties
 
 SOURCE = PREAMBLE + '#include "scan.cuh"\n'
 MAX_BLOCK = 256  # HX_SCAN_BLOCK: the most threads per block of scan_parts
@@ -78,33 +75,6 @@ class Launch:
     chunk: int
     block: int
     grid: int
-
-
-def plan(rows: int, length: int, row_inner: bool, props: DeviceProperties, per_thread: int,
-         max_block: int = MAX_BLOCK) -> Launch:
-    """Enough threads to fill the device, as rd.plan runs: one thread per row for short rows or
-    where rows alone fill the device; else, where a row's elements lie inner (`row_inner`), a
-    block per row, sized to the row, its tiles (`per_thread` elements a thread: `items`)
-    scanned in turn, and otherwise a thread per part of a row; rows split into parts (their
-    totals first) where too few would run."""
-    wanted = max(1, min(rd.resident_threads(props), -(-rows * length // rd.PER_THREAD)))
-    block = 1 << (min(max_block, MAX_BLOCK, props.max_threads_per_block).bit_length() - 1)
-    sequential = length <= SHORT_ROW or rows >= wanted or not row_inner
-    if sequential:
-        parts = 1 if length <= SHORT_ROW else -(-wanted // rows)
-        per_part = rd.PER_THREAD
-    else:
-        block = min(block, -(-length // (per_thread * props.warp_size)) * props.warp_size)
-        parts = -(-wanted // (rows * block))
-        per_part = block * per_thread  # whole tiles, so that parts start on a tile
-    parts = max(1, min(parts, MAX_PARTS, -(-length // per_part)))
-    chunk = -(-length // parts // per_part) * per_part
-    parts = -(-length // chunk)
-    threads = rows * parts if sequential else rows * parts * block
-    block = min(block, -(-threads // props.warp_size) * props.warp_size)
-    resident_blocks = props.multiprocessor_count * (props.max_threads_per_multiprocessor // block)
-    grid = max(1, min(-(-threads // block), resident_blocks, props.max_grid_dims[0]))
-    return Launch(sequential, parts, chunk, block, grid)
 
 
 def pack(rows: tuple[int, ...], x_rows: tuple[int, ...], out_rows: tuple[int, ...], length: int,

@@ -1,25 +1,23 @@
-"""CUDA C generation: kernel templates (`kernels/*.cuh`) instantiated per operation and dtypes.
+"""CUDA C generation, shared by the backends: kernel templates (`kernels/*.cuh`) instantiated per
+operation and dtypes, and the host compiler that builds CUDA C for the CPU (`compiler`).
 
 Each kernel family (element-wise, reduction, scan, GEMM, indexing, random) is a template in
 `kernels/`; a family's generator names the instantiation a call needs and the source that holds
-it. The `Library` of a device compiles sources through the driver (which caches binaries in
-memory and on disk through the HAL's kernel cache) and keeps the functions; `make cuda-check`
+it. The CUDA backend compiles those sources for a device (`backends/cuda/library.py`: through
+NVRTC or the simulator); the CPU backend compiles the host loops the same operation sources make
+(`fused.host_source`, `random.host_source`) with `compiler.HostCompiler`. `make cuda-check`
 compiles every source a generator can produce with NVRTC (`all_sources`).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .... import _dtypes as dt
+from ... import _dtypes as dt
 
-if TYPE_CHECKING:
-    from ..driver import Driver, Function
-
-__all__ = ["C_TYPES", "KERNEL_DIR", "Library", "OPTIONS", "PREAMBLE", "all_sources"]
+__all__ = ["C_TYPES", "KERNEL_DIR", "OPTIONS", "PREAMBLE", "all_sources"]
 
 KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
 # No contraction of a * b + c into one fused multiply-add: each operation rounds on its own, as
@@ -49,33 +47,6 @@ def _headers_digest() -> str:
 # The first line of every generated source: compiled binaries are cached by source text, so the
 # headers' contents must be part of it.
 PREAMBLE = f"// hxarray CUDA kernels, headers {_headers_digest()}\n"
-
-
-class Library:
-    """The compiled kernels of one device. `function(source, name, batch)` compiles `source` once
-    (exporting every instantiation in `batch`, which names `name` too) and returns the kernel."""
-
-    def __init__(self, driver: Driver, index: int) -> None:
-        self.driver = driver
-        self.index = index
-        self._functions: dict[tuple[str, str], Function] = {}
-        self._lock = threading.Lock()
-        self.compilations = 0
-        self.hits = 0
-
-    def function(self, source: str, name: str, batch: Sequence[str] = ()) -> Function:
-        key = (source, name)
-        found = self._functions.get(key)
-        if found is not None:
-            self.hits += 1
-            return found
-        names = tuple(batch) if name in batch else (*batch, name)
-        module = self.driver.compile(self.index, source, OPTIONS, names)
-        with self._lock:
-            self.compilations += 1
-            for exported in names:
-                self._functions.setdefault((source, exported), module.get_function(exported))
-            return self._functions[key]
 
 
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 
-from .... import _dtypes as dt
-from ...._ops import OPS, REDUCTIONS, Op, Reduction
-from ...fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
+from ... import _dtypes as dt
+from ..._ops import OPS, REDUCTIONS, Op, Reduction
+from ..fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
 from . import C_TYPES, OPTIONS, PREAMBLE
 from .elementwise import INDEX_TYPES, functor
 from .elementwise import source as operation_source

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .... import _dtypes as dt
+from ... import _dtypes as dt
 from . import C_TYPES, OPTIONS, PREAMBLE, struct
 from . import elementwise as ew
 
