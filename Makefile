@@ -8,7 +8,7 @@ PIP    := $(PY) -m pip
 INSTALL := $(PIP) install -qq
 
 .PHONY: run test test-py313 test-slow conformance sklearn-check scipy-check marray-check bench bench-quick bench-cuda bench-dask \
-	bench-pipeline cuda-check docs docs-check lint stress stress-ci clean
+	bench-pipeline bench-sklearn cuda-check docs docs-check lint stress stress-ci clean
 
 # Installs are silent (@, pip -qq), so that `make run` on a fresh clone prints one line per step
 # and then the demo.
@@ -129,6 +129,13 @@ bench-dask: $(VENV)/.installed
 bench-quick: $(VENV)/.installed
 	$(INSTALL) 'hxarray[bench]'
 	$(PY) -m benchmarks --quick $(BENCH_ARGS)
+
+# scikit-learn with array-API dispatch: estimators, metrics and kernels on hxarray against numpy
+# (docs/performance.md#scikit-learn). BENCH_ARGS="--quick" for a few minutes on two cores; on a
+# loaded machine add "--threads 1 --clock cpu".
+bench-sklearn: $(VENV)/.installed
+	$(INSTALL) 'hxarray[sklearn]'
+	SCIPY_ARRAY_API=1 $(PY) -m benchmarks.sklearn $(BENCH_ARGS)
 
 # The overlap of xp.pipeline on the reference device and the simulated CUDA device (a few minutes).
 bench-pipeline: $(VENV)/.installed-cuda

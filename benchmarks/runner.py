@@ -13,6 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 import timeit
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,7 +140,15 @@ def _prepare(case: Case, size: int, libs: list[Library]) -> tuple[dict[str, Thun
 def measure(case: Case, size: int, libs: list[Library], settings: Settings) -> Measurement:
     """Check, calibrate and time `case` at `size` for every library, in interleaved rounds."""
     thunks, checks = _prepare(case, size, libs)
-    timers = {name: timeit.Timer(thunk) for name, thunk in thunks.items()}
+    return Measurement(case.name, case.group, size, checks, time_rounds(thunks, settings))
+
+
+def time_rounds(thunks: dict[str, Thunk], settings: Settings,
+                clock: Callable[[], float] = time.perf_counter) -> dict[str, Timing]:
+    """Calibrate a loop count for every column's callable, then time them in interleaved rounds;
+    the median, quartiles and every round's time per call of each column. `clock` is what the
+    rounds are timed by (wall time; `time.process_time` for the process's CPU time)."""
+    timers = {name: timeit.Timer(thunk, timer=clock) for name, thunk in thunks.items()}
     loops = {name: loops_per_round(timer, settings.round_seconds)
              for name, timer in timers.items()}
     per_call: dict[str, list[float]] = {name: [] for name in timers}
@@ -153,4 +162,4 @@ def measure(case: Case, size: int, libs: list[Library], settings: Settings) -> M
     for name, samples in per_call.items():
         q1, median, q3 = statistics.quantiles(samples, n=4, method="inclusive")
         timings[name] = Timing(median, q1, q3, loops[name], samples)
-    return Measurement(case.name, case.group, size, checks, timings)
+    return timings
