@@ -104,8 +104,10 @@ cdef bint _in_cpu_memory(ArrayBase array)
 cdef bint _same_shape(ArrayBase a, ArrayBase b) except -1
 @cython.locals(array=ArrayBase)
 cdef object _native(object x)
-@cython.locals(value="long long")
+@cython.locals(value="long long", mask=long)
 cdef bint _scalar_fits(object x, object dtype) except -1
+cdef long _BOOL_KIND, _INT_KIND, _FLOAT_KIND
+cdef dict _AS_IS
 cdef long long _INT64_MIN, _INT64_MAX
 @cython.locals(array=ArrayBase)
 cdef bint _takes(object temporary, object dtype, Py_ssize_t itemsize) except -1
@@ -159,7 +161,7 @@ cdef class Reduction:
 cdef long long _reduced(object axis, Py_ssize_t ndim) except? -2
 
 cdef list _OPERATIONS, _REDUCTIONS
-cdef object _array_type, _bool, _int64, _floating, _float32, _float64, _general_binary
+cdef object _array_type, _bool, _int64, _float32, _float64, _general_binary
 cdef object _cpu_device, _make_view, _quiet_context, _run_quietly
 cdef _CachingAllocatorBase _allocator
 cdef Py_ssize_t _compute_limit, _memory_limit, _limit, _arange_limit

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _dtypes as dt
 from ._numpy_kernels import QUIET_STATE, errstate_var, quiet
 from .hal.allocator import Block, MemoryBuffer
 from .hal.device import _env_default, _scoped_device
@@ -35,15 +36,11 @@ __all__ = ["Loop", "Operation", "Reduction", "arange", "bind_cpu", "binary_opera
 _OPERATIONS: list[Operation] = []
 _REDUCTIONS: list[Reduction] = []
 
-# What `configure` binds: the array type, the dtypes of the scalar rules and of `arange`, the
-# general binary path (for a large result written into a temporary).
+# What `configure` binds: the array type, the general binary path (for a large result written
+# into a temporary). The dtypes of the scalar rules and of `arange`:
 _array_type: Any = None
-_bool: Any = None
-_int64: Any = None
-_floating: frozenset[Any] = frozenset()
-_float32: Any = None
-_float64: Any = None
 _general_binary: Any = None
+_bool, _int64, _float32, _float64 = dt.bool, dt.int64, dt.float32, dt.float64
 
 # What `bind_cpu` binds: the CPU's device, its caching allocator and the numpy view of a block
 # (`make_view(block, dtype, shape)`), the sizes from which the general path runs (threaded):
@@ -423,19 +420,30 @@ def _native(x: Any) -> Any:
 
 
 def _scalar_fits(x: Any, dtype: Any) -> bool:
-    """Whether a plain Python scalar meets an array of `dtype` without any check the fast path
-    skips (the general path handles the rest: integer bounds, complex scalars, subclasses)."""
+    """Whether a plain Python scalar (a bool, int or float) meets an array of `dtype` as it is
+    (`_dtypes.SCALARS_AS_IS`: an int within int64, which its C conversion checks); the general
+    path handles the rest (integer bounds, large ints, complex scalars, subclasses)."""
+    kinds = _AS_IS.get(dtype)
+    if kinds is None:
+        return False
+    mask = kinds  # (compiled: a C int)
     if type(x) is bool:
-        return dtype is _bool
+        return mask & _BOOL_KIND != 0
     if type(x) is float:
-        return dtype in _floating
+        return mask & _FLOAT_KIND != 0
+    if not mask & _INT_KIND:
+        return False
     try:
         value = x  # (compiled: a 64-bit C integer, whose conversion raises OverflowError)
     except OverflowError:
         return False
-    return _INT64_MIN <= value <= _INT64_MAX and (dtype is _int64 or dtype in _floating)
+    return _INT64_MIN <= value <= _INT64_MAX
 
 
+# `_dtypes.SCALARS_AS_IS` as bit masks of the scalar kinds, read once
+_BOOL_KIND, _INT_KIND, _FLOAT_KIND = 1, 2, 4
+_AS_IS = {dtype: (_BOOL_KIND if bool in kinds else 0) | (_INT_KIND if int in kinds else 0) |
+          (_FLOAT_KIND if float in kinds else 0) for dtype, kinds in dt.SCALARS_AS_IS.items()}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -826,16 +834,11 @@ def operations() -> list[Operation]:
     return list(_OPERATIONS)
 
 
-def configure(array_type: type, general_binary: Callable[..., Any], bool_dtype: Any,
-              int64_dtype: Any, floating_dtypes: frozenset[Any], float32_dtype: Any,
-              float64_dtype: Any) -> None:
+def configure(array_type: type, general_binary: Callable[..., Any]) -> None:
     """The fast path serves arrays of exactly `array_type`; `general_binary(name, x1, x2, out)`
-    is the general path of a binary operator, and the dtypes are those of the scalar rules and
-    of `arange`."""
-    global _array_type, _general_binary, _bool, _int64, _floating, _float32, _float64
+    is the general path of a binary operator."""
+    global _array_type, _general_binary
     _array_type, _general_binary = array_type, general_binary
-    _bool, _int64, _floating = bool_dtype, int64_dtype, floating_dtypes
-    _float32, _float64 = float32_dtype, float64_dtype
 
 
 def bind_cpu(device: Any, allocator: Any, make_view: Callable[..., Any],
