@@ -8,6 +8,7 @@ from cpython.contextvars cimport get_value
 from cpython.exc cimport PyErr_Occurred
 from libc.string cimport memcpy, memset
 
+from hxarray._layout cimport c_contiguous, c_strides
 from hxarray.hal.allocator cimport Block, MemoryBuffer, _CachingAllocatorBase, _cached_malloc
 
 
@@ -111,11 +112,7 @@ cdef dict _AS_IS
 cdef long long _INT64_MIN, _INT64_MAX
 @cython.locals(array=ArrayBase)
 cdef bint _takes(object temporary, object dtype, Py_ssize_t itemsize) except -1
-@cython.locals(shape=tuple, strides=tuple, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t,
-               stride=Py_ssize_t)
-cdef bint _contiguous(ArrayBase array, Py_ssize_t itemsize) except -1
-@cython.locals(nbytes=Py_ssize_t, block=Block, buffer=MemoryBuffer, ndim=Py_ssize_t,
-               steps=list, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t)
+@cython.locals(nbytes=Py_ssize_t, block=Block, buffer=MemoryBuffer, ndim=Py_ssize_t)
 cdef object _new_array(object dtype, Py_ssize_t itemsize, tuple shape, Py_ssize_t size)
 cdef bint _on_the_cpu(object device) except -1
 cdef list _env_default

@@ -77,6 +77,9 @@ as_int64: Callable[[Any], Any]
 as_float32: Callable[[Any], Any]
 as_bool: Callable[[Any], Any]
 PyErr_Occurred: Callable[[], Any]
+# from _layout (_layout.pxd), C functions: whether a layout is C-contiguous, C-order strides
+c_contiguous: Callable[[tuple[int, ...], tuple[int, ...], int], bool]
+c_strides: Callable[[tuple[int, ...], int], tuple[int, ...]]
 # `_looped`'s C arrays (its locals where compiled): the operands' and the output's addresses, their
 # strides, the length, and Python scalars converted to the operands' dtype
 pointers: Any
@@ -339,7 +342,7 @@ _HOLD_GIL_UP_TO = 500  # elements (numpy's threshold)
 def _data_address(x: Any, itemsize: int) -> int:
     """The address of the first element of the CPU array `x`, or -1 where its elements of
     `itemsize` bytes are not C-contiguous or not aligned to their size."""
-    if not _contiguous(x, itemsize):
+    if not c_contiguous(x._shape, x._strides, itemsize):
         return -1
     address = _first_address(x)
     return -1 if address % itemsize else address
@@ -453,24 +456,7 @@ def _takes(temporary: Any, dtype: Any, itemsize: int) -> bool:
     array = temporary  # (compiled: its C fields)
     if array._dtype is not dtype or array._buffer.allocator is not _allocator:
         return False
-    return _contiguous(array, itemsize)
-
-
-def _contiguous(array: Any, itemsize: int) -> bool:
-    """Whether the array's elements of `itemsize` bytes lie in C order without gaps (an empty
-    array's always do)."""
-    shape, strides = array._shape, array._strides
-    step = itemsize
-    for i in range(len(shape) - 1, -1, -1):
-        extent = shape[i]
-        if extent == 0:
-            return True
-        if extent != 1:
-            stride = strides[i]
-            if stride != step:
-                return False
-        step *= extent
-    return True
+    return c_contiguous(array._shape, array._strides, itemsize)
 
 
 # the strides of a 1-D array of each itemsize, made once (not a tuple made and freed with every
@@ -495,13 +481,7 @@ def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...] | None, size: i
     if ndim == 1 and itemsize <= 16:
         strides: Any = _STRIDES_1D[itemsize]
     else:
-        steps = [0] * ndim
-        step = itemsize
-        for i in range(ndim - 1, -1, -1):
-            steps[i] = step
-            extent = shape[i]
-            step *= extent if extent > 1 else 1
-        strides = tuple(steps)
+        strides = c_strides(shape, itemsize)
     return new_array_object(_array_type, buffer, dtype, shape, strides, 0, view,  # noqa: F821
                             False)
 
@@ -582,7 +562,7 @@ def copied(x: Any) -> Any:
         return None
     dtype, shape = array._dtype, array._shape
     itemsize = dtype.itemsize
-    contiguous = _contiguous(array, itemsize)
+    contiguous = c_contiguous(array._shape, array._strides, itemsize)
     if not contiguous and array._handle is None:
         return None
     size = 1

@@ -23,8 +23,8 @@ PACKAGE = ROOT / "hxarray"
 # their submodules); everything not listed is the namespace, the top layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("hal", ("hxarray.hal",)),
-    ("shared data", ("hxarray._dtypes", "hxarray._ops", "hxarray._numpy_kernels",
-                     "hxarray._modes", "hxarray._version", "hxarray._constants",
+    ("shared data", ("hxarray._dtypes", "hxarray._layout", "hxarray._ops",
+                     "hxarray._numpy_kernels", "hxarray._modes", "hxarray._version", "hxarray._constants",
                      "hxarray._compiled", "hxarray._speedups", "hxarray._fastpath",
                      "hxarray._forwarding")),
     ("arrays", ("hxarray._array", "hxarray._views")),
