@@ -24,8 +24,8 @@ PACKAGE = ROOT / "hxarray"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("hal", ("hxarray.hal",)),
     ("shared data", ("hxarray._dtypes", "hxarray._layout", "hxarray._ops",
-                     "hxarray._numpy_kernels", "hxarray._modes", "hxarray._version", "hxarray._constants",
-                     "hxarray._compiled", "hxarray._speedups", "hxarray._fastpath",
+                     "hxarray._numpy_kernels", "hxarray._modes", "hxarray._version",
+                     "hxarray._constants", "hxarray._compiled", "hxarray._speedups", "hxarray._fastpath",
                      "hxarray._forwarding")),
     ("arrays", ("hxarray._array", "hxarray._views")),
     ("backend layer", ("hxarray.backends", "hxarray.backends.base", "hxarray.backends.registry",
