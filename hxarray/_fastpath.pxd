@@ -57,7 +57,8 @@ cdef api class Operation [object OperationObject, type OperationType]:
     cdef readonly dict results
     cdef object _observe
     cdef int _arity
-    cdef bint _condition, _compute_bound
+    cdef bint _condition
+    cdef Py_ssize_t _limit
     cdef dict __dict__
     cdef void *_vectorcall  # its vectorcall function, set by _speedups.configure
 
@@ -161,9 +162,9 @@ cdef list _OPERATIONS, _REDUCTIONS
 cdef object _array_type, _bool, _int64, _float32, _float64, _general_binary
 cdef object _cpu_device, _make_view, _quiet_context, _run_quietly
 cdef _CachingAllocatorBase _allocator
-cdef Py_ssize_t _compute_limit, _memory_limit, _limit, _arange_limit
+cdef Py_ssize_t _reduction_limit, _arange_limit
 cdef bint _quiet_entered
 
 @cython.locals(op=Operation, reduction=Reduction)
 cpdef bind_cpu(object device, object allocator, object make_view, dict kernels,
-               object compute_bound, object reduce, object reducible, tuple limits)
+               dict elementwise_limits, object reduce, object reducible, tuple limits)

@@ -48,9 +48,7 @@ _bool, _int64, _float32, _float64 = dt.bool, dt.int64, dt.float32, dt.float64
 _cpu_device: Any = None
 _allocator: Any = None
 _make_view: Any = None
-_compute_limit = 0
-_memory_limit = 0
-_limit = 0
+_reduction_limit = 0
 _arange_limit = 0
 
 # C functions where compiled (_fastpath.pxd), which is the only way this module runs
@@ -114,7 +112,7 @@ class Operation:
         self.kernel: Any = None  # bound by `bind_cpu` where the CPU backend's kernel serves
         self._arity = arity
         self._condition = condition
-        self._compute_bound = False
+        self._limit = 0  # the elements from which the general path runs (threaded): `bind_cpu`
         _OPERATIONS.append(self)
 
     def __repr__(self) -> str:
@@ -220,7 +218,7 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
         target = out  # (compiled: out's C fields)
         if target._dtype is not result or not _same_shape(target, first):
             return None
-    if size >= (_compute_limit if op._compute_bound else _memory_limit):
+    if size >= op._limit:
         if temporary is not None and _takes(temporary, result, itemsize):
             return _general_binary(op.name, x0, x1, temporary)  # threaded
         return None
@@ -743,7 +741,7 @@ class Reduction:
             if keepdims:
                 result_shape.append(1)
             axes.append(i)
-        if size >= _limit:
+        if size >= _reduction_limit:
             return None
         out = fresh(tuple(result_shape), dtype, _cpu_device)  # (None inside a memory scope)
         if out is None:
@@ -822,23 +820,23 @@ def configure(array_type: type, general_binary: Callable[..., Any]) -> None:
 
 
 def bind_cpu(device: Any, allocator: Any, make_view: Callable[..., Any],
-             kernels: dict[str, Callable[..., Any]], compute_bound: frozenset[str],
+             kernels: dict[str, Callable[..., Any]], elementwise_limits: dict[str, int],
              reduce: Callable[..., None], reducible: frozenset[Any],
-             limits: tuple[int, int, int, int]) -> None:
+             limits: tuple[int, int]) -> None:
     """Enable the fast path on the CPU `device`: results come from its caching `allocator`,
     with the numpy view `make_view(block, dtype, shape)`; `kernels` are the element-wise
-    kernels by name (those in `compute_bound` are worth threads sooner), `reduce` the kernel of
-    the reductions in `reducible`; element-wise operations (compute-bound, memory-bound),
-    reductions and aranges from `limits` elements on take the general path (which threads the
-    first three; numpy's vectorised fills win for the last)."""
-    global _cpu_device, _allocator, _make_view, _compute_limit, _memory_limit, _limit
-    global _arange_limit
+    kernels by name, `reduce` the kernel of the reductions in `reducible`; element-wise
+    operations from `elementwise_limits` elements on (by name: the CPU backend's thresholds,
+    `parallel.Thresholds.elementwise_limits`), and reductions and aranges from `limits` elements
+    on take the general path (which threads the first two; numpy's vectorised fills win for the
+    last)."""
+    global _cpu_device, _allocator, _make_view, _reduction_limit, _arange_limit
     for op in _OPERATIONS:
         op.kernel = kernels.get(op.name)
-        op._compute_bound = op.name in compute_bound
+        op._limit = elementwise_limits.get(op.name, 0)
         op.results = {operand: (result, size, _loop(op, operand, result))
                       for operand, (result, size, _) in op.results.items()}
     for reduction in _REDUCTIONS:
         reduction.kernel = reduce if reduction._reduction in reducible else None
     _cpu_device, _allocator, _make_view = device, allocator, make_view
-    _compute_limit, _memory_limit, _limit, _arange_limit = limits
+    _reduction_limit, _arange_limit = limits
