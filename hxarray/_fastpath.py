@@ -43,8 +43,8 @@ _general_binary: Any = None
 _bool, _int64, _float32, _float64 = dt.bool, dt.int64, dt.float32, dt.float64
 
 # What `bind_cpu` binds: the CPU's device, its caching allocator and the numpy view of a block
-# (`make_view(block, dtype, shape)`), the sizes from which the general path runs (threaded):
-# compute-bound and memory-bound element-wise operations, reductions.
+# (`make_view(block, dtype, shape)`), the sizes from which the general path runs: reductions
+# (threaded), aranges. (Each Operation holds its own: `Operation._limit`.)
 _cpu_device: Any = None
 _allocator: Any = None
 _make_view: Any = None
