@@ -145,7 +145,7 @@ cdef _move(void *target, void *source, Py_ssize_t nbytes)
 cdef class Reduction:
     cdef readonly object name, fallback, kernel
     cdef readonly dict results
-    cdef object _observe, _reduction, _then, _strict
+    cdef object _observe, _reduction, _then, _positive_zero
     cdef bint _nonempty
     cdef dict __dict__
 

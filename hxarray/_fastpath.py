@@ -667,16 +667,16 @@ class Reduction:
     """sum, prod, mean, max or min with the CPU fast path in front of the namespace function
     `fallback`: its kernel runs `reduction` (an `_ops.Reduction`), then, with `then`, that
     element-wise operation with the count (mean: the sum divided by it); `nonempty`: an empty
-    selection goes to `fallback` (max, min: an error; mean: NaN); with the ContextVar `strict`,
-    the kernel's positive_zero is True where strict mode is off (numpy mode's sums start from
-    +0). `results` maps each operand dtype the fast path takes to the result's dtype; while a
+    selection goes to `fallback` (max, min: an error; mean: NaN); with `positive_zero` (the
+    namespace's rule, `_modes.positive_zero_sums`), the kernel's positive_zero is what it
+    answers, read per call. `results` maps each operand dtype the fast path takes to the result's dtype; while a
     hook is installed every call goes to `observe(name, fallback, *args, **kwargs)`, the
     operation point."""
 
     def __init__(self, name: str, results: dict[Any, Any], fallback: Callable[..., Any],
                  observe: Callable[..., Any], *, reduction: Any, then: Any = None,
                  nonempty: bool = False,
-                 strict: contextvars.ContextVar[bool] | None = None) -> None:
+                 positive_zero: Callable[[], bool] | None = None) -> None:
         self.name = name
         self.results = dict(results)
         self.fallback = fallback
@@ -685,7 +685,7 @@ class Reduction:
         self._reduction = reduction
         self._then = then
         self._nonempty = nonempty
-        self._strict = strict
+        self._positive_zero = positive_zero
         _REDUCTIONS.append(self)
 
     def __repr__(self) -> str:
@@ -746,8 +746,8 @@ class Reduction:
         out = fresh(tuple(result_shape), dtype, _cpu_device)  # (None inside a memory scope)
         if out is None:
             return None
-        strict = self._strict
-        positive_zero = strict is not None and not strict.get()
+        rule = self._positive_zero
+        positive_zero = rule is not None and rule()
         if axis is not None:
             axis = tuple(axes)
         global _quiet_entered

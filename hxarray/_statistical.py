@@ -24,7 +24,7 @@ from ._checks import (
     normalize_axis,
 )
 from ._compiled import fast_reduction
-from ._modes import STRICT, is_strict
+from ._modes import positive_zero_sums
 from ._numpy_conversions import back_to_bool
 from ._observed import observe_operation
 from ._ops import OPS, REDUCTIONS, SCANS, Op, Reduction, Scan
@@ -82,10 +82,8 @@ def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = 
     sum starts from +0, as numpy's does; in strict mode from -0, so a sum of -0s is -0."""
     check_array(x, "sum")
     x = check_dtype(x, _CATEGORY["sum"], "sum")
-    # numpy mode's sums start from +0, as numpy's; the standard's successive additions (strict
-    # mode) from -0, so that a sum of zeros that are all -0 is -0
     return reduce(_SUM, x, axis, keepdims, _sum_dtype(_SUM, x._dtype, dtype, "sum"),
-                  positive_zero=not is_strict())
+                  positive_zero=positive_zero_sums())
 
 
 @adapted
@@ -152,7 +150,7 @@ def _mean(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Array:
     if count == 0:
         return _undefined(x, axes, keepdims)
     reduction, then = _MEAN
-    total = reduce_axes(reduction, x, axes, keepdims, x._dtype, positive_zero=not is_strict())
+    total = reduce_axes(reduction, x, axes, keepdims, x._dtype, positive_zero=positive_zero_sums())
     _in_place(then, total, count)
     return total
 
@@ -188,12 +186,11 @@ def _fast(function: Any, results: dict[dt.DType, dt.DType], **options: Any) -> A
 # The compiled fast path: one array below the threading threshold, `axis` and `keepdims` given or
 # not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take
 # (`_results`; max and min: the real-valued dtypes, which `check_ordered` passes as they are).
-# In numpy mode the fast path's sums and means, too, start from +0 (`strict`: the mode's
-# variable, read per call). A mean is `_MEAN`'s two operations; over no elements, `_mean`.
-sum = _fast(sum, _results("sum", _SUM), reduction=_SUM, strict=STRICT)
+# The fast path's sums and means start from +0 where `positive_zero_sums()` says (per call). A mean is `_MEAN`'s two operations; over no elements, `_mean`.
+sum = _fast(sum, _results("sum", _SUM), reduction=_SUM, positive_zero=positive_zero_sums)
 prod = _fast(prod, _results("prod", _PROD), reduction=_PROD)
 mean = _fast(mean, _results("mean"), reduction=_MEAN[0], then=_MEAN[1], nonempty=True,
-             strict=STRICT)
+             positive_zero=positive_zero_sums)
 max = _fast(max, _results("max"), reduction=_MAX, nonempty=True)
 min = _fast(min, _results("min"), reduction=_MIN, nonempty=True)
 
