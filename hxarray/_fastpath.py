@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes as dt
-from ._numpy_kernels import QUIET_STATE, errstate_var, quiet
+from ._numpy_kernels import quiet, quiet_context
 from .hal.allocator import Block, MemoryBuffer
 from .hal.device import _env_default, _scoped_device
 from .hal.hooks import observers
@@ -800,9 +800,7 @@ def _reduced(axis: Any, ndim: int) -> int:
 # variable instead (`quiet`). Compiled, reading and setting `_quiet_entered` run no Python code
 # between them, so the GIL makes the pair atomic; interpreted they do not, and every call sets
 # the variable.
-_quiet_context = contextvars.Context()
-if errstate_var is not None:
-    _quiet_context.run(errstate_var.set, QUIET_STATE)
+_quiet_context = quiet_context()
 _run_quietly = _quiet_context.run  # (bound once, not looked up on every call)
 _quiet_entered = not compiled(__file__)
 
