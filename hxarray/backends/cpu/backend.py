@@ -23,7 +23,7 @@ from ..._numpy_kernels import cast, errstate_var, quiet
 from ..._ops import REDUCTIONS
 from ...hal.allocator import Block, CachingAllocator, MemoryBuffer
 from ...hal.device import Device, DeviceType
-from ...hal.scope import scoped_pools
+from ...hal.scope import current_pool
 from .. import philox as rng
 from ..base import FRESH_LAYOUTS, Backend, fresh_layout, reruns_after_memory_error
 from . import fused, kernels, parallel
@@ -193,9 +193,9 @@ class CpuBackend(Backend):
             out = self._fresh(shape, dtype, self.device)
             if out is not None:
                 return out
-        pools = scoped_pools.get()
-        if pools and self.device in pools:  # a memory scope's
-            return self.empty_in(pools[self.device], shape, dtype)
+        pool = current_pool(self.device)
+        if pool is not None:  # a memory scope's (the fast path declines inside any scope)
+            return self.empty_in(pool, shape, dtype)
         nbytes, strides = FRESH_LAYOUTS.get((shape, dtype)) or fresh_layout(shape, dtype)
         allocator = self._allocator
         block = allocator.malloc(nbytes)
