@@ -669,9 +669,9 @@ class Reduction:
     element-wise operation with the count (mean: the sum divided by it); `nonempty`: an empty
     selection goes to `fallback` (max, min: an error; mean: NaN); with `positive_zero` (the
     namespace's rule, `_modes.positive_zero_sums`), the kernel's positive_zero is what it
-    answers, read per call. `results` maps each operand dtype the fast path takes to the result's dtype; while a
-    hook is installed every call goes to `observe(name, fallback, *args, **kwargs)`, the
-    operation point."""
+    answers, asked per call. `results` maps each operand dtype the fast path takes to the
+    result's dtype; while a hook is installed every call goes to
+    `observe(name, fallback, *args, **kwargs)`, the operation point."""
 
     def __init__(self, name: str, results: dict[Any, Any], fallback: Callable[..., Any],
                  observe: Callable[..., Any], *, reduction: Any, then: Any = None,
