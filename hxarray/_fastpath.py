@@ -340,7 +340,7 @@ _HOLD_GIL_UP_TO = 500  # elements (numpy's threshold)
 def _data_address(x: Any, itemsize: int) -> int:
     """The address of the first element of the CPU array `x`, or -1 where its elements of
     `itemsize` bytes are not C-contiguous or not aligned to their size."""
-    if not c_contiguous(x._shape, x._strides, itemsize):
+    if not c_contiguous(x._shape, x._strides, itemsize):  # noqa: F821
         return -1
     address = _first_address(x)
     return -1 if address % itemsize else address
@@ -454,7 +454,7 @@ def _takes(temporary: Any, dtype: Any, itemsize: int) -> bool:
     array = temporary  # (compiled: its C fields)
     if array._dtype is not dtype or array._buffer.allocator is not _allocator:
         return False
-    return c_contiguous(array._shape, array._strides, itemsize)
+    return c_contiguous(array._shape, array._strides, itemsize)  # noqa: F821
 
 
 # the strides of a 1-D array of each itemsize, made once (not a tuple made and freed with every
@@ -479,7 +479,7 @@ def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...] | None, size: i
     if ndim == 1 and itemsize <= 16:
         strides: Any = _STRIDES_1D[itemsize]
     else:
-        strides = c_strides(shape, itemsize)
+        strides = c_strides(shape, itemsize)  # noqa: F821
     return new_array_object(_array_type, buffer, dtype, shape, strides, 0, view,  # noqa: F821
                             False)
 
@@ -560,7 +560,7 @@ def copied(x: Any) -> Any:
         return None
     dtype, shape = array._dtype, array._shape
     itemsize = dtype.itemsize
-    contiguous = c_contiguous(array._shape, array._strides, itemsize)
+    contiguous = c_contiguous(array._shape, array._strides, itemsize)  # noqa: F821
     if not contiguous and array._handle is None:
         return None
     size = 1
