@@ -9,6 +9,7 @@ from cpython.exc cimport PyErr_Occurred
 from libc.string cimport memcpy, memset
 
 from hxarray._layout cimport c_contiguous, c_strides
+from hxarray._modes cimport positive_zero_sums
 from hxarray.hal.allocator cimport Block, MemoryBuffer, _CachingAllocatorBase, _cached_malloc
 
 
@@ -145,8 +146,8 @@ cdef _move(void *target, void *source, Py_ssize_t nbytes)
 cdef class Reduction:
     cdef readonly object name, fallback, kernel
     cdef readonly dict results
-    cdef object _observe, _reduction, _then, _positive_zero
-    cdef bint _nonempty
+    cdef object _observe, _reduction, _then
+    cdef bint _nonempty, _positive_zero
     cdef dict __dict__
 
     @cython.locals(array=ArrayBase, out=ArrayBase, ndim=Py_ssize_t,

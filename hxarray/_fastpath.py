@@ -75,6 +75,8 @@ as_int64: Callable[[Any], Any]
 as_float32: Callable[[Any], Any]
 as_bool: Callable[[Any], Any]
 PyErr_Occurred: Callable[[], Any]
+# from _modes (_modes.pxd), a C function: whether sums start from +0 here
+positive_zero_sums: Callable[[], bool]
 # from _layout (_layout.pxd), C functions: whether a layout is C-contiguous, C-order strides
 c_contiguous: Callable[[tuple[int, ...], tuple[int, ...], int], bool]
 c_strides: Callable[[tuple[int, ...], int], tuple[int, ...]]
@@ -667,8 +669,8 @@ class Reduction:
     """sum, prod, mean, max or min with the CPU fast path in front of the namespace function
     `fallback`: its kernel runs `reduction` (an `_ops.Reduction`), then, with `then`, that
     element-wise operation with the count (mean: the sum divided by it); `nonempty`: an empty
-    selection goes to `fallback` (max, min: an error; mean: NaN); with `positive_zero` (the
-    namespace's rule, `_modes.positive_zero_sums`), the kernel's positive_zero is what it
+    selection goes to `fallback` (max, min: an error; mean: NaN); with `positive_zero`, the
+    kernel's positive_zero is what the namespace's rule, `_modes.positive_zero_sums` (a C call),
     answers, asked per call. `results` maps each operand dtype the fast path takes to the
     result's dtype; while a hook is installed every call goes to
     `observe(name, fallback, *args, **kwargs)`, the operation point."""
@@ -676,7 +678,7 @@ class Reduction:
     def __init__(self, name: str, results: dict[Any, Any], fallback: Callable[..., Any],
                  observe: Callable[..., Any], *, reduction: Any, then: Any = None,
                  nonempty: bool = False,
-                 positive_zero: Callable[[], bool] | None = None) -> None:
+                 positive_zero: bool = False) -> None:
         self.name = name
         self.results = dict(results)
         self.fallback = fallback
@@ -746,8 +748,7 @@ class Reduction:
         out = fresh(tuple(result_shape), dtype, _cpu_device)  # (None inside a memory scope)
         if out is None:
             return None
-        rule = self._positive_zero
-        positive_zero = rule is not None and rule()
+        positive_zero = self._positive_zero and positive_zero_sums()  # noqa: F821
         if axis is not None:
             axis = tuple(axes)
         global _quiet_entered

@@ -186,12 +186,13 @@ def _fast(function: Any, results: dict[dt.DType, dt.DType], **options: Any) -> A
 # The compiled fast path: one array below the threading threshold, `axis` and `keepdims` given or
 # not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take
 # (`_results`; max and min: the real-valued dtypes, which `check_ordered` passes as they are).
-# The fast path's sums and means start from +0 where `positive_zero_sums()` says (asked per
-# call). A mean is `_MEAN`'s two operations; over no elements, `_mean`.
-sum = _fast(sum, _results("sum", _SUM), reduction=_SUM, positive_zero=positive_zero_sums)
+# The fast path's sums and means (`positive_zero=True`) start from +0 where
+# `positive_zero_sums()` says (asked per call). A mean is `_MEAN`'s two operations; over no
+# elements, `_mean`.
+sum = _fast(sum, _results("sum", _SUM), reduction=_SUM, positive_zero=True)
 prod = _fast(prod, _results("prod", _PROD), reduction=_PROD)
 mean = _fast(mean, _results("mean"), reduction=_MEAN[0], then=_MEAN[1], nonempty=True,
-             positive_zero=positive_zero_sums)
+             positive_zero=True)
 max = _fast(max, _results("max"), reduction=_MAX, nonempty=True)
 min = _fast(min, _results("min"), reduction=_MIN, nonempty=True)
 
