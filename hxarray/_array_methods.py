@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _dtypes as dt
 from . import _elementwise as ew
 from ._array import Array
 from ._compiled import fastpath, speedups
@@ -71,8 +70,7 @@ def install(namespace: Any) -> None:
         for dunder, method in operators.items():
             setattr(Array, dunder, method)
         return
-    fastpath.configure(Array, ew._binary, dt.bool, dt.int64, dt.CATEGORIES["floating-point"],
-                       dt.float32, dt.float64)
+    fastpath.configure(Array, ew._binary)
     speedups.configure(array_type=Array, functions=fastpath.operations(),
                        operations={op.operator: ew.OPERATIONS[op.name] for op in OPS.values()
                                    if op.operator is not None},

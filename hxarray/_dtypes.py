@@ -115,6 +115,23 @@ COMPLEX_OF = {float32: complex64, float64: complex128}
 # their own dtype.
 ACCUMULATOR = {**{d: int64 for d in SIGNED}, **{d: uint64 for d in UNSIGNED}, bool: int64}
 INTEGER_BOUNDS = {d: (int(np.iinfo(d.numpy).min), int(np.iinfo(d.numpy).max)) for d in INTEGER}
+# Which Python scalars may meet an array of each dtype (spec: "Mixing arrays with Python
+# scalars"): bool with bool, int with integer or floating-point, float with floating-point
+# (complex included), complex with complex. The namespace's check of a scalar operand
+# (`_elementwise._scalar_fits`) reads it.
+SCALAR_KINDS: dict[DType, frozenset[type]] = {
+    d: frozenset((_builtin_bool,) if d is bool else
+                 (int,) if d in INTEGER else
+                 (int, float) if d in REAL_FLOATING else (int, float, complex))
+    for d in ALL_DTYPES}
+# Of those, the ones an operand takes as it is, with no check or conversion beyond a Python int
+# lying within int64 (the namespace converts a larger int to a float, and checks an int against
+# the bounds of the narrower integer dtypes, `INTEGER_BOUNDS`; a complex scalar with a real
+# array changes the result's dtype): what the compiled fast path takes without the namespace
+# (`_fastpath._scalar_fits`, as a bit mask).
+SCALARS_AS_IS: dict[DType, frozenset[type]] = {
+    d: kinds - {int} if d in INTEGER and d is not int64 else kinds
+    for d, kinds in SCALAR_KINDS.items()}
 BY_NAME = {d.name: d for d in ALL_DTYPES}
 FROM_NUMPY = {d.numpy: d for d in ALL_DTYPES}
 

@@ -51,16 +51,9 @@ def _resolve(name: str, d1: dt.DType, d2: dt.DType) -> tuple[Op, Signature]:
 
 
 def _scalar_fits(value: Scalar, dtype: dt.DType) -> builtins.bool:
-    """Whether a Python scalar may meet an array of `dtype` (spec: "Mixing arrays with Python
-    scalars"): bool with bool, int with integer or floating, float with floating, complex with
-    complex."""
-    if value.__class__ is builtins.bool:
-        return dtype is dt.bool
-    if value.__class__ is int:
-        return dtype is not dt.bool
-    if value.__class__ is float:
-        return dtype in dt.FLOATING
-    return dtype in dt.COMPLEX_FLOATING
+    """Whether a Python scalar (exactly a bool, int, float or complex) may meet an array of
+    `dtype`: `_dtypes.SCALAR_KINDS`, the spec's rule."""
+    return value.__class__ in dt.SCALAR_KINDS[dtype]
 
 
 def _check_scalar(name: str, value: Any, dtype: dt.DType) -> Scalar:

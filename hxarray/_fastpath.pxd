@@ -8,6 +8,8 @@ from cpython.contextvars cimport get_value
 from cpython.exc cimport PyErr_Occurred
 from libc.string cimport memcpy, memset
 
+from hxarray._layout cimport c_contiguous, c_strides
+from hxarray._modes cimport positive_zero_sums
 from hxarray.hal.allocator cimport Block, MemoryBuffer, _CachingAllocatorBase, _cached_malloc
 
 
@@ -56,7 +58,8 @@ cdef api class Operation [object OperationObject, type OperationType]:
     cdef readonly dict results
     cdef object _observe
     cdef int _arity
-    cdef bint _condition, _compute_bound
+    cdef bint _condition
+    cdef Py_ssize_t _limit
     cdef dict __dict__
     cdef void *_vectorcall  # its vectorcall function, set by _speedups.configure
 
@@ -104,16 +107,14 @@ cdef bint _in_cpu_memory(ArrayBase array)
 cdef bint _same_shape(ArrayBase a, ArrayBase b) except -1
 @cython.locals(array=ArrayBase)
 cdef object _native(object x)
-@cython.locals(value="long long")
+@cython.locals(value="long long", mask=long)
 cdef bint _scalar_fits(object x, object dtype) except -1
+cdef long _BOOL_KIND, _INT_KIND, _FLOAT_KIND
+cdef dict _AS_IS
 cdef long long _INT64_MIN, _INT64_MAX
 @cython.locals(array=ArrayBase)
 cdef bint _takes(object temporary, object dtype, Py_ssize_t itemsize) except -1
-@cython.locals(shape=tuple, strides=tuple, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t,
-               stride=Py_ssize_t)
-cdef bint _contiguous(ArrayBase array, Py_ssize_t itemsize) except -1
-@cython.locals(nbytes=Py_ssize_t, block=Block, buffer=MemoryBuffer, ndim=Py_ssize_t,
-               steps=list, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t)
+@cython.locals(nbytes=Py_ssize_t, block=Block, buffer=MemoryBuffer, ndim=Py_ssize_t)
 cdef object _new_array(object dtype, Py_ssize_t itemsize, tuple shape, Py_ssize_t size)
 cdef bint _on_the_cpu(object device) except -1
 cdef list _env_default
@@ -145,8 +146,8 @@ cdef _move(void *target, void *source, Py_ssize_t nbytes)
 cdef class Reduction:
     cdef readonly object name, fallback, kernel
     cdef readonly dict results
-    cdef object _observe, _reduction, _then, _strict
-    cdef bint _nonempty
+    cdef object _observe, _reduction, _then
+    cdef bint _nonempty, _positive_zero
     cdef dict __dict__
 
     @cython.locals(array=ArrayBase, out=ArrayBase, ndim=Py_ssize_t,
@@ -159,12 +160,12 @@ cdef class Reduction:
 cdef long long _reduced(object axis, Py_ssize_t ndim) except? -2
 
 cdef list _OPERATIONS, _REDUCTIONS
-cdef object _array_type, _bool, _int64, _floating, _float32, _float64, _general_binary
+cdef object _array_type, _bool, _int64, _float32, _float64, _general_binary
 cdef object _cpu_device, _make_view, _quiet_context, _run_quietly
 cdef _CachingAllocatorBase _allocator
-cdef Py_ssize_t _compute_limit, _memory_limit, _limit, _arange_limit
+cdef Py_ssize_t _reduction_limit, _arange_limit
 cdef bint _quiet_entered
 
 @cython.locals(op=Operation, reduction=Reduction)
 cpdef bind_cpu(object device, object allocator, object make_view, dict kernels,
-               object compute_bound, object reduce, object reducible, tuple limits)
+               dict elementwise_limits, object reduce, object reducible, tuple limits)

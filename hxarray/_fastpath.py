@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ._numpy_kernels import QUIET_STATE, errstate_var, quiet
+from . import _dtypes as dt
+from ._numpy_kernels import quiet, quiet_context
 from .hal.allocator import Block, MemoryBuffer
 from .hal.device import _env_default, _scoped_device
 from .hal.hooks import observers
@@ -35,25 +36,19 @@ __all__ = ["Loop", "Operation", "Reduction", "arange", "bind_cpu", "binary_opera
 _OPERATIONS: list[Operation] = []
 _REDUCTIONS: list[Reduction] = []
 
-# What `configure` binds: the array type, the dtypes of the scalar rules and of `arange`, the
-# general binary path (for a large result written into a temporary).
+# What `configure` binds: the array type, the general binary path (for a large result written
+# into a temporary). The dtypes of the scalar rules and of `arange`:
 _array_type: Any = None
-_bool: Any = None
-_int64: Any = None
-_floating: frozenset[Any] = frozenset()
-_float32: Any = None
-_float64: Any = None
 _general_binary: Any = None
+_bool, _int64, _float32, _float64 = dt.bool, dt.int64, dt.float32, dt.float64
 
 # What `bind_cpu` binds: the CPU's device, its caching allocator and the numpy view of a block
-# (`make_view(block, dtype, shape)`), the sizes from which the general path runs (threaded):
-# compute-bound and memory-bound element-wise operations, reductions.
+# (`make_view(block, dtype, shape)`), the sizes from which the general path runs: reductions
+# (threaded), aranges. (Each Operation holds its own: `Operation._limit`.)
 _cpu_device: Any = None
 _allocator: Any = None
 _make_view: Any = None
-_compute_limit = 0
-_memory_limit = 0
-_limit = 0
+_reduction_limit = 0
 _arange_limit = 0
 
 # C functions where compiled (_fastpath.pxd), which is the only way this module runs
@@ -80,6 +75,11 @@ as_int64: Callable[[Any], Any]
 as_float32: Callable[[Any], Any]
 as_bool: Callable[[Any], Any]
 PyErr_Occurred: Callable[[], Any]
+# from _modes (_modes.pxd), a C function: whether sums start from +0 here
+positive_zero_sums: Callable[[], bool]
+# from _layout (_layout.pxd), C functions: whether a layout is C-contiguous, C-order strides
+c_contiguous: Callable[[tuple[int, ...], tuple[int, ...], int], bool]
+c_strides: Callable[[tuple[int, ...], int], tuple[int, ...]]
 # `_looped`'s C arrays (its locals where compiled): the operands' and the output's addresses, their
 # strides, the length, and Python scalars converted to the operands' dtype
 pointers: Any
@@ -114,7 +114,7 @@ class Operation:
         self.kernel: Any = None  # bound by `bind_cpu` where the CPU backend's kernel serves
         self._arity = arity
         self._condition = condition
-        self._compute_bound = False
+        self._limit = 0  # the elements from which the general path runs (threaded): `bind_cpu`
         _OPERATIONS.append(self)
 
     def __repr__(self) -> str:
@@ -220,7 +220,7 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
         target = out  # (compiled: out's C fields)
         if target._dtype is not result or not _same_shape(target, first):
             return None
-    if size >= (_compute_limit if op._compute_bound else _memory_limit):
+    if size >= op._limit:
         if temporary is not None and _takes(temporary, result, itemsize):
             return _general_binary(op.name, x0, x1, temporary)  # threaded
         return None
@@ -342,7 +342,7 @@ _HOLD_GIL_UP_TO = 500  # elements (numpy's threshold)
 def _data_address(x: Any, itemsize: int) -> int:
     """The address of the first element of the CPU array `x`, or -1 where its elements of
     `itemsize` bytes are not C-contiguous or not aligned to their size."""
-    if not _contiguous(x, itemsize):
+    if not c_contiguous(x._shape, x._strides, itemsize):  # noqa: F821
         return -1
     address = _first_address(x)
     return -1 if address % itemsize else address
@@ -423,19 +423,30 @@ def _native(x: Any) -> Any:
 
 
 def _scalar_fits(x: Any, dtype: Any) -> bool:
-    """Whether a plain Python scalar meets an array of `dtype` without any check the fast path
-    skips (the general path handles the rest: integer bounds, complex scalars, subclasses)."""
+    """Whether a plain Python scalar (a bool, int or float) meets an array of `dtype` as it is
+    (`_dtypes.SCALARS_AS_IS`: an int within int64, which its C conversion checks); the general
+    path handles the rest (integer bounds, large ints, complex scalars, subclasses)."""
+    kinds = _AS_IS.get(dtype)
+    if kinds is None:
+        return False
+    mask = kinds  # (compiled: a C int)
     if type(x) is bool:
-        return dtype is _bool
+        return mask & _BOOL_KIND != 0
     if type(x) is float:
-        return dtype in _floating
+        return mask & _FLOAT_KIND != 0
+    if not mask & _INT_KIND:
+        return False
     try:
         value = x  # (compiled: a 64-bit C integer, whose conversion raises OverflowError)
     except OverflowError:
         return False
-    return _INT64_MIN <= value <= _INT64_MAX and (dtype is _int64 or dtype in _floating)
+    return _INT64_MIN <= value <= _INT64_MAX
 
 
+# `_dtypes.SCALARS_AS_IS` as bit masks of the scalar kinds, read once
+_BOOL_KIND, _INT_KIND, _FLOAT_KIND = 1, 2, 4
+_AS_IS = {dtype: (_BOOL_KIND if bool in kinds else 0) | (_INT_KIND if int in kinds else 0) |
+          (_FLOAT_KIND if float in kinds else 0) for dtype, kinds in dt.SCALARS_AS_IS.items()}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -445,24 +456,7 @@ def _takes(temporary: Any, dtype: Any, itemsize: int) -> bool:
     array = temporary  # (compiled: its C fields)
     if array._dtype is not dtype or array._buffer.allocator is not _allocator:
         return False
-    return _contiguous(array, itemsize)
-
-
-def _contiguous(array: Any, itemsize: int) -> bool:
-    """Whether the array's elements of `itemsize` bytes lie in C order without gaps (an empty
-    array's always do)."""
-    shape, strides = array._shape, array._strides
-    step = itemsize
-    for i in range(len(shape) - 1, -1, -1):
-        extent = shape[i]
-        if extent == 0:
-            return True
-        if extent != 1:
-            stride = strides[i]
-            if stride != step:
-                return False
-        step *= extent
-    return True
+    return c_contiguous(array._shape, array._strides, itemsize)  # noqa: F821
 
 
 # the strides of a 1-D array of each itemsize, made once (not a tuple made and freed with every
@@ -487,13 +481,7 @@ def _new_array(dtype: Any, itemsize: int, shape: tuple[int, ...] | None, size: i
     if ndim == 1 and itemsize <= 16:
         strides: Any = _STRIDES_1D[itemsize]
     else:
-        steps = [0] * ndim
-        step = itemsize
-        for i in range(ndim - 1, -1, -1):
-            steps[i] = step
-            extent = shape[i]
-            step *= extent if extent > 1 else 1
-        strides = tuple(steps)
+        strides = c_strides(shape, itemsize)  # noqa: F821
     return new_array_object(_array_type, buffer, dtype, shape, strides, 0, view,  # noqa: F821
                             False)
 
@@ -574,7 +562,7 @@ def copied(x: Any) -> Any:
         return None
     dtype, shape = array._dtype, array._shape
     itemsize = dtype.itemsize
-    contiguous = _contiguous(array, itemsize)
+    contiguous = c_contiguous(array._shape, array._strides, itemsize)  # noqa: F821
     if not contiguous and array._handle is None:
         return None
     size = 1
@@ -681,16 +669,16 @@ class Reduction:
     """sum, prod, mean, max or min with the CPU fast path in front of the namespace function
     `fallback`: its kernel runs `reduction` (an `_ops.Reduction`), then, with `then`, that
     element-wise operation with the count (mean: the sum divided by it); `nonempty`: an empty
-    selection goes to `fallback` (max, min: an error; mean: NaN); with the ContextVar `strict`,
-    the kernel's positive_zero is True where strict mode is off (numpy mode's sums start from
-    +0). `results` maps each operand dtype the fast path takes to the result's dtype; while a
-    hook is installed every call goes to `observe(name, fallback, *args, **kwargs)`, the
-    operation point."""
+    selection goes to `fallback` (max, min: an error; mean: NaN); with `positive_zero`, the
+    kernel's positive_zero is what the namespace's rule, `_modes.positive_zero_sums` (a C call),
+    answers, asked per call. `results` maps each operand dtype the fast path takes to the
+    result's dtype; while a hook is installed every call goes to
+    `observe(name, fallback, *args, **kwargs)`, the operation point."""
 
     def __init__(self, name: str, results: dict[Any, Any], fallback: Callable[..., Any],
                  observe: Callable[..., Any], *, reduction: Any, then: Any = None,
                  nonempty: bool = False,
-                 strict: contextvars.ContextVar[bool] | None = None) -> None:
+                 positive_zero: bool = False) -> None:
         self.name = name
         self.results = dict(results)
         self.fallback = fallback
@@ -699,7 +687,7 @@ class Reduction:
         self._reduction = reduction
         self._then = then
         self._nonempty = nonempty
-        self._strict = strict
+        self._positive_zero = positive_zero
         _REDUCTIONS.append(self)
 
     def __repr__(self) -> str:
@@ -755,13 +743,12 @@ class Reduction:
             if keepdims:
                 result_shape.append(1)
             axes.append(i)
-        if size >= _limit:
+        if size >= _reduction_limit:
             return None
         out = fresh(tuple(result_shape), dtype, _cpu_device)  # (None inside a memory scope)
         if out is None:
             return None
-        strict = self._strict
-        positive_zero = strict is not None and not strict.get()
+        positive_zero = self._positive_zero and positive_zero_sums()  # noqa: F821
         if axis is not None:
             axis = tuple(axes)
         global _quiet_entered
@@ -814,9 +801,7 @@ def _reduced(axis: Any, ndim: int) -> int:
 # variable instead (`quiet`). Compiled, reading and setting `_quiet_entered` run no Python code
 # between them, so the GIL makes the pair atomic; interpreted they do not, and every call sets
 # the variable.
-_quiet_context = contextvars.Context()
-if errstate_var is not None:
-    _quiet_context.run(errstate_var.set, QUIET_STATE)
+_quiet_context = quiet_context()
 _run_quietly = _quiet_context.run  # (bound once, not looked up on every call)
 _quiet_entered = not compiled(__file__)
 
@@ -826,36 +811,31 @@ def operations() -> list[Operation]:
     return list(_OPERATIONS)
 
 
-def configure(array_type: type, general_binary: Callable[..., Any], bool_dtype: Any,
-              int64_dtype: Any, floating_dtypes: frozenset[Any], float32_dtype: Any,
-              float64_dtype: Any) -> None:
+def configure(array_type: type, general_binary: Callable[..., Any]) -> None:
     """The fast path serves arrays of exactly `array_type`; `general_binary(name, x1, x2, out)`
-    is the general path of a binary operator, and the dtypes are those of the scalar rules and
-    of `arange`."""
-    global _array_type, _general_binary, _bool, _int64, _floating, _float32, _float64
+    is the general path of a binary operator."""
+    global _array_type, _general_binary
     _array_type, _general_binary = array_type, general_binary
-    _bool, _int64, _floating = bool_dtype, int64_dtype, floating_dtypes
-    _float32, _float64 = float32_dtype, float64_dtype
 
 
 def bind_cpu(device: Any, allocator: Any, make_view: Callable[..., Any],
-             kernels: dict[str, Callable[..., Any]], compute_bound: frozenset[str],
+             kernels: dict[str, Callable[..., Any]], elementwise_limits: dict[str, int],
              reduce: Callable[..., None], reducible: frozenset[Any],
-             limits: tuple[int, int, int, int]) -> None:
+             limits: tuple[int, int]) -> None:
     """Enable the fast path on the CPU `device`: results come from its caching `allocator`,
     with the numpy view `make_view(block, dtype, shape)`; `kernels` are the element-wise
-    kernels by name (those in `compute_bound` are worth threads sooner), `reduce` the kernel of
-    the reductions in `reducible`; element-wise operations (compute-bound, memory-bound),
-    reductions and aranges from `limits` elements on take the general path (which threads the
-    first three; numpy's vectorised fills win for the last)."""
-    global _cpu_device, _allocator, _make_view, _compute_limit, _memory_limit, _limit
-    global _arange_limit
+    kernels by name, `reduce` the kernel of the reductions in `reducible`; element-wise
+    operations from `elementwise_limits` elements on (by name: the CPU backend's thresholds,
+    `parallel.Thresholds.elementwise_limits`), and reductions and aranges from `limits` elements
+    on take the general path (which threads the first two; numpy's vectorised fills win for the
+    last)."""
+    global _cpu_device, _allocator, _make_view, _reduction_limit, _arange_limit
     for op in _OPERATIONS:
         op.kernel = kernels.get(op.name)
-        op._compute_bound = op.name in compute_bound
+        op._limit = elementwise_limits.get(op.name, 0)
         op.results = {operand: (result, size, _loop(op, operand, result))
                       for operand, (result, size, _) in op.results.items()}
     for reduction in _REDUCTIONS:
         reduction.kernel = reduce if reduction._reduction in reducible else None
     _cpu_device, _allocator, _make_view = device, allocator, make_view
-    _compute_limit, _memory_limit, _limit, _arange_limit = limits
+    _reduction_limit, _arange_limit = limits

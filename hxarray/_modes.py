@@ -27,6 +27,14 @@ STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("hxarray_strict", 
 is_strict = STRICT.get  # is_strict() -> bool: whether the current context runs in strict mode
 
 
+def positive_zero_sums() -> bool:
+    """Whether a floating-point sum (sum, mean) starts from +0 here: in numpy mode, as numpy's
+    sums do; in strict mode it starts from -0, as the standard's successive additions do, so that
+    a sum of zeros that are all -0 is -0 (`Backend.reduce`'s `positive_zero`). The namespace and
+    the compiled fast path both ask this."""
+    return not STRICT.get()
+
+
 class set_strict:
     """Turn strict mode on (or off) for the current thread; as a context manager, only for the
     `with` block:

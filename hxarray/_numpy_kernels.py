@@ -11,6 +11,7 @@ warnings would be noise), through numpy's error-state context variable where it 
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +46,17 @@ class quiet:
             self._fallback.__exit__(*exc)
         else:
             errstate_var.reset(self._token)
+
+
+def quiet_context() -> contextvars.Context:
+    """A new context that holds numpy's quiet error state: a kernel run in it (`Context.run`) is
+    silenced as in `quiet`, entering it costing a pointer swap where setting the variable
+    allocates a mapping and a token. One call at a time may be inside it (the compiled fast
+    path's `_quiet_entered` sees to that; a call that finds it entered uses `quiet`)."""
+    context = contextvars.Context()
+    if errstate_var is not None:
+        context.run(errstate_var.set, QUIET_STATE)
+    return context
 
 
 def quietly(kernel: Callable[..., Any]) -> Callable[..., None]:

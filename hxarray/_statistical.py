@@ -24,7 +24,7 @@ from ._checks import (
     normalize_axis,
 )
 from ._compiled import fast_reduction
-from ._modes import STRICT, is_strict
+from ._modes import positive_zero_sums
 from ._numpy_conversions import back_to_bool
 from ._observed import observe_operation
 from ._ops import OPS, REDUCTIONS, SCANS, Op, Reduction, Scan
@@ -35,6 +35,11 @@ _SUM, _PROD, _MAX, _MIN = (REDUCTIONS[name] for name in ("sum", "prod", "max", "
 # mean: the sum (from +0 in numpy mode, as `sum`), each result then divided by the count, part by
 # part (`_mean`; the CPU's compiled fast path runs the same two operations, given here).
 _MEAN = (_SUM, _DIVIDE)
+
+# The dtype category each function's check takes (`check_dtype`, `check_ordered`); the fast
+# path's tables of result dtypes (`_results`) cover the same dtypes.
+_CATEGORY = {"sum": "numeric", "prod": "numeric", "mean": "floating-point",
+             "max": "real-valued", "min": "real-valued"}
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -49,8 +54,7 @@ def reduce(op: Reduction, x: Array, axis: Any, keepdims: builtins.bool, dtype: d
 def reduce_axes(op: Reduction, x: Array, axes: tuple[int, ...], keepdims: builtins.bool,
                 dtype: dt.DType, *, positive_zero: builtins.bool = False) -> Array:
     """`backend.reduce` over the normalised `axes` into a fresh array of the result's shape."""
-    if keepdims is not True and keepdims is not False:
-        keepdims = as_bool(keepdims, op.name, "keepdims")
+    keepdims = as_bool(keepdims, op.name, "keepdims")
     backend = x._buffer.device.backend
     out = backend.empty(tuple(n for i, n in enumerate(x._shape) if i not in axes), dtype,
                         x._buffer.device)
@@ -58,13 +62,14 @@ def reduce_axes(op: Reduction, x: Array, axes: tuple[int, ...], keepdims: builti
     return _views.expand(out, axes) if keepdims else out
 
 
-def _sum_dtype(op: Reduction, x: Array, dtype: Any, function: str) -> dt.DType:
-    """The dtype `function` (sum, prod or a scan, folding with `op`) accumulates x in: the
-    `dtype` asked for, else the spec's default (`op.accumulator`)."""
+def _sum_dtype(op: Reduction, x_dtype: dt.DType, dtype: Any, function: str) -> dt.DType:
+    """The dtype `function` (sum, prod or a scan, folding with `op`) accumulates an array of
+    `x_dtype` in: the `dtype` asked for, else the spec's default (`op.accumulator`). With `dtype`
+    None, the fast path's table of result dtypes (`_results`) is made by this function too."""
     if dtype is None:
-        return op.accumulator(x._dtype)
+        return op.accumulator(x_dtype)
     dtype = as_dtype(dtype, function)
-    if x._dtype in dt.COMPLEX_FLOATING and dtype not in dt.COMPLEX_FLOATING:
+    if x_dtype in dt.COMPLEX_FLOATING and dtype not in dt.COMPLEX_FLOATING:
         raise TypeError(f"{function}(): accumulating complex input in {dtype.name} would discard "
                         "the imaginary part")
     return dtype
@@ -76,11 +81,9 @@ def sum(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any = 
     """The sum along `axis` (all axes if None) (spec: statistical_functions/sum). In numpy mode a
     sum starts from +0, as numpy's does; in strict mode from -0, so a sum of -0s is -0."""
     check_array(x, "sum")
-    x = check_dtype(x, "numeric", "sum")
-    # numpy mode's sums start from +0, as numpy's; the standard's successive additions (strict
-    # mode) from -0, so that a sum of zeros that are all -0 is -0
-    return reduce(_SUM, x, axis, keepdims, _sum_dtype(_SUM, x, dtype, "sum"),
-                  positive_zero=not is_strict())
+    x = check_dtype(x, _CATEGORY["sum"], "sum")
+    return reduce(_SUM, x, axis, keepdims, _sum_dtype(_SUM, x._dtype, dtype, "sum"),
+                  positive_zero=positive_zero_sums())
 
 
 @adapted
@@ -88,8 +91,8 @@ def prod(x: Array, /, *, axis: int | tuple[int, ...] | None = None, dtype: Any =
          keepdims: builtins.bool = False) -> Array:
     """The product along `axis` (all axes if None) (spec: statistical_functions/prod)."""
     check_array(x, "prod")
-    x = check_dtype(x, "numeric", "prod")
-    return reduce(_PROD, x, axis, keepdims, _sum_dtype(_PROD, x, dtype, "prod"))
+    x = check_dtype(x, _CATEGORY["prod"], "prod")
+    return reduce(_PROD, x, axis, keepdims, _sum_dtype(_PROD, x._dtype, dtype, "prod"))
 
 
 def _extremum(op: Reduction, x: Array, axis: Any, keepdims: builtins.bool) -> Array:
@@ -130,9 +133,8 @@ def mean(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
     """The arithmetic mean along `axis` (all axes if None); NaN for an empty selection
     (spec: statistical_functions/mean)."""
     check_array(x, "mean")
-    x = check_dtype(x, "floating-point", "mean")
-    if keepdims is not True and keepdims is not False:
-        keepdims = as_bool(keepdims, "mean", "keepdims")
+    x = check_dtype(x, _CATEGORY["mean"], "mean")
+    keepdims = as_bool(keepdims, "mean", "keepdims")
     return _mean(x, normalize_axes(axis, x.ndim, "mean"), keepdims)
 
 
@@ -148,7 +150,7 @@ def _mean(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Array:
     if count == 0:
         return _undefined(x, axes, keepdims)
     reduction, then = _MEAN
-    total = reduce_axes(reduction, x, axes, keepdims, x._dtype, positive_zero=not is_strict())
+    total = reduce_axes(reduction, x, axes, keepdims, x._dtype, positive_zero=positive_zero_sums())
     _in_place(then, total, count)
     return total
 
@@ -169,9 +171,12 @@ def _undefined(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Arra
     return x._buffer.device.backend.full(shape, nan, x._dtype, x._buffer.device)
 
 
-def _accumulated(op: Reduction) -> dict[dt.DType, dt.DType]:
-    """The dtype `op` reduces each numeric dtype into by default."""
-    return {d: op.accumulator(d) for d in dt.CATEGORIES["numeric"]}
+def _results(name: str, op: Reduction | None = None) -> dict[dt.DType, dt.DType]:
+    """The result dtype of the function `name` for each dtype its check takes (`_CATEGORY`):
+    `_sum_dtype` of `op` without a dtype asked for, else the input's own (mean, max, min): the
+    fast path's table."""
+    return {d: d if op is None else _sum_dtype(op, d, None, name)
+            for d in dt.CATEGORIES[_CATEGORY[name]]}
 
 
 def _fast(function: Any, results: dict[dt.DType, dt.DType], **options: Any) -> Any:
@@ -179,15 +184,17 @@ def _fast(function: Any, results: dict[dt.DType, dt.DType], **options: Any) -> A
 
 
 # The compiled fast path: one array below the threading threshold, `axis` and `keepdims` given or
-# not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take.
-# In numpy mode the fast path's sums and means, too, start from +0 (`strict`: the mode's
-# variable, read per call). A mean is `_MEAN`'s two operations; over no elements, `_mean`.
-sum = _fast(sum, _accumulated(_SUM), reduction=_SUM, strict=STRICT)
-prod = _fast(prod, _accumulated(_PROD), reduction=_PROD)
-mean = _fast(mean, {d: d for d in dt.CATEGORIES["floating-point"]}, reduction=_MEAN[0],
-             then=_MEAN[1], nonempty=True, strict=STRICT)
-max = _fast(max, {d: d for d in dt.CATEGORIES["real-valued"]}, reduction=_MAX, nonempty=True)
-min = _fast(min, {d: d for d in dt.CATEGORIES["real-valued"]}, reduction=_MIN, nonempty=True)
+# not, `dtype` None; the result dtypes are those of the functions above, for the dtypes they take
+# (`_results`; max and min: the real-valued dtypes, which `check_ordered` passes as they are).
+# The fast path's sums and means (`positive_zero=True`) start from +0 where
+# `positive_zero_sums()` says (asked per call). A mean is `_MEAN`'s two operations; over no
+# elements, `_mean`.
+sum = _fast(sum, _results("sum", _SUM), reduction=_SUM, positive_zero=True)
+prod = _fast(prod, _results("prod", _PROD), reduction=_PROD)
+mean = _fast(mean, _results("mean"), reduction=_MEAN[0], then=_MEAN[1], nonempty=True,
+             positive_zero=True)
+max = _fast(max, _results("max"), reduction=_MAX, nonempty=True)
+min = _fast(min, _results("min"), reduction=_MIN, nonempty=True)
 
 
 def _spread(name: str, x: Array, axis: Any, correction: int | float,
@@ -197,8 +204,7 @@ def _spread(name: str, x: Array, axis: Any, correction: int | float,
     "Special cases"); std is its square root."""
     check_array(x, name)
     x = check_dtype(x, "real-valued floating-point", name)
-    if keepdims is not True and keepdims is not False:
-        keepdims = as_bool(keepdims, name, "keepdims")
+    keepdims = as_bool(keepdims, name, "keepdims")
     if isinstance(correction, builtins.bool) or not isinstance(correction, (int, float)):
         raise TypeError(f"{name}(): correction must be an int or a float, got "
                         f"{type(correction).__name__}")
@@ -247,7 +253,7 @@ def _cumulative(op: Scan, x: Array, axis: int | None, dtype: Any,
     if x.ndim == 0:
         raise ValueError(f"{name}(): x must have at least one dimension")
     axis = normalize_axis(axis, x.ndim, name)
-    dtype = _sum_dtype(op.folds, x, dtype, name)
+    dtype = _sum_dtype(op.folds, x._dtype, dtype, name)
     include_initial = as_bool(include_initial, name, "include_initial")
     backend = x._buffer.device.backend
     shape = list(x._shape)

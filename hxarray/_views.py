@@ -6,6 +6,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from ._layout import c_contiguous, c_strides
+
 if TYPE_CHECKING:
     from ._array import Array
     from ._dtypes import DType
@@ -42,30 +44,13 @@ _MAX_INDEX = 2**63 - 1
 
 @lru_cache(maxsize=4096)
 def contiguous_strides(shape: Shape, itemsize: int) -> Shape:
-    """C-order strides of a fresh array."""
-    strides = []
-    step = itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
-
-
-def _is_c_contiguous(shape: Shape, strides: Shape, itemsize: int) -> bool:
-    """True if the layout is C order with no gaps (size-0/1 axes may have any stride)."""
-    step = itemsize
-    for n, s in zip(reversed(shape), reversed(strides)):
-        if n == 0:
-            return True
-        if n != 1 and s != step:
-            return False
-        step *= n
-    return True
+    """C-order strides of a fresh array (`_layout.c_strides`), cached."""
+    return c_strides(shape, itemsize)
 
 
 def is_contiguous(x: Array) -> bool:
-    """Whether `x` is C-contiguous (its elements in C order with no gaps)."""
-    return _is_c_contiguous(x._shape, x._strides, x._dtype.itemsize)
+    """Whether `x` is C-contiguous (its elements in C order with no gaps: `_layout`)."""
+    return c_contiguous(x._shape, x._strides, x._dtype.itemsize)
 
 
 def flatten(x: Array) -> Array:
@@ -196,7 +181,7 @@ def reshape_strides(old_shape: Shape, old_strides: Shape, itemsize: int,
                     shape: Shape) -> Shape | None:
     """Strides that show an array of (old_shape, old_strides) with `shape` without copying, or
     None if a copy is needed (the algorithm of numpy's `_attempt_nocopy_reshape`)."""
-    if 0 in old_shape or _is_c_contiguous(old_shape, old_strides, itemsize):
+    if 0 in old_shape or c_contiguous(old_shape, old_strides, itemsize):
         return contiguous_strides(shape, itemsize)
     old = [(n, s) for n, s in zip(old_shape, old_strides) if n != 1]
     new_strides = [0] * len(shape)

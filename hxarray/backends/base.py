@@ -38,7 +38,7 @@ from .._forwarding import forwarding
 from .._ops import OPS, REDUCTIONS
 from ..hal.device import Device, DeviceType
 from ..hal.hooks import device_of, observe, observers
-from ..hal.scope import scope_pool, scoped_pools
+from ..hal.scope import current_pool, scope_pool
 from ..hal.stream import Stream, current_stream
 from . import fusion
 
@@ -223,10 +223,9 @@ class Backend(ABC):
     def empty(self, shape: Shape, dtype: DType, device: Device) -> Array:
         """A new C-contiguous array with uninitialised memory, allocated on the current stream.
         Every array a backend creates comes from here: from the pool of the memory scope of
-        `device` open in this thread or task (`hal.scope.scoped_pools`), else from the device's
+        `device` open in this thread or task (`hal.scope.current_pool`), else from the device's
         allocator."""
-        pools = scoped_pools.get()
-        pool = pools.get(device) if pools else None
+        pool = current_pool(device)
         return self.empty_in(pool or self.allocator(device), shape, dtype, device)
 
     def empty_in(self, allocator: Allocator, shape: Shape, dtype: DType,

@@ -23,7 +23,7 @@ from ..._numpy_kernels import cast, errstate_var, quiet
 from ..._ops import REDUCTIONS
 from ...hal.allocator import Block, CachingAllocator, MemoryBuffer
 from ...hal.device import Device, DeviceType
-from ...hal.scope import scoped_pools
+from ...hal.scope import current_pool
 from .. import philox as rng
 from ..base import FRESH_LAYOUTS, Backend, fresh_layout, reruns_after_memory_error
 from . import fused, kernels, parallel
@@ -97,6 +97,7 @@ class CpuBackend(Backend):
     def set_thresholds(self, thresholds: Thresholds) -> None:
         """Use `thresholds` from now on, in the compiled fast path too."""
         self.thresholds = thresholds
+        self._elementwise_limits = thresholds.elementwise_limits()
         if self.device_type is DeviceType.CPU:
             self._bind_fast_path()
 
@@ -110,11 +111,11 @@ class CpuBackend(Backend):
         if fastpath is None or errstate_var is None:
             return
         self._fresh, self._copied, self._arange = fastpath.fresh, fastpath.copied, fastpath.arange
-        t = self.thresholds
         fastpath.bind_cpu(self.device, self._allocator, _typed_view,
-                          kernels.FAST_PATH_KERNELS, kernels.COMPUTE_BOUND, kernels.reduce_into,
-                          frozenset(REDUCTIONS.values()),
-                          (t.compute_bound, t.memory_bound, t.reduction, _SMALL_ARANGE))
+                          kernels.FAST_PATH_KERNELS,
+                          {op.name: limit for op, limit in self._elementwise_limits.items()},
+                          kernels.reduce_into, frozenset(REDUCTIONS.values()),
+                          (self.thresholds.reduction, _SMALL_ARANGE))
 
     # -- devices, memory, streams ------------------------------------------------------------------
     def device_count(self) -> int:
@@ -192,9 +193,9 @@ class CpuBackend(Backend):
             out = self._fresh(shape, dtype, self.device)
             if out is not None:
                 return out
-        pools = scoped_pools.get()
-        if pools and self.device in pools:  # a memory scope's
-            return self.empty_in(pools[self.device], shape, dtype)
+        pool = current_pool(self.device)
+        if pool is not None:  # a memory scope's (the fast path declines inside any scope)
+            return self.empty_in(pool, shape, dtype)
         nbytes, strides = FRESH_LAYOUTS.get((shape, dtype)) or fresh_layout(shape, dtype)
         allocator = self._allocator
         block = allocator.malloc(nbytes)
@@ -337,9 +338,8 @@ class CpuBackend(Backend):
         target = out._handle if out._handle is not None else self.native(out)
         handles = [a._handle if type(a) is Array and a._handle is not None else
                    self.native(a) if type(a) is Array else a for a in args]
-        t = self.thresholds
         kernel = kernels.ELEMENTWISE[op]
-        if target.size < (t.compute_bound if op.heavy else t.memory_bound):
+        if target.size < self._elementwise_limits[op]:
             kernel(*handles, out=target)
         else:
             parallel.elementwise(kernel, handles, target)

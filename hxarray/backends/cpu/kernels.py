@@ -55,8 +55,6 @@ FAST_PATH_KERNELS = {op.name: _where if op.selects else op.numpy for op in OPS.v
 # The kernels of the seam: the same, silencing numpy's floating-point warnings themselves.
 ELEMENTWISE: dict[Op, Callable[..., None]] = {
     op: quietly(FAST_PATH_KERNELS[op.name]) for op in OPS.values()}
-# The compute-bound operations (worth threads on mid-size arrays).
-COMPUTE_BOUND = frozenset(op.name for op in OPS.values() if op.heavy)
 
 
 # -- creation --------------------------------------------------------------------------------------

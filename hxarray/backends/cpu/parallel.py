@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..._ops import OPS, Op
 from ...hal.settings import MAX_THREADS, NUM_THREADS
 
 
@@ -43,6 +44,12 @@ class Thresholds(NamedTuple):
     memory_bound: int = 1 << 21  # the other element-wise kernels
     reduction: int = 1 << 21
     sort: int = 1 << 17
+
+    def elementwise_limits(self) -> dict[Op, int]:
+        """Each element-wise operation's element count from which it is split over threads:
+        `compute_bound` for the compute-bound ones (`Op.heavy`), `memory_bound` for the others.
+        The CPU backend's general path and its compiled fast path both read this table."""
+        return {op: self.compute_bound if op.heavy else self.memory_bound for op in OPS.values()}
 
 
 def _count(value: Any, where: str) -> int:

@@ -1,0 +1,10 @@
+# Cython's declarations for compiling _layout.py (setup.py, COMPILED): C integers for the loops,
+# and C entry points that the compiled fast path (_fastpath.pxd) cimports.
+cimport cython
+
+
+@cython.locals(step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t, stride=Py_ssize_t)
+cpdef bint c_contiguous(tuple shape, tuple strides, Py_ssize_t itemsize) except -1
+
+@cython.locals(ndim=Py_ssize_t, steps=list, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t)
+cpdef tuple c_strides(tuple shape, Py_ssize_t itemsize)
