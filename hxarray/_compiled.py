@@ -38,7 +38,10 @@ def dressed(compiled: Any, function: Callable[..., Any]) -> Any:
     """`compiled`, a compiled namespace function, carrying `function`'s name, docstring, module
     and signature, and `function` itself as `__wrapped__` (for `inspect` and IDEs)."""
     compiled.__name__ = compiled.__qualname__ = function.__name__
-    compiled.__doc__, compiled.__module__ = function.__doc__, function.__module__
+    package, _, module = function.__module__.rpartition(".")
+    # the module users import it from: `hxarray` for a chapter's (`hxarray._statistical`)
+    compiled.__doc__ = function.__doc__
+    compiled.__module__ = package if module.startswith("_") else function.__module__
     compiled.__signature__ = inspect.signature(function)
     compiled.__wrapped__ = function
     return compiled

@@ -120,6 +120,11 @@ class Operation:
     def __repr__(self) -> str:
         return f"<hxarray function {self.name}>"
 
+    def __get__(self, instance: Any, owner: Any) -> Any:
+        """Itself, as a class's attribute too (never bound): a descriptor, so that `help()` and
+        `inspect` take it for a routine and show its signature and docstring."""
+        return self
+
     def __reduce__(self) -> str:
         """Pickled by reference, as a function is: its module's attribute of its name."""
         return str(getattr(self, "__qualname__", self.name))
@@ -692,6 +697,11 @@ class Reduction:
 
     def __repr__(self) -> str:
         return f"<hxarray function {self.name}>"
+
+    def __get__(self, instance: Any, owner: Any) -> Any:
+        """Itself, as a class's attribute too (never bound): a descriptor, so that `help()` and
+        `inspect` take it for a routine and show its signature and docstring."""
+        return self
 
     def __reduce__(self) -> str:
         """Pickled by reference, as a function is: its module's attribute of its name."""
