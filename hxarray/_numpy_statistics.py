@@ -308,7 +308,9 @@ def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
         raise TypeError("a must be an array of real numbers")
     if method not in _METHODS:
         raise ValueError(f"{method!r} is not a valid method. Use one of: {_METHODS}")
-    if weights is not None:
+    if weights is not None:  # numpy's error for its other methods; hxarray has no weights yet
+        if method != "inverted_cdf":
+            raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
         raise NotImplementedError(f"{function}(): weights= is not supported by hxarray")
     weak = type(q) in (int, float)
     host = np.asarray(q) if type(q) is not Array else np.asarray(q.to_device("cpu"))

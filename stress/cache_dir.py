@@ -32,7 +32,7 @@ KERNEL = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] += %d.0f * %d;
 def plant(directory: Path, outside: Path, count: int, rng: random.Random) -> list[str]:
     """`count` things of other programs in `directory` (and what their links point to in
     `outside`); their names."""
-    from hxarray.backends.cuda.sim import compiler
+    from hxarray.backends.codegen import compiler
     from hxarray.hal.kernel_cache import KernelCache
 
     def word() -> str:
