@@ -59,7 +59,7 @@ class DType:
                 return False
             try:
                 return _builtin_bool(self.numpy == np.dtype(other))
-            except TypeError:
+            except (TypeError, ValueError):  # not a dtype's name (numpy: not equal)
                 return False
         if isinstance(other, (np.dtype, type)):
             try:

@@ -272,6 +272,7 @@ def test_dtype_objects(dtype):
     assert dtype == dtype and hash(dtype) == hash(dtype)
     assert all(dtype != other for other in DTYPES if other is not dtype)
     assert dtype == dtype.name and dtype == dtype.numpy.str  # numpy mode: numpy's comparison
+    assert dtype != "not a dtype, f8" and dtype != ""  # (no dtype's name: not equal, as numpy)
     with xp.set_strict(True):
         assert dtype != dtype.name  # strict mode: a name is not a dtype
     assert dtype == np_dtype(dtype) and np.dtype(dtype) == np_dtype(dtype)  # numpy reads .dtype
