@@ -100,7 +100,10 @@ def test_worker_hook_runs_in_the_workers() -> None:
         stream.synchronize()
     finally:
         set_worker_hook(None)
-    assert seen and all(name.startswith("hxarray-ref") for name in seen)
+    # Every stream's worker runs the hook: workers of other devices, still finishing earlier
+    # tests' work, may call it too; the caller's thread never does.
+    assert any(name.startswith("hxarray-ref") for name in seen)
+    assert threading.current_thread().name not in seen
     with pytest.raises(TypeError, match="callable or None"):
         set_worker_hook(3)  # type: ignore[arg-type]
 

@@ -272,7 +272,7 @@ def bound(case: Case, inputs: list[np.ndarray] | None = None) -> float | np.ndar
         x1, x2 = (np.asarray(a).astype(np.complex128) for a in inputs)
         with np.errstate(all="ignore"):
             turn = (np.abs(x2) * np.abs(np.log(x1))).ravel()
-        return COMPLEX_BOUND + 2 * np.where(np.isfinite(turn), turn, 0.0)
+            return COMPLEX_BOUND + 2 * np.where(np.isfinite(turn), turn, 0.0)
     return BOUNDS.get(case.op, COMPLEX_BOUND)
 
 
