@@ -17,7 +17,7 @@ the stream (`Kind.read`), so values depend on neither threads nor chunks. Word j
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,8 @@ import numpy as np
 
 from .. import _dtypes as dt
 
-__all__ = ["KINDS", "COps", "Kind", "NumpyOps", "arguments", "evaluate", "philox", "words"]
+__all__ = ["KINDS", "COps", "Kind", "NumpyOps", "arguments", "evaluate", "philox", "philox_rounds",
+           "words"]
 
 MASK64 = (1 << 64) - 1
 M32 = 0xFFFFFFFF
@@ -56,12 +57,12 @@ class NumpyOps:
 
     @staticmethod
     def u2f(a: Any) -> Any:
-        """An unsigned integer below 2**53 as float64 (exact)."""
+        """An unsigned integer up to 2**53 as float64 (exact)."""
         return np.asarray(a, np.uint64).astype(np.float64)
 
     @staticmethod
     def i2f(a: Any) -> Any:
-        """A two's-complement 64-bit integer of magnitude below 2**53 as float64 (exact)."""
+        """A two's-complement 64-bit integer of magnitude below 2**51 as float64 (exact)."""
         return np.asarray(a, np.uint64).view(np.int64).astype(np.float64)
 
     @staticmethod
@@ -86,6 +87,8 @@ class Sym:
         self.ops, self.name, self.type = ops, name, type
 
     def _binary(self, other: Any, op: str, swap: bool = False, result: str | None = None) -> Sym:
+        if self.type == VECTOR or getattr(other, "type", None) == VECTOR:
+            return self.ops.vector(op, self, other)
         other_name = self.ops.literal(other, self.type)
         left, right = (other_name, self.name) if swap else (self.name, other_name)
         if self.type == "f64" and op in _ROUNDED:
@@ -115,6 +118,11 @@ class Sym:
 
 
 _ROUNDED = {"+": "__dadd_rn", "-": "__dsub_rn", "*": "__dmul_rn", "/": "__ddiv_rn"}
+# Four u64 lanes in one AVX2 register (the CPU's Philox blocks, `kernels/random.cuh`'s `u64x4`): the
+# CPU's 64 x 64 -> 128-bit product unit is busy with the scalar blocks while the vector units
+# compute these, four blocks at a time, from 32-bit products.
+VECTOR = "u64x4"
+_VECTOR_OPS = {"*": "v4_mullo", "^": "v4_xor"}
 
 
 class COps:
@@ -144,18 +152,29 @@ class COps:
         return f"{int(value) & MASK64:#x}ULL"
 
     def mulhi(self, a: Sym, b: Any) -> Sym:
+        if a.type == VECTOR:
+            return self.let(VECTOR, f"v4_mulhi({a.name}, {self.literal(b, 'u64')})")
         return self.let("u64", f"__umul64hi({a.name}, {self.literal(b, 'u64')})")
+
+    def vector(self, op: str, a: Any, b: Any) -> Sym:
+        """`a op b` where either is a `VECTOR` (the other may be a u64, used in every lane): the
+        operations Philox needs (a product by a constant, exclusive or)."""
+        if op not in _VECTOR_OPS:
+            raise ValueError(f"no vector {op!r}")
+        if not (isinstance(a, Sym) and a.type == VECTOR):
+            a, b = b, a
+        return self.let(VECTOR, f"{_VECTOR_OPS[op]}({a.name}, {self.literal(b, 'u64')})")
 
     def where(self, c: Sym, a: Any, b: Any) -> Sym:
         type = a.type if isinstance(a, Sym) else b.type if isinstance(b, Sym) else (
             "f64" if isinstance(a, float) else "u64")
-        return self.let(type, f"{c.name} ? {self.literal(a, type)} : {self.literal(b, type)}")
+        return self.let(type, f"pick({c.name}, {self.literal(a, type)}, {self.literal(b, type)})")
 
     def u2f(self, a: Sym) -> Sym:
-        return self.let("f64", f"f64({a.name})")
+        return self.let("f64", f"u2f({a.name})")  # codegen/random.py's CONVERSIONS
 
     def i2f(self, a: Sym) -> Sym:
-        return self.let("f64", f"f64(i64({a.name}))")
+        return self.let("f64", f"i2f({a.name})")
 
     def bits(self, f: Sym) -> Sym:
         return self.let("u64", f"u64(__double_as_longlong({f.name}))")
@@ -168,9 +187,10 @@ class COps:
 
 
 # -- the algorithms (one source) -------------------------------------------------------------------
-def philox(ops: Any, counter: Sequence[Any], key: Sequence[Any]) -> list[Any]:
+def philox_rounds(ops: Any, counter: Sequence[Any], key: Sequence[Any]) -> Iterator[list[Any]]:
     """Philox4x64-10 of a 256-bit counter (four words, least significant first) and a 128-bit key
-    (Random123's philox4x64_R, as numpy's philox.h)."""
+    (Random123's philox4x64_R, as numpy's philox.h): the state after each round. Round by round
+    so that the CPU's C can interleave independent blocks (`codegen/random.py`)."""
     c = list(counter)
     k0, k1 = key
     for r in range(ROUNDS):
@@ -179,6 +199,13 @@ def philox(ops: Any, counter: Sequence[Any], key: Sequence[Any]) -> list[Any]:
         hi0, lo0 = ops.mulhi(c[0], PHILOX_M[0]), c[0] * PHILOX_M[0]
         hi1, lo1 = ops.mulhi(c[2], PHILOX_M[1]), c[2] * PHILOX_M[1]
         c = [hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0]
+        yield c
+
+
+def philox(ops: Any, counter: Sequence[Any], key: Sequence[Any]) -> list[Any]:
+    """Philox4x64-10 of a 256-bit counter and a 128-bit key (`philox_rounds`' last state)."""
+    for c in philox_rounds(ops, counter, key):
+        pass
     return c
 
 

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Iterator, Sequence
 
 from ... import _dtypes as dt
-from ..philox import KINDS, COps, Kind, philox
+from ..philox import KINDS, ROUNDS, VECTOR, COps, Kind, philox, philox_rounds
 from . import C_TYPES, OPTIONS, PREAMBLE
 
 __all__ = ["RUN", "all_sources", "cuda_source", "host_source", "kernel_name"]
@@ -16,6 +16,38 @@ __all__ = ["RUN", "all_sources", "cuda_source", "host_source", "kernel_name"]
 RUN = 4  # HX_RNG_RUN: consecutive elements a CUDA thread fills per step
 
 SOURCE_HEAD = PREAMBLE + '#include "hxarray.cuh"\n'
+
+
+# The integer-to-double conversions of the transforms (`COps.u2f`, `COps.i2f`), exact for their
+# operands (up to 2**53; magnitude below 2**51). On the CPU from the bits of a double with the
+# integer in its mantissa: AVX2 has no vector conversion of 64-bit integers, and without one the
+# compiler leaves the whole transform loop scalar. The same values as the plain conversions.
+CONVERSIONS = """#ifdef HX_RNG_HOST
+// (hi 2**32 + 2**84 - 2**84 - 2**52) + (lo + 2**52): both exact, one rounding (none up to 2**53)
+static inline f64 u2f(u64 a) {
+    return (__longlong_as_double(i64(0x4530000000000000ULL | (a >> 32))) - 19342813118337666422669312.0)
+        + __longlong_as_double(i64(0x4330000000000000ULL | (a & 0xFFFFFFFFULL)));
+}
+// 1.5 2**52 + a in the mantissa's range (|a| < 2**51), minus 1.5 2**52
+static inline f64 i2f(u64 a) {
+    return __longlong_as_double(i64(0x4338000000000000ULL + a)) - 6755399441055744.0;
+}
+// c ? a : b as a mask of bits, so that no branch stops the compiler vectorising the transform
+static inline u64 pick(bool c, u64 a, u64 b) {
+    const u64 m = 0 - u64(c);
+    return (a & m) | (b & ~m);
+}
+static inline f64 pick(bool c, f64 a, f64 b) {
+    return __longlong_as_double(i64(pick(c, u64(__double_as_longlong(a)),
+                                         u64(__double_as_longlong(b)))));
+}
+#else
+__device__ __forceinline__ u64 pick(bool c, u64 a, u64 b) { return c ? a : b; }
+__device__ __forceinline__ f64 pick(bool c, f64 a, f64 b) { return c ? a : b; }
+__device__ __forceinline__ f64 u2f(u64 a) { return f64(a); }
+__device__ __forceinline__ f64 i2f(u64 a) { return f64(i64(a)); }
+#endif
+"""
 
 
 def _philox_c() -> str:
@@ -26,6 +58,30 @@ def _philox_c() -> str:
     stores = " ".join(f"out[{d}] = {v.name};" for d, v in enumerate(out))
     return (f"__device__ __forceinline__ void philox(u64 c0, u64 c1, u64 c2, u64 c3, u64 k0, "
             f"u64 k1, u64* out) {{\n    {body}\n    {stores}\n}}\n")
+
+
+SCALAR_BLOCKS = 3  # HX_RNG_SCALAR: the scalar blocks computed beside each vector of four
+
+
+def _philox_mix_c() -> str:
+    """The CPU's `philox_mix(c, k0, k1, out)`: SCALAR_BLOCKS + 4 independent blocks (counters
+    c[4 b + d], words to out[4 b + d]), the scalar ones on the 128-bit product unit and four in
+    AVX2 lanes, their rounds interleaved so that both kinds of unit work at once."""
+    ops = COps()
+    key = [ops.value("k0", "u64"), ops.value("k1", "u64")]
+    lanes = [ops.let(VECTOR, "v4_set(" + ", ".join(
+        f"c[{4 * (SCALAR_BLOCKS + j) + d}]" for j in range(4)) + ")") for d in range(4)]
+    states = [philox_rounds(ops, [ops.value(f"c[{4 * b + d}]", "u64") for d in range(4)], key)
+              for b in range(SCALAR_BLOCKS)] + [philox_rounds(ops, lanes, key)]
+    for _ in range(ROUNDS):
+        last = [next(state) for state in states]
+    body = "\n    ".join(ops.lines)
+    stores = " ".join(f"out[{4 * b + d}] = {v.name};" for b in range(SCALAR_BLOCKS)
+                      for d, v in enumerate(last[b]))
+    vector = ", ".join(v.name for v in last[-1])
+    return (f"static inline void philox_mix(const u64* c, u64 k0, u64 k1, u64* out) {{\n"
+            f"    {body}\n    {stores}\n    v4_store_blocks(out + {4 * SCALAR_BLOCKS}, {vector});\n"
+            f"}}\n")
 
 
 def _element(kind: Kind, dtype: dt.DType) -> str:
@@ -46,7 +102,7 @@ def struct_name(kind: Kind, dtype: dt.DType) -> str:
 
 
 def _generated(kind: Kind, dtype: dt.DType) -> str:
-    return (f"{SOURCE_HEAD}namespace hx {{\nnamespace rng {{\n{_philox_c()}"
+    return (f"{SOURCE_HEAD}namespace hx {{\nnamespace rng {{\n{CONVERSIONS}{_philox_c()}"
             f"{_element(kind, dtype)}}}  // namespace rng\n}}  // namespace hx\n"
             '#include "random.cuh"\n')
 
@@ -63,9 +119,13 @@ def kernel_name(kind: Kind, dtype: dt.DType) -> str:
 
 @functools.cache
 def host_source(kind: Kind, dtype: dt.DType) -> str:
-    """C++ for the CPU: `hx_random(out, begin, end, k0, k1, c0, c1, c2, c3, lane, p0, p1)` fills
-    elements [begin, end)."""
-    return (f"{_generated(kind, dtype)}extern \"C\" void hx_random(void* out, long long begin, "
+    """C++ for the CPU: `hx_random(out, begin, end, args)` fills elements [begin, end) (args:
+    k0, k1, c0, c1, c2, c3, lane, p0, p1)."""
+    # HX_RNG_HOST: random.cuh's CPU loop (which NVRTC never sees)
+    generated = (PREAMBLE + f"#define HX_RNG_HOST 1\n#define HX_RNG_SCALAR {SCALAR_BLOCKS}\n"
+                 f"{_generated(kind, dtype)[len(PREAMBLE):]}namespace hx {{\nnamespace rng {{\n"
+                 f"{_philox_mix_c()}}}  // namespace rng\n}}  // namespace hx\n")
+    return (f"{generated}extern \"C\" void hx_random(void* out, long long begin, "
             f"long long end, const hx::u64* args) {{\n"
             f"    hx::rng::fill_range<hx::rng::{struct_name(kind, dtype)}>(out, begin, end, "
             f"args);\n}}\n")
