@@ -57,6 +57,8 @@ def _bits(value: float) -> int:
 
 def _size(size: Any, function: str) -> tuple[int, ...]:
     """`size` (None: one value, an int, or a tuple of ints) as a shape."""
+    if type(size) is int and size >= 0:  # the common call, first
+        return (size,)
     if size is None:
         return ()
     try:

@@ -119,16 +119,17 @@ def kernel_name(kind: Kind, dtype: dt.DType) -> str:
 
 @functools.cache
 def host_source(kind: Kind, dtype: dt.DType) -> str:
-    """C++ for the CPU: `hx_random(out, begin, end, args)` fills elements [begin, end) (args:
-    k0, k1, c0, c1, c2, c3, lane, p0, p1)."""
+    """C++ for the CPU: `hx_random(a)` fills elements [a[1], a[2]) of the output at address a[0]
+    from a[3:12] (k0, k1, c0, c1, c2, c3, lane, p0, p1): one argument of packed bytes, which
+    ctypes passes as it is (`fused.random_loop`)."""
     # HX_RNG_HOST: random.cuh's CPU loop (which NVRTC never sees)
     generated = (PREAMBLE + f"#define HX_RNG_HOST 1\n#define HX_RNG_SCALAR {SCALAR_BLOCKS}\n"
                  f"{_generated(kind, dtype)[len(PREAMBLE):]}namespace hx {{\nnamespace rng {{\n"
                  f"{_philox_mix_c()}}}  // namespace rng\n}}  // namespace hx\n")
-    return (f"{generated}extern \"C\" void hx_random(void* out, long long begin, "
-            f"long long end, const hx::u64* args) {{\n"
-            f"    hx::rng::fill_range<hx::rng::{struct_name(kind, dtype)}>(out, begin, end, "
-            f"args);\n}}\n")
+    return (f"{generated}extern \"C\" void hx_random(const long long* a) {{\n"
+            f"    hx::rng::fill_range<hx::rng::{struct_name(kind, dtype)}>("
+            f"reinterpret_cast<void*>(a[0]), a[1], a[2], reinterpret_cast<const hx::u64*>(a + 3));"
+            f"\n}}\n")
 
 
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import struct
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -38,7 +39,10 @@ _ndarray = np.ndarray
 _FROM_NUMPY = dt.FROM_NUMPY
 _INT64 = dt.int64
 _arange_into = kernels.arange_into
-_WORDS9 = ctypes.c_uint64 * 9  # a random loop's key, counter, lane and parameters
+# a random loop's argument (`codegen/random.host_source`): the output's address, the range of
+# elements, the key, the 256-bit counter, the lane and the parameters
+_RANDOM_ARGS = struct.Struct("<3q9Q").pack
+_LOW_COUNTER = 1 << 66  # positions (4 x counter + lane) whose counter fits its lowest limb
 
 
 # Below this length an arange is filled by the compiled loop (`_fastpath.arange`), or without it
@@ -258,11 +262,19 @@ class CpuBackend(Backend):
                     flat[start:stop] = rng.evaluate(transform, flat.dtype, key, position, start,
                                                     stop, params)
         else:
-            args = _WORDS9(*rng.arguments(key, position, params))  # (not numpy's slower .ctypes)
             address = out._buffer.block.address + out._offset
+            if position < _LOW_COUNTER:  # (what rng.arguments gives, without its 256-bit work)
+                words = (key[0], key[1], position >> 2, 0, 0, 0, position & 3, params[0],
+                         params[1])
+            else:
+                words = tuple(rng.arguments(key, position, params))
+            if n < fused.GIL_FROM:  # a small call: as numpy calls its loops, holding the GIL
+                loop[1](_RANDOM_ARGS(address, 0, n, *words))
+                return
+            function = loop[0]
 
             def part(begin: int, end: int) -> None:
-                loop(address, begin, end, args)
+                function(_RANDOM_ARGS(address, begin, end, *words))
 
         if n < fused.THREADED_FROM or parallel.machine_busy() or \
                 (count := parallel.get_num_threads()) < 2:

@@ -270,17 +270,17 @@ def arange_loop(dtype: np.dtype) -> Callable[..., None] | None:
                           ctypes.c_double, ctypes.c_double])
 
 
-def random_loop(kind: Any, dtype: Any) -> Callable[..., None] | None:
+def random_loop(kind: Any, dtype: Any) -> tuple[Callable[[bytes], None], Any] | None:
     """The compiled fill of random transform `kind` (`backends/philox.py`) in `dtype`,
-    `hx_random(out, begin, end, args)`; None without a compiler."""
+    `hx_random(packed)` (`codegen/random.host_source`), as (the call that releases the GIL, the
+    one that holds it: `holding_the_gil`); None without a compiler."""
     found = _random_loops.get((kind.name, dtype), False)
     if found is False:
         from ..codegen.random import host_source
 
-        found = _random_loops[kind.name, dtype] = host_function(
-            host_source(kind, dtype), "hx_random",
-            [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong,
-             ctypes.POINTER(ctypes.c_uint64)])
+        function = host_function(host_source(kind, dtype), "hx_random", [ctypes.c_char_p])
+        found = _random_loops[kind.name, dtype] = None if function is None else (
+            function, holding_the_gil(function))
     return found
 
 
