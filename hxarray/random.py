@@ -40,6 +40,7 @@ from . import _dtypes as dt
 from . import _views
 from ._array import Array
 from ._checks import as_device, as_dtype
+from .hal.device import Device
 from .backends import philox as _rng
 
 __all__ = ["Generator", "Philox", "choice", "default_rng", "exponential", "integers", "normal",
@@ -70,6 +71,16 @@ def _size(size: Any, function: str) -> tuple[int, ...]:
     if any(n < 0 for n in shape):
         raise ValueError(f"{function}(): size must not be negative, got {size!r}")
     return shape
+
+
+def _host_words(key: tuple[int, int], position: int, count: int) -> np.ndarray:
+    """`count` raw words from `position`, computed by the CPU backend (its compiled loop: a
+    state dict's block, or numpy's buffered half of a word, in microseconds)."""
+    cpu = Device("cpu")
+    backend = cpu.backend
+    out = backend.empty((count,), dt.uint64, cpu)
+    backend.random_bits("raw", (key[0], key[1]), position, out, (0, 0))
+    return np.array(backend.host_view(out))
 
 
 # -- each draw's transform, dtype and parameters, checked (Generator and hxarray.dask) ------------
@@ -169,7 +180,7 @@ class Philox:
     def _uinteger(self) -> int:
         """numpy's uinteger (the lock held)."""
         if self._half_at >= 0:
-            self._half = int(_rng.words(self._key, self._half_at, 1)[0]) >> 32
+            self._half = int(_host_words(self._key, self._half_at, 1)[0]) >> 32
             self._half_at = -1
         return self._half
 
@@ -200,7 +211,7 @@ class Philox:
         pos = position & 3 or 4
         counter = ((position - pos) >> 2) % (1 << 256)
         buffer = (np.zeros(4, np.uint64) if fresh else
-                  _rng.words(self._key, 4 * counter, 4))
+                  _host_words(self._key, 4 * counter, 4))
         return {"bit_generator": "Philox",
                 "state": {"counter": np.array([(counter >> (64 * d)) & _MASK64
                                                for d in range(4)], np.uint64),
@@ -217,7 +228,7 @@ class Philox:
         pos = int(value["buffer_pos"])
         buffer = np.asarray(value["buffer"], np.uint64)
         if not 0 <= pos <= 4 or (pos < 4 and not np.array_equal(
-                buffer, _rng.words(key, 4 * counter, 4))):
+                buffer, _host_words(key, 4 * counter, 4))):
             raise ValueError("state: buffer must be the Philox block of the counter where "
                              "buffer_pos < 4")
         with self._lock:

@@ -60,28 +60,32 @@ def _philox_c() -> str:
             f"u64 k1, u64* out) {{\n    {body}\n    {stores}\n}}\n")
 
 
-SCALAR_BLOCKS = 3  # HX_RNG_SCALAR: the scalar blocks computed beside each vector of four
+SCALAR_BLOCKS = 3  # the scalar blocks of one `philox_mix` (3 and 1 measured best of 1..6 and 1..2)
+VECTORS = 1  # its vectors of four blocks
 
 
 def _philox_mix_c() -> str:
-    """The CPU's `philox_mix(c, k0, k1, out)`: SCALAR_BLOCKS + 4 independent blocks (counters
-    c[4 b + d], words to out[4 b + d]), the scalar ones on the 128-bit product unit and four in
-    AVX2 lanes, their rounds interleaved so that both kinds of unit work at once."""
+    """The CPU's `philox_mix(c, k0, k1, out)`: SCALAR_BLOCKS + 4 VECTORS independent blocks
+    (counters c[4 b + d], words to out[4 b + d]), the scalar ones on the 128-bit product unit and
+    the others in AVX2 lanes, their rounds interleaved so that both kinds of unit work at once."""
     ops = COps()
     key = [ops.value("k0", "u64"), ops.value("k1", "u64")]
-    lanes = [ops.let(VECTOR, "v4_set(" + ", ".join(
-        f"c[{4 * (SCALAR_BLOCKS + j) + d}]" for j in range(4)) + ")") for d in range(4)]
     states = [philox_rounds(ops, [ops.value(f"c[{4 * b + d}]", "u64") for d in range(4)], key)
-              for b in range(SCALAR_BLOCKS)] + [philox_rounds(ops, lanes, key)]
+              for b in range(SCALAR_BLOCKS)]
+    for v in range(VECTORS):
+        first = SCALAR_BLOCKS + 4 * v
+        states.append(philox_rounds(ops, [ops.let(VECTOR, "v4_set(" + ", ".join(
+            f"c[{4 * (first + j) + d}]" for j in range(4)) + ")") for d in range(4)], key))
     for _ in range(ROUNDS):
         last = [next(state) for state in states]
     body = "\n    ".join(ops.lines)
-    stores = " ".join(f"out[{4 * b + d}] = {v.name};" for b in range(SCALAR_BLOCKS)
-                      for d, v in enumerate(last[b]))
-    vector = ", ".join(v.name for v in last[-1])
+    stores = [f"out[{4 * b + d}] = {w.name};" for b in range(SCALAR_BLOCKS)
+              for d, w in enumerate(last[b])]
+    stores += [f"v4_store_blocks(out + {4 * (SCALAR_BLOCKS + 4 * v)}, "
+               + ", ".join(w.name for w in last[SCALAR_BLOCKS + v]) + ");"
+               for v in range(VECTORS)]
     return (f"static inline void philox_mix(const u64* c, u64 k0, u64 k1, u64* out) {{\n"
-            f"    {body}\n    {stores}\n    v4_store_blocks(out + {4 * SCALAR_BLOCKS}, {vector});\n"
-            f"}}\n")
+            f"    {body}\n    {' '.join(stores)}\n}}\n")
 
 
 def _element(kind: Kind, dtype: dt.DType) -> str:
@@ -123,7 +127,7 @@ def host_source(kind: Kind, dtype: dt.DType) -> str:
     from a[3:12] (k0, k1, c0, c1, c2, c3, lane, p0, p1): one argument of packed bytes, which
     ctypes passes as it is (`fused.random_loop`)."""
     # HX_RNG_HOST: random.cuh's CPU loop (which NVRTC never sees)
-    generated = (PREAMBLE + f"#define HX_RNG_HOST 1\n#define HX_RNG_SCALAR {SCALAR_BLOCKS}\n"
+    generated = (PREAMBLE + f"#define HX_RNG_HOST 1\n#define HX_RNG_MIX {SCALAR_BLOCKS + 4 * VECTORS}\n"
                  f"{_generated(kind, dtype)[len(PREAMBLE):]}namespace hx {{\nnamespace rng {{\n"
                  f"{_philox_mix_c()}}}  // namespace rng\n}}  // namespace hx\n")
     return (f"{generated}extern \"C\" void hx_random(const long long* a) {{\n"

@@ -51,8 +51,8 @@ __global__ void fill(typename E::T* out, i64 n, u64 k0, u64 k1, u64 c0, u64 c1, 
 #ifdef HX_RNG_HOST
 // The CPU's loop (codegen/random.py's host_source defines HX_RNG_HOST; NVRTC never sees this).
 // Elements [begin, end), a chunk at a time: the Philox blocks of the chunk's words into a buffer,
-// several independent blocks per step (`philox_mix`: HX_RNG_SCALAR blocks on the scalar 128-bit
-// product unit and four in the lanes of a vector, interleaved by round, so that both kinds of
+// HX_RNG_MIX independent blocks per step (`philox_mix`: some on the scalar 128-bit product
+// unit, the others four in the lanes of a vector, interleaved by round, so that both kinds of
 // unit are busy: one block at a time waits on the product unit), then the transform over the
 // chunk reading its words from the buffer, a loop without branches that the compiler vectorises.
 #define HX_RNG_CHUNK 1024
@@ -113,7 +113,6 @@ static inline void v4_store_blocks(u64* out, u64x4 x0, u64x4 x1, u64x4 x2, u64x4
 }
 #endif
 
-#define HX_RNG_MIX (HX_RNG_SCALAR + 4)
 static inline void philox_mix(const u64* c, u64 k0, u64 k1, u64* out);  // generated
 
 // the 256-bit counter of block b of the call (the call's counter + b, carried through the limbs)
