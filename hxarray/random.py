@@ -299,12 +299,15 @@ class Generator:
         n = out.size
         if kind == "random32":
             half, position = self._bit_generator._take_halves(n)
+            if half is None:  # (even sizes, numpy's buffer empty: the common call)
+                if n:
+                    backend.random_bits(kind, self._bit_generator._key, position, out, params)
+                return out
             flat = _views.flatten(out)
-            if half is not None:
-                backend.assign(_views.slice_axis(flat, 0, 0, 1), (half >> 8) * 2.0 ** -24)
-                flat = _views.slice_axis(flat, 0, 1, n)
-            if flat.size:
-                backend.random_bits(kind, self._bit_generator._key, position, flat, params)
+            backend.assign(_views.slice_axis(flat, 0, 0, 1), (half >> 8) * 2.0 ** -24)
+            if n > 1:
+                backend.random_bits(kind, self._bit_generator._key, position,
+                                    _views.slice_axis(flat, 0, 1, n), params)
             return out
         position = self._bit_generator._take(_rng.KINDS[kind].words(n))
         if n:

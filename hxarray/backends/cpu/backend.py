@@ -43,6 +43,9 @@ _arange_into = kernels.arange_into
 # elements, the key, the 256-bit counter, the lane and the parameters
 _RANDOM_ARGS = struct.Struct("<3q9Q").pack
 _LOW_COUNTER = 1 << 66  # positions (4 x counter + lane) whose counter fits its lowest limb
+# Random values cost about 2 ns each on one core (a normal 10), several times an element-wise
+# operation, so the pool pays from fewer of them than fused.THREADED_FROM
+_RANDOM_THREADED_FROM = 1 << 16
 
 
 # Below this length an arange is filled by the compiled loop (`_fastpath.arange`), or without it
@@ -247,7 +250,7 @@ class CpuBackend(Backend):
                     params: tuple[int, int]) -> None:
         """The compiled loop of the transform (`fused.random_loop`), else the numpy
         implementation of the same source, over equal slices of the elements on the pool from
-        `fused.THREADED_FROM` elements."""
+        `_RANDOM_THREADED_FROM` elements."""
         n = out.size
         if not n:
             return
@@ -276,7 +279,7 @@ class CpuBackend(Backend):
             def part(begin: int, end: int) -> None:
                 function(_RANDOM_ARGS(address, begin, end, *words))
 
-        if n < fused.THREADED_FROM or parallel.machine_busy() or \
+        if n < _RANDOM_THREADED_FROM or parallel.machine_busy() or \
                 (count := parallel.get_num_threads()) < 2:
             part(0, n)
         else:
