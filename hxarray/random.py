@@ -40,8 +40,8 @@ from . import _dtypes as dt
 from . import _views
 from ._array import Array
 from ._checks import as_device, as_dtype
-from .hal.device import Device
 from .backends import philox as _rng
+from .hal.device import Device
 
 __all__ = ["Generator", "Philox", "choice", "default_rng", "exponential", "integers", "normal",
            "permutation", "rand", "randint", "randn", "random", "seed", "shuffle",

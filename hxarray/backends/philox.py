@@ -204,9 +204,8 @@ def philox_rounds(ops: Any, counter: Sequence[Any], key: Sequence[Any]) -> Itera
 
 def philox(ops: Any, counter: Sequence[Any], key: Sequence[Any]) -> list[Any]:
     """Philox4x64-10 of a 256-bit counter and a 128-bit key (`philox_rounds`' last state)."""
-    for c in philox_rounds(ops, counter, key):
-        pass
-    return c
+    *_, last = philox_rounds(ops, counter, key)
+    return last
 
 
 TWO_53 = 2.0 ** -53

@@ -25,7 +25,8 @@ SOURCE_HEAD = PREAMBLE + '#include "hxarray.cuh"\n'
 CONVERSIONS = """#ifdef HX_RNG_HOST
 // (hi 2**32 + 2**84 - 2**84 - 2**52) + (lo + 2**52): both exact, one rounding (none up to 2**53)
 static inline f64 u2f(u64 a) {
-    return (__longlong_as_double(i64(0x4530000000000000ULL | (a >> 32))) - 19342813118337666422669312.0)
+    return (__longlong_as_double(i64(0x4530000000000000ULL | (a >> 32)))
+            - 19342813118337666422669312.0)
         + __longlong_as_double(i64(0x4330000000000000ULL | (a & 0xFFFFFFFFULL)));
 }
 // 1.5 2**52 + a in the mantissa's range (|a| < 2**51), minus 1.5 2**52
@@ -127,7 +128,8 @@ def host_source(kind: Kind, dtype: dt.DType) -> str:
     from a[3:12] (k0, k1, c0, c1, c2, c3, lane, p0, p1): one argument of packed bytes, which
     ctypes passes as it is (`fused.random_loop`)."""
     # HX_RNG_HOST: random.cuh's CPU loop (which NVRTC never sees)
-    generated = (PREAMBLE + f"#define HX_RNG_HOST 1\n#define HX_RNG_MIX {SCALAR_BLOCKS + 4 * VECTORS}\n"
+    generated = (PREAMBLE + "#define HX_RNG_HOST 1\n"
+                 f"#define HX_RNG_MIX {SCALAR_BLOCKS + 4 * VECTORS}\n"
                  f"{_generated(kind, dtype)[len(PREAMBLE):]}namespace hx {{\nnamespace rng {{\n"
                  f"{_philox_mix_c()}}}  // namespace rng\n}}  // namespace hx\n")
     return (f"{generated}extern \"C\" void hx_random(const long long* a) {{\n"

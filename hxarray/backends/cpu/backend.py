@@ -8,7 +8,6 @@ results reuses both the memory and the view.
 
 from __future__ import annotations
 
-import ctypes
 import math
 import struct
 from collections.abc import Callable
