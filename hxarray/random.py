@@ -73,7 +73,7 @@ def _size(size: Any, function: str) -> tuple[int, ...]:
     return shape
 
 
-def _host_words(key: tuple[int, int], position: int, count: int) -> np.ndarray:
+def _host_words(key: Sequence[int], position: int, count: int) -> np.ndarray:
     """`count` raw words from `position`, computed by the CPU backend (its compiled loop: a
     state dict's block, or numpy's buffered half of a word, in microseconds)."""
     cpu = Device("cpu")
