@@ -23,7 +23,7 @@ $(VENV)/bin/python:
 # extras' packages are installed, without compiling again.
 COMPILED := $(shell sed -n '/^COMPILED = \[/,/^\]/p' setup.py | grep -o 'hxarray/[a-z_/]*\.py')
 $(VENV)/.installed: pyproject.toml setup.py hxarray/_speedups.c hxarray/_speedups.h $(COMPILED) \
-		$(wildcard hxarray/*.pxd hxarray/hal/*.pxd) | $(VENV)/bin/python
+		$(wildcard hxarray/*.pxd hxarray/hal/*.pxd hxarray/backends/cpu/*.pxd) | $(VENV)/bin/python
 	@echo "make: installing hxarray into $(VENV), compiling its Cython modules and C code (minutes)"
 	@$(INSTALL) -e .
 	@touch $@
