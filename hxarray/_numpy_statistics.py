@@ -303,8 +303,11 @@ def _gamma(method: str, virtual: np.ndarray, previous: np.ndarray) -> np.ndarray
     return np.asanyarray(gamma, dtype=virtual.dtype)
 
 
-def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
-              function: str, weights: Any) -> Array:
+def _quantiles(x: Array, q: Any, method: str, weights: Any,
+               function: str) -> tuple[np.ndarray, builtins.bool]:
+    """The checked arguments of a quantile function: `q` as quantiles on the host (a
+    percentile's divided by 100), and whether it was a Python number (numpy's weak q: the result
+    then keeps x's floating dtype)."""
     if x.dtype in dt.COMPLEX_FLOATING:
         raise TypeError("a must be an array of real numbers")
     if method not in _METHODS:
@@ -313,16 +316,21 @@ def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
         if method != "inverted_cdf":
             raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
         raise NotImplementedError(f"{function}(): weights= is not supported by hxarray")
-    weak = type(q) in (int, float)
     host = np.asarray(q) if type(q) is not Array else np.asarray(q.to_device("cpu"))
-    if function == "percentile":
+    percentile = function.endswith("percentile")
+    if percentile:
         host = np.true_divide(host, 100)
     if host.ndim > 2:
         raise ValueError("q must be a scalar or 1d")
     if not (np.all(host >= 0) and np.all(host <= 1)):
-        raise ValueError("Quantiles must be in the range [0, 1]"
-                         if function != "percentile" else "Percentiles must be in the range "
-                         "[0, 100]")
+        raise ValueError("Percentiles must be in the range [0, 100]" if percentile else
+                         "Quantiles must be in the range [0, 1]")
+    return host, type(q) in (int, float)
+
+
+def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
+              function: str, weights: Any) -> Array:
+    host, weak = _quantiles(x, q, method, weights, function)
     axes = axis_tuple(axis, x.ndim, function)
     flat = xp.moveaxis(to_last(x, axes), -1, 0)  # the sampled axis first, as numpy has it
     n = flat.shape[0]
@@ -449,27 +457,9 @@ def _nanquantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bo
                  function: str, weights: Any) -> Array:
     """numpy's nanquantile: each slice's quantiles of its values that are not NaN, numpy's
     quantile method step for step with that slice's count."""
-    if x.dtype not in dt.FLOATING:
-        return _quantile(x, q, axis, method, keepdims, function.removeprefix("nan"), weights)
-    if method not in _METHODS:
-        raise ValueError(f"{method!r} is not a valid method. Use one of: {_METHODS}")
-    if weights is not None:
-        if method != "inverted_cdf":
-            raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
-        raise NotImplementedError(f"{function}(): weights= is not supported by hxarray")
-    weak = type(q) in (int, float)  # numpy's: then the result keeps x's dtype
-    host = np.asarray(q) if type(q) is not Array else np.asarray(q.to_device("cpu"))
-    if x.dtype in dt.COMPLEX_FLOATING:
-        raise TypeError("a must be an array of real numbers")
-    if function == "nanpercentile":
-        host = np.true_divide(host, 100)
-    if host.ndim > 2:
-        raise ValueError("q must be a scalar or 1d")
-    if not (np.all(host >= 0) and np.all(host <= 1)):
-        raise ValueError("Quantiles must be in the range [0, 1]" if function == "nanquantile"
-                         else "Percentiles must be in the range [0, 100]")
+    host, weak = _quantiles(x, q, method, weights, function)
     axes = axis_tuple(axis, x.ndim, function)
-    if not math.prod(x.shape[i] for i in axes):
+    if x.dtype not in dt.FLOATING or not math.prod(x.shape[i] for i in axes):
         return _quantile(x, q, axis, method, keepdims, function.removeprefix("nan"), weights)
     ordered, counts = _sorted_counts(x, axes)
     n = np.maximum(counts, 1)  # (a slice of NaNs only: any index, its result is NaN)
