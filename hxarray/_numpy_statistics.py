@@ -312,10 +312,8 @@ def _quantiles(x: Array, q: Any, method: str, weights: Any,
         raise TypeError("a must be an array of real numbers")
     if method not in _METHODS:
         raise ValueError(f"{method!r} is not a valid method. Use one of: {_METHODS}")
-    if weights is not None:  # numpy's error for its other methods; hxarray has no weights yet
-        if method != "inverted_cdf":
-            raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
-        raise NotImplementedError(f"{function}(): weights= is not supported by hxarray")
+    if weights is not None and method != "inverted_cdf":
+        raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
     host = np.asarray(q) if type(q) is not Array else np.asarray(q.to_device("cpu"))
     percentile = function.endswith("percentile")
     if percentile:
@@ -332,6 +330,8 @@ def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
               function: str, weights: Any) -> Array:
     host, weak = _quantiles(x, q, method, weights, function)
     axes = axis_tuple(axis, x.ndim, function)
+    if weights is not None:
+        return _weighted(x, host, axes, axis, weights, keepdims, False)
     flat = xp.moveaxis(to_last(x, axes), -1, 0)  # the sampled axis first, as numpy has it
     n = flat.shape[0]
     ordered = xp.sort(flat, axis=0)
@@ -382,14 +382,69 @@ def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
     return result
 
 
+def _weighted(x: Array, host: np.ndarray, axes: tuple[int, ...], axis: Any, weights: Any,
+              keepdims: builtins.bool, skip_nans: builtins.bool) -> Array:
+    """numpy's weighted quantiles (method "inverted_cdf"): in each slice, the first value in
+    sorted order whose share of the weight, summed from the smallest value on (in float64, then
+    q's floating dtype), reaches q; leading zero weights are passed over. A slice holding a NaN
+    gives NaN; with `skip_nans` (nanquantile) NaNs weigh nothing instead, and only a slice of
+    NaNs only gives NaN. The values are sorted on their device; the weights are summed on the
+    host, one after another as numpy sums them, so every device picks the same values."""
+    w = np.asarray(as_array(weights).to_device("cpu"))
+    if w.shape != x.shape:  # numpy's checks and its broadcast of weights along `axis`
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        given = axis if isinstance(axis, (tuple, list)) else (axis,)
+        normal = tuple(operator.index(a) % x.ndim for a in given)
+        if w.shape != tuple(x.shape[a] for a in normal):
+            raise ValueError("Shape of weights must be consistent with shape of a along specified "
+                             "axis.")
+        w = w.transpose(np.argsort(normal)).reshape(
+            tuple(x.shape[i] if i in axes else 1 for i in range(x.ndim)))
+    if np.any(w < 0):
+        raise ValueError("Weights must be non-negative.")
+    values = to_last(x, axes)
+    order = xp.argsort(values, axis=-1, stable=True)
+    ordered = xp.take_along_axis(values, order, axis=-1)
+    rest = [i for i in range(x.ndim) if i not in axes]  # `to_last`'s order, on the host
+    w = np.broadcast_to(w, x.shape).transpose(*rest, *axes).reshape(values.shape)
+    w = np.take_along_axis(w, np.asarray(order.to_device("cpu")), axis=-1)
+    nans = np.asarray(xp.isnan(ordered).to_device("cpu")) if x.dtype in dt.FLOATING else None
+    if skip_nans and nans is not None:
+        w = np.where(nans, 0, w)
+    cdf = np.cumsum(w, axis=-1, dtype=np.float64)
+    empty = nans.all(axis=-1) if skip_nans and nans is not None else np.zeros(cdf.shape[:-1], bool)
+    total = cdf[..., -1:]
+    if np.any(~empty & ((total[..., 0] == 0) | ~np.isfinite(total[..., 0]))):
+        raise ValueError("Weights included NaN, inf or were all zero.")
+    with np.errstate(invalid="ignore", divide="ignore"):  # (slices of NaNs only)
+        cdf = cdf / total
+    if host.dtype.kind == "f":
+        cdf = cdf.astype(host.dtype)
+    cdf[cdf == 0] = -1
+    # each quantile's index: how many of the slice's shares lie below it (numpy's searchsorted,
+    # side "left"), at most the last
+    below = (cdf < host.reshape(host.shape + (1,) * cdf.ndim)).sum(axis=-1)
+    result = _gathered(ordered, np.minimum(below, ordered.shape[-1] - 1))
+    if nans is not None:
+        if skip_nans and np.any(empty):
+            _warn("All-NaN slice encountered")
+        result = _with_nans(result, np.asarray(empty if skip_nans else nans[..., -1]))
+    if keepdims:
+        shape = tuple(1 if i in axes else m for i, m in enumerate(x.shape))
+        result = xp.reshape(result, host.shape + shape)
+    return result
+
+
 @numpy_only
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None,
              overwrite_input: builtins.bool = False, method: str = "linear",
              keepdims: builtins.bool = False, *, weights: Any = None) -> Array:
     """numpy's `quantile`: the `q`-th quantiles (0 <= q <= 1; an array of them prepends its
     shape) along `axis` (None: all), by any of numpy's methods (default "linear"), with numpy's
-    result dtypes; NaN for a slice holding a NaN. `q` is read on the host; `weights=` is not
-    supported (NotImplementedError); the input is never written."""
+    result dtypes; NaN for a slice holding a NaN. `weights` (of x's shape, or of its shape along
+    `axis`) need method "inverted_cdf", as in numpy. `q` is read on the host; the input is never
+    written."""
     return into(out, _quantile(as_array(a), q, axis, method, keepdims, "quantile", weights),
                 "quantile")
 
@@ -459,6 +514,8 @@ def _nanquantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bo
     quantile method step for step with that slice's count."""
     host, weak = _quantiles(x, q, method, weights, function)
     axes = axis_tuple(axis, x.ndim, function)
+    if weights is not None and x.dtype in dt.FLOATING:
+        return _weighted(x, host, axes, axis, weights, keepdims, True)
     if x.dtype not in dt.FLOATING or not math.prod(x.shape[i] for i in axes):
         return _quantile(x, q, axis, method, keepdims, function.removeprefix("nan"), weights)
     ordered, counts = _sorted_counts(x, axes)
@@ -498,8 +555,8 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
                 overwrite_input: builtins.bool = False, method: str = "linear",
                 keepdims: builtins.bool = False, *, weights: Any = None) -> Array:
     """numpy's `nanquantile`: `quantile` of the values that are not NaN in each slice; NaN, with
-    numpy's RuntimeWarning, for a slice of NaNs only. `q` and the counts of values are read on
-    the host; `weights=` is not supported (NotImplementedError)."""
+    numpy's RuntimeWarning, for a slice of NaNs only; `weights` as `quantile` takes them. `q`
+    and the counts of values are read on the host."""
     return into(out, _nanquantile(as_array(a), q, axis, method, keepdims, "nanquantile",
                                   weights), "nanquantile")
 

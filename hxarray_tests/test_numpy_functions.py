@@ -352,10 +352,58 @@ def test_nanquantile_edge_cases(device):
     with pytest.raises(TypeError, match="real numbers"):
         xp.nanquantile(xp.asarray([1j, np.nan]), 0.5)
     with pytest.raises(ValueError, match="inverted_cdf"):
-        xp.nanquantile(x, 0.5, weights=xp.ones_like(x))
+        xp.nanquantile(x, 0.5, weights=xp.ones_like(x))  # only that method takes weights
     before = np.asarray(x.to_device("cpu")).copy()
     quiet(xp.nanquantile, x, [0.2, 0.8], axis=0, overwrite_input=True)
     np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), before)  # never written
+
+
+@pytest.mark.parametrize("name", ["quantile", "percentile", "nanquantile", "nanpercentile"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_weighted_quantiles(device, name, dtype):
+    data = (SPARSE if name.startswith("nan") else np.nan_to_num(SPARSE) + SPARSE[0, 0, 0])
+    data = (data if dtype != "int64" else np.abs(INTS[:5, :4]).reshape(5, 4, 1) % 4 *
+            np.ones((5, 4, 7), np.int64)).astype(dtype)
+    x = xp.asarray(data)
+    scale = 100 if "percentile" in name else 1
+    weights = RNG.integers(0, 3, data.shape).astype(float)
+    weights[0] = 0.5  # no slice weighs nothing
+    weights.flat[:3] = 0  # leading zero weights are passed over
+    for q in (0.0, 0.3, 1.0, [0.1, 0.5, 0.9], np.float32(0.4)):
+        q = np.multiply(q, scale) if not isinstance(q, float) else q * scale
+        for keepdims in (False, True):
+            exact(quiet(getattr(xp, name), x, q, method="inverted_cdf", weights=weights,
+                        keepdims=keepdims),
+                  quiet(getattr(np, name), data, q, method="inverted_cdf", weights=weights,
+                        keepdims=keepdims))
+        # weights along the axes only, in the order `axis` names them; numpy's nan functions
+        # fail there (IndexError), so each slice is compared with its 1-D answer
+        along = RNG.random((data.shape[2], data.shape[0]))
+        got = quiet(getattr(xp, name), x, q, axis=(2, 0), method="inverted_cdf", weights=along)
+        for j in range(data.shape[1]):
+            exact(got[..., j], quiet(getattr(np, name), data[:, j, :].T, q, method="inverted_cdf",
+                                     weights=along, axis=None))
+
+
+def test_weighted_quantile_errors(device):
+    x = xp.asarray(DATA)
+    with pytest.raises(ValueError, match="Only method 'inverted_cdf'"):
+        xp.quantile(x, 0.5, weights=np.ones(DATA.shape))
+    with pytest.raises(TypeError, match="Axis must be specified"):
+        xp.quantile(x, 0.5, method="inverted_cdf", weights=np.ones(6))
+    with pytest.raises(ValueError, match="consistent with shape"):
+        xp.quantile(x, 0.5, axis=0, method="inverted_cdf", weights=np.ones(5))
+    with pytest.raises(ValueError, match="non-negative"):
+        xp.quantile(x, 0.5, axis=0, method="inverted_cdf", weights=-np.ones(6))
+    with pytest.raises(ValueError, match="all zero"):
+        xp.quantile(x, 0.5, axis=0, method="inverted_cdf", weights=np.zeros(6))
+    with pytest.raises(ValueError, match="all zero"):
+        xp.nanquantile(xp.asarray([1.0, np.nan]), 0.5, method="inverted_cdf",
+                       weights=np.array([0.0, 1.0]))
+    with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+        got = xp.nanquantile(xp.asarray([[np.nan, np.nan], [1.0, 2.0]]), 0.5, axis=1,
+                             method="inverted_cdf", weights=np.ones(2))
+    exact(got, np.array([np.nan, 1.0]))
 
 
 @pytest.mark.parametrize("name", ["nancumsum", "nancumprod"])
