@@ -15,7 +15,9 @@ from types import ModuleType
 from .hal import allocator
 from .hal.sources import compiled, loads_compiled
 
-FAST_PATH = "hxarray.backends.cpu.fastpath"  # imported by the CPU backend, where `speedups` is
+# the CPU backend's compiled executor, which the operator slots call (the CPU backend imports it
+# where the speedups are loaded)
+FAST_PATH = "hxarray.backends.cpu.fastpath"
 
 speedups: ModuleType | None = None
 if compiled(allocator.__file__) and loads_compiled("hxarray._array") and \
