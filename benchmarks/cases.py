@@ -105,6 +105,8 @@ class Case:
 
 SIZES = (10, 1_000, 100_000, 1_000_000, 10_000_000)
 QUICK_SIZES = (10, 100_000, 1_000_000)
+NUMPY_SIZES = (10, 1_000, 100_000, 1_000_000)  # numpy's functions beyond the standard
+QUICK_NUMPY_SIZES = (1_000, 100_000)
 MATMUL_SIZES = (64, 128, 256, 512, 1024, 2048)
 QUICK_MATMUL_SIZES = (64, 256, 512)
 
@@ -225,6 +227,19 @@ def _where(lib: Library, size: int) -> Thunk:
     return lambda: where(a > 0, a, b)
 
 
+def _numpy_function(call: Callable[[Any, Any], Any],
+                    nans: bool = False) -> Callable[[Library, int], Thunk]:
+    """`call(module, a)` of one of numpy's functions beyond the standard (numpy mode's), on
+    float64 data (a tenth of it NaN with `nans`)."""
+    def setup(lib: Library, size: int) -> Thunk:
+        data = host_data(size, 0)
+        if nans:
+            data = np.where(np.arange(size) % 10 == 3, np.nan, data)
+        a = lib.from_numpy(data)
+        return functools.partial(call, lib.xp, a)
+    return setup
+
+
 def _matmul(dtype: str) -> Callable[[Library, int], Thunk]:
     def setup(lib: Library, n: int) -> Thunk:
         a = lib.from_numpy(host_data(n * n, 0, dtype).reshape(n, n))
@@ -341,6 +356,21 @@ CASES: tuple[Case, ...] = (
     Case("where", "indexing", "`where(a > 0, a, b)`", _where, SIZES, QUICK_SIZES),
     Case("sort", "indexing", "`sort(a)`, float64, each library's default algorithm",
          _unary("sort"), SIZES, QUICK_SIZES),
+    Case("median", "numpy", "`median(a)` (numpy mode)", _numpy_function(lambda m, a: m.median(a)),
+         NUMPY_SIZES, QUICK_NUMPY_SIZES, libraries=("numpy", "hxarray")),
+    Case("quantile", "numpy", "`quantile(a, [0.1, 0.5, 0.9])`, linear",
+         _numpy_function(lambda m, a: m.quantile(a, [0.1, 0.5, 0.9])), NUMPY_SIZES,
+         QUICK_NUMPY_SIZES, libraries=("numpy", "hxarray")),
+    Case("nanmean", "numpy", "`nanmean(a)`, a tenth NaN",
+         _numpy_function(lambda m, a: m.nanmean(a), nans=True), NUMPY_SIZES, QUICK_NUMPY_SIZES,
+         libraries=("numpy", "hxarray")),
+    Case("nanmedian", "numpy", "`nanmedian(a)`, a tenth NaN",
+         _numpy_function(lambda m, a: m.nanmedian(a), nans=True), NUMPY_SIZES,
+         QUICK_NUMPY_SIZES, libraries=("numpy", "hxarray")),
+    Case("histogram", "numpy", "`histogram(a, bins=50)` (its counts compared)",
+         _numpy_function(lambda m, a: m.histogram(a, bins=50)[0]), NUMPY_SIZES,
+         QUICK_NUMPY_SIZES,
+         libraries=("numpy", "hxarray")),
     Case("matmul_f32", "matmul", "`matmul(a, b)`, n x n float32", _matmul("float32"),
          MATMUL_SIZES, QUICK_MATMUL_SIZES, shape=_square),
     Case("matmul_f64", "matmul", "`matmul(a, b)`, n x n float64", _matmul("float64"),
