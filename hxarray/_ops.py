@@ -166,6 +166,17 @@ OPS: dict[str, Op] = {op.name: op for op in (
 )}
 OPS["clip"] = Op("clip", 3, None, "same", nk.clip, chain=(OPS["maximum"], OPS["minimum"]))
 
+# The operations whose float16 loop in numpy is float16's own, not float32's rounded: nextafter
+# (the neighbouring float16).
+_OWN_FLOAT16_LOOP = frozenset({OPS["nextafter"]})
+
+
+def computes_in(op: Op, dtype: dt.DType) -> dt.DType:
+    """The dtype a kernel computes `op` in for the compute dtype `dtype`: float32 for float16
+    (`_dtypes.COMPUTES_IN`), except where numpy's loop is float16's own (nextafter)."""
+    return dtype if op in _OWN_FLOAT16_LOOP else dt.COMPUTES_IN.get(dtype, dtype)
+
+
 # The element-wise functions of the namespace, by arity.
 UNARY = {name: op for name, op in OPS.items() if op.arity == 1}
 BINARY = {name: op for name, op in OPS.items() if op.arity == 2}
