@@ -169,7 +169,7 @@ def reduce_source(op: Reduction, acc: dt.DType, expression: Expression,
     body = "\n        ".join(statements(
         expression, lambda k, step: f"load_one<{types[k]}>(x{k}, at{k})"))
     last = len(expression.steps) - 1
-    accumulator = C_TYPES[dt.COMPUTES_IN.get(acc, acc)]  # the functor's Value (float16's: float)
+    accumulator = C_TYPES[computes_in(op, acc)]  # the functor's Value (float16's: float)
     out_type, epilogue = C_TYPES[acc], f"return hx::cast<{C_TYPES[acc]}>(v);"
     after_fields = after_params = after_names = ""
     if after is not None:

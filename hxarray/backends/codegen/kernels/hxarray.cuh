@@ -100,6 +100,8 @@ template <> struct is_int<u16> { static const bool value = true; };
 template <> struct is_int<u32> { static const bool value = true; };
 template <> struct is_int<u64> { static const bool value = true; };
 template <typename T> struct is_signed { static const bool value = T(-1) < T(0); };
+template <typename A, typename B> struct is_same { static const bool value = false; };
+template <typename A> struct is_same<A, A> { static const bool value = true; };
 template <typename T> struct unsigned_of;
 template <> struct unsigned_of<i8> { typedef u8 type; };
 template <> struct unsigned_of<i16> { typedef u16 type; };
@@ -187,8 +189,15 @@ template <> struct converter<bool, bool> { __device__ static bool run(bool v) { 
         __device__ static T run(f16 v) { return converter<T, f32>::run(float_of(v)); }      \
     };
 HX_FROM_HALF(bool) HX_FROM_HALF(i8) HX_FROM_HALF(i16) HX_FROM_HALF(i32) HX_FROM_HALF(i64)
-HX_FROM_HALF(u8) HX_FROM_HALF(u16) HX_FROM_HALF(u32) HX_FROM_HALF(u64) HX_FROM_HALF(f64)
+HX_FROM_HALF(u8) HX_FROM_HALF(u16) HX_FROM_HALF(u64) HX_FROM_HALF(f64)
 #undef HX_FROM_HALF
+// float16 to uint32 as numpy's cast on x86-64 (through int64): infinities give 0, NaN 2**31
+template <> struct converter<u32, f16> {
+    __device__ static u32 run(f16 v) {
+        const f32 x = float_of(v);
+        return x != x ? 2147483648u : (::isinf(x) ? 0u : u32(i64(x)));
+    }
+};
 template <> struct converter<f32, f16> {
     __device__ static f32 run(f16 v) { return float_of(v); }
 };
@@ -240,6 +249,8 @@ __device__ __forceinline__ i64 offset_of(Index i, const Shape& shape, const Stri
     __device__ __forceinline__ T NAME(T v, unsigned delta, int width = 32) {                 \
         if constexpr (is_complex<T>::value) {                                                \
             return T(NAME(v.real(), delta, width), NAME(v.imag(), delta, width));            \
+        } else if constexpr (is_same<T, f16>::value) {                                       \
+            return f16::of_bits(u16(INTRINSIC(0xffffffffu, int(v.bits), delta, width)));    \
         } else if constexpr (sizeof(T) < 4) {                                                \
             return T(INTRINSIC(0xffffffffu, int(v), delta, width));                          \
         } else {                                                                             \
@@ -785,6 +796,15 @@ template <typename T> __device__ __forceinline__ T pow(T a, T b) {
     }
 }
 
+// float16's own loops (numpy's): a if a >= b (<= b) or a is NaN, else b: the first among equals.
+__device__ __forceinline__ f16 maximum(f16 a, f16 b) {
+    const f32 x = float_of(a), y = float_of(b);
+    return (x >= y || x != x) ? a : b;
+}
+__device__ __forceinline__ f16 minimum(f16 a, f16 b) {
+    const f32 x = float_of(a), y = float_of(b);
+    return (x <= y || x != x) ? a : b;
+}
 // NaN wins; between equal values (-0 and +0) the second operand (x86's maxsd, as numpy).
 template <typename T> __device__ __forceinline__ T maximum(T a, T b) {
     if constexpr (is_float<T>::value) {
