@@ -32,6 +32,7 @@ from .oracle import (
     assert_elementwise,
     assert_matches,
     ids,
+    np_dtype,
     numpy_from_dlpack,
     sample,
     view_pair,

@@ -31,6 +31,7 @@ from .oracle import (
     ids,
     np_dtype,
     sample,
+    standard,
     view_pairs,
     xps,
 )
@@ -159,7 +160,8 @@ def _check_sum_or_prod(name: str, result: xp.Array, a: np.ndarray, **kwargs) -> 
 def _close(result: xp.Array, expected: np.ndarray) -> None:
     """Same dtype and shape, values equal to rounding (NaN where NaN)."""
     assert result.dtype.name == expected.dtype.name and result.shape == expected.shape
-    rtol = {np.float16: 2e-3, np.float32: 1e-5, np.complex64: 1e-5}.get(expected.dtype.type, 1e-12)
+    rtol = {np.float16: 2e-3, np.float32: 1e-5, np.complex64: 1e-5}.get(expected.dtype.type,
+                                                                          1e-12)
     for part in (np.real, np.imag):
         np.testing.assert_allclose(part(np.asarray(result)), part(expected), rtol=rtol, atol=0,
                                    equal_nan=True)
@@ -531,7 +533,7 @@ def test_0d_input(name, dtype):
     assert getattr(xp, name)(value, axis=(), keepdims=True).shape == ()
 
 
-@given(x=xps.arrays(dtype=st.sampled_from(REAL), shape=xps.array_shapes(min_dims=1, max_dims=3,
+@given(x=xps.arrays(dtype=st.sampled_from(standard(REAL)), shape=xps.array_shapes(min_dims=1, max_dims=3,
                                                                         min_side=1)),
        data=st.data())
 def test_reductions_on_random_arrays(x, data):
