@@ -1,10 +1,11 @@
 """numpy mode: what hxarray does, outside strict mode, where the standard leaves a case open.
 
 Every rule follows numpy 2 (NEP 50 promotion, numpy's ufunc loops, numpy's positional forms),
-with a few deliberate changes listed in docs/modes.md (numpy scalars are weak, ...). A namespace function reaches this module only after the standard's own check has
-failed: its adapter (`_adapter.adapted`) catches the `Unspecified` the check raised and calls the
-function's rule here (`RULES`), or the check itself hands the argument it refused to a conversion
-here (`coerce`, `as_dtype`, ...); so nothing here costs anything on the paths both modes share.
+with a few deliberate changes listed in docs/modes.md (numpy scalars are weak, ...). A namespace
+function reaches this module only after the standard's own check has failed: its adapter
+(`_adapter.adapted`) catches the `Unspecified` the check raised and calls the function's rule
+here (`RULES`), or the check itself hands the argument it refused to a conversion here
+(`coerce`, `as_dtype`, ...); so nothing here costs anything on the paths both modes share.
 Each rule converts the operands to dtypes the standard does define, then calls the namespace
 again: a backend never sees a case the standard leaves open. `DIFFERENCES` lists every place the
 modes differ, one entry per row of docs/modes.md's table (which a test renders from it).
@@ -154,8 +155,8 @@ def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
     assert category is not None  # where and clip, the operations without one, plan themselves
     if category == "bool":  # numpy's logical functions take any dtype by its truth value
         return Plan((dt.bool,) * len(types), builtins.bool, None)
-    computed = [dt.FROM_NUMPY.get(d) for d in loop]
-    if None in computed:  # a loop of a dtype hxarray lacks
+    computed = [dt.FROM_NUMPY[d] for d in loop if d in dt.FROM_NUMPY]
+    if len(computed) < len(loop):  # a loop of a dtype hxarray lacks
         return f"{name}() of {described} computes in a dtype hxarray does not have"
     result = computed.pop()
     allowed = dt.CATEGORIES[category]

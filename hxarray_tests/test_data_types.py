@@ -23,12 +23,12 @@ from .oracle import (
     SIGNED,
     STANDARD_DTYPES,
     UNSIGNED,
-    standard,
     VIEWS,
     assert_matches,
     ids,
     np_dtype,
     sample,
+    standard,
     view_pair,
 )
 

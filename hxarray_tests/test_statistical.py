@@ -533,8 +533,8 @@ def test_0d_input(name, dtype):
     assert getattr(xp, name)(value, axis=(), keepdims=True).shape == ()
 
 
-@given(x=xps.arrays(dtype=st.sampled_from(standard(REAL)), shape=xps.array_shapes(min_dims=1, max_dims=3,
-                                                                        min_side=1)),
+@given(x=xps.arrays(dtype=st.sampled_from(standard(REAL)),
+                    shape=xps.array_shapes(min_dims=1, max_dims=3, min_side=1)),
        data=st.data())
 def test_reductions_on_random_arrays(x, data):
     axis = data.draw(st.none() | st.integers(-x.ndim, x.ndim - 1)
