@@ -560,7 +560,7 @@ class Backend(ABC):
         count = indices[0]._shape[0]
         if not count or 0 in x._shape:
             return
-        if value.__class__ is not Array:
+        if not isinstance(value, Array):
             value = self.full((), value, x._dtype, x._buffer.device)
         rest = x._shape[mask.ndim:]
         self.scatter(x, 0, indices, _views.broadcast_to(value, (count, *rest)))
