@@ -18,11 +18,12 @@ from setuptools import Extension, setup
 COMPILED = [
     "hxarray/hal/allocator.py", "hxarray/hal/device.py",
     "hxarray/_adapter.py", "hxarray/_array.py", "hxarray/_array_methods.py", "hxarray/_checks.py",
-    "hxarray/_creation.py", "hxarray/_data_types.py", "hxarray/_dtypes.py", "hxarray/_fastpath.py",
-    "hxarray/_indexing.py", "hxarray/_layout.py", "hxarray/_manipulation.py",
+    "hxarray/_creation.py", "hxarray/_data_types.py", "hxarray/_dtypes.py", "hxarray/_indexing.py",
+    "hxarray/_layout.py", "hxarray/_manipulation.py",
     "hxarray/_modes.py", "hxarray/_numpy_mode.py", "hxarray/_observed.py",
     "hxarray/_searching.py", "hxarray/_sorting.py", "hxarray/_statistical.py",
     "hxarray/_utility.py", "hxarray/_views.py", "hxarray/backends/cpu/backend.py",
+    "hxarray/backends/cpu/fastpath.py",
     "hxarray/backends/cpu/kernels.py", "hxarray/backends/registry.py",
 ]
 
@@ -46,5 +47,6 @@ def _compiled() -> list[Extension]:
 compiled = _compiled()  # first: it writes the headers _speedups.c includes
 setup(ext_modules=[*compiled] + ([Extension(
           "hxarray._speedups", ["hxarray/_speedups.c"], optional=True, extra_compile_args=["-O2"],
-          include_dirs=["build/cython/hxarray", "build/cython/hxarray/hal"])] if compiled else []),
+          include_dirs=["build/cython/hxarray", "build/cython/hxarray/hal",
+                        "build/cython/hxarray/backends/cpu"])] if compiled else []),
       options={"build_ext": {"parallel": os.cpu_count() or 1}})

@@ -11,13 +11,14 @@ from typing import Any
 
 from . import _elementwise as ew
 from ._array import Array
-from ._compiled import fastpath, speedups
+from ._compiled import speedups
 from ._indexing import getitem, setitem
 from ._linalg_functions import matmul
 from ._numpy_protocols import numpy_operand, subclass_operator
 from ._observed import operation
 from ._ops import COMPARISONS, OPS
 from ._version import SUPPORTED_API_VERSIONS
+from .backends.cpu.backend import fastpath
 
 __all__ = ["install"]
 
@@ -66,11 +67,10 @@ def install(namespace: Any) -> None:
         "__array_namespace__": array_namespace}
     for name, method in methods.items():
         setattr(Array, name, method)
-    if speedups is None or fastpath is None:
+    if speedups is None:
         for dunder, method in operators.items():
             setattr(Array, dunder, method)
         return
-    fastpath.configure(Array, ew._binary)
     speedups.configure(array_type=Array, functions=fastpath.operations(),
                        operations={op.operator: ew.OPERATIONS[op.name] for op in OPS.values()
                                    if op.operator is not None},

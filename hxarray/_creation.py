@@ -19,10 +19,10 @@ from . import _views
 from ._adapter import adapted
 from ._array import Array
 from ._checks import as_bool, as_copy, as_device, as_dtype, as_int, as_shape, check_array
-from ._compiled import fastpath
 from ._modes import UnspecifiedType
 from ._ops import OPS
 from ._version import sequence_result
+from .backends.cpu.backend import fastpath
 from .hal.device import Device, default_device
 from .hal.hooks import observers
 
@@ -32,9 +32,10 @@ __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "fu
            "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-_fresh = None if fastpath is None else fastpath.fresh
-_arange = None if fastpath is None else fastpath.arange
-_copied = None if fastpath is None else fastpath.copied
+# the CPU backend's compiled executor's common cases (None where it is not built)
+_fresh: Callable[..., Array | None] | None = None if fastpath is None else fastpath.fresh
+_arange: Callable[..., Array | None] | None = None if fastpath is None else fastpath.arange
+_copied: Callable[..., Array | None] | None = None if fastpath is None else fastpath.copied
 _DType, _FLOAT64, _INT64 = dt.DType, dt.float64, dt.int64
 
 _SCALAR_DTYPE = {builtins.bool: dt.bool, int: dt.int64, float: dt.float64, complex: dt.complex128}
@@ -210,9 +211,9 @@ def _filled(function: str, shape: Any, value: Any, dtype: Any, device: Any) -> A
 
 def _allocated_first(value: Any) -> Callable[[F], F]:
     """Put the common call of `empty`/`zeros`/`ones` in front of the namespace function, where
-    the CPU's compiled allocation exists (`_compiled.fastpath`): a plain shape (an int or a tuple
+    the CPU backend's compiled executor exists (`fastpath`): a plain shape (an int or a tuple
     of ints), an hxarray dtype or none, on the CPU, outside hooks and memory scopes, takes a fresh
-    block straight from the CPU's caching allocator (`_fastpath.fresh`), left as it is (`value`
+    block straight from the CPU's caching allocator (`fastpath.fresh`), left as it is (`value`
     None), cleared with memset (0) or filled by numpy; any other call, and a shape, dtype or
     device the compiled check declines, runs the namespace function (`.fallback`), which judges
     it."""

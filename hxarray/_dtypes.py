@@ -128,7 +128,7 @@ SCALAR_KINDS: dict[DType, frozenset[type]] = {
 # lying within int64 (the namespace converts a larger int to a float, and checks an int against
 # the bounds of the narrower integer dtypes, `INTEGER_BOUNDS`; a complex scalar with a real
 # array changes the result's dtype): what the compiled fast path takes without the namespace
-# (`_fastpath._scalar_fits`, as a bit mask).
+# (`backends/cpu/fastpath._scalar_fits`, as a bit mask).
 SCALARS_AS_IS: dict[DType, frozenset[type]] = {
     d: kinds - {int} if d in INTEGER and d is not int64 else kinds
     for d, kinds in SCALAR_KINDS.items()}

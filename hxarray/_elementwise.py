@@ -19,11 +19,10 @@ import numpy as np
 from . import _dtypes as dt
 from ._adapter import adapted
 from ._array import Array
-from ._compiled import fast
 from ._fuse import internal, pays
 from ._indexing import check_writable
 from ._modes import STRICT, UnspecifiedOverflow, UnspecifiedType
-from ._observed import observe_operation
+from ._observed import fast
 from ._ops import BINARY, OPS, UNARY, Op, Signature
 from ._utility import any as _any
 from ._views import broadcast_shapes
@@ -286,16 +285,15 @@ def _function(name: str) -> Callable[..., Array]:
     general = GENERAL[name] = adapted(general, name)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"Element-wise {name} (spec: elementwise_functions/{name})."
-    results = {}
+    plans = {}  # the compiled executor's: operands of one dtype
     for d in dt.ALL_DTYPES:
         if name == "pow" and d in dt.SIGNED:  # numpy mode's rule (check_power) needs _binary
             continue
         try:
-            results[d] = _resolve(name, d, d)[1].result
+            plans[d] = _resolve(name, d, d)
         except TypeError:
             continue
-    return fast(function, results, observe_operation, general,
-                arity=1 if name in UNARY else 2)
+    return fast(function, plans, general, arity=1 if name in UNARY else 2)
 
 
 if TYPE_CHECKING:  # generated below; their signatures, for type checkers:

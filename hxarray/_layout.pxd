@@ -1,5 +1,5 @@
 # Cython's declarations for compiling _layout.py (setup.py, COMPILED): C integers for the loops,
-# and C entry points that the compiled fast path (_fastpath.pxd) cimports.
+# and C entry points that the compiled fast path (backends/cpu/fastpath.pxd) cimports.
 cimport cython
 
 

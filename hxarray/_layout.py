@@ -1,7 +1,7 @@
 """The C order of an array's elements: whether a layout is C-contiguous, and the strides of a fresh
 one. One home for the views (`_views`), the backends (`backends.base.fresh_layout`) and the
-compiled fast path (`_fastpath`, which calls these as C functions: `_layout.pxd`); compiled by
-Cython from this source (setup.py's `COMPILED`)."""
+CPU backend's compiled executor (`backends/cpu/fastpath.py`, which calls these as C functions:
+`_layout.pxd`); compiled by Cython from this source (setup.py's `COMPILED`)."""
 
 from __future__ import annotations
 

@@ -1,3 +1,3 @@
 # Cython's declarations for compiling _modes.py (setup.py, COMPILED): a C entry point for the rule
-# that the compiled fast path (_fastpath.pxd) asks on every sum and mean.
+# that the compiled fast path (backends/cpu/fastpath.pxd) asks on every sum and mean.
 cpdef bint positive_zero_sums() except -1

@@ -1033,7 +1033,8 @@ def _namespace(name: str) -> Callable[..., Any]:
 
 for _name in ("allclose", "array_split", "average", "bincount", "corrcoef", "cov", "dot",
               "einsum", "histogram", "histogram_bin_edges", "interp", "isclose", "logspace",
-              "median", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod",
+              "median", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax",
+              "nanmean", "nanmedian", "nanmin", "nanpercentile", "nanprod", "nanquantile",
               "nanstd", "nansum", "nanvar", "pad", "percentile", "quantile", "split",
               "linalg.norm"):
     _owner, _, _attribute = _name.rpartition(".")

@@ -42,8 +42,9 @@ def use_namespace(namespace: Any) -> None:
 
 
 __all__ = ["average", "bincount", "corrcoef", "cov", "histogram", "histogram_bin_edges",
-           "median", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod",
-           "nanstd", "nansum", "nanvar", "percentile", "quantile"]
+           "median", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean",
+           "nanmedian", "nanmin", "nanpercentile", "nanprod", "nanquantile", "nanstd", "nansum",
+           "nanvar", "percentile", "quantile"]
 
 
 def _warn(message: str) -> None:
@@ -302,8 +303,11 @@ def _gamma(method: str, virtual: np.ndarray, previous: np.ndarray) -> np.ndarray
     return np.asanyarray(gamma, dtype=virtual.dtype)
 
 
-def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
-              function: str, weights: Any) -> Array:
+def _quantiles(x: Array, q: Any, method: str, weights: Any,
+               function: str) -> tuple[np.ndarray, builtins.bool]:
+    """The checked arguments of a quantile function: `q` as quantiles on the host (a
+    percentile's divided by 100), and whether it was a Python number (numpy's weak q: the result
+    then keeps x's floating dtype)."""
     if x.dtype in dt.COMPLEX_FLOATING:
         raise TypeError("a must be an array of real numbers")
     if method not in _METHODS:
@@ -312,16 +316,21 @@ def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
         if method != "inverted_cdf":
             raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
         raise NotImplementedError(f"{function}(): weights= is not supported by hxarray")
-    weak = type(q) in (int, float)
     host = np.asarray(q) if type(q) is not Array else np.asarray(q.to_device("cpu"))
-    if function == "percentile":
+    percentile = function.endswith("percentile")
+    if percentile:
         host = np.true_divide(host, 100)
     if host.ndim > 2:
         raise ValueError("q must be a scalar or 1d")
     if not (np.all(host >= 0) and np.all(host <= 1)):
-        raise ValueError("Quantiles must be in the range [0, 1]"
-                         if function != "percentile" else "Percentiles must be in the range "
-                         "[0, 100]")
+        raise ValueError("Percentiles must be in the range [0, 100]" if percentile else
+                         "Quantiles must be in the range [0, 1]")
+    return host, type(q) in (int, float)
+
+
+def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
+              function: str, weights: Any) -> Array:
+    host, weak = _quantiles(x, q, method, weights, function)
     axes = axis_tuple(axis, x.ndim, function)
     flat = xp.moveaxis(to_last(x, axes), -1, 0)  # the sampled axis first, as numpy has it
     n = flat.shape[0]
@@ -392,6 +401,140 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None,
     """numpy's `percentile`: `quantile` of `q / 100` (0 <= q <= 100)."""
     return into(out, _quantile(as_array(a), q, axis, method, keepdims, "percentile", weights),
                 "percentile")
+
+
+# -- NaN-ignoring median, quantiles and running sums ---------------------------------------------
+
+
+def _sorted_counts(x: Array, axes: tuple[int, ...]) -> tuple[Array, np.ndarray]:
+    """x's `axes` merged into its last axis and sorted along it (NaNs last), and how many values
+    of each slice are not NaN (read on the host), warning as numpy does where a slice has none."""
+    ordered = xp.sort(to_last(x, axes), axis=-1)
+    counts = np.asarray(xp.sum(xp.logical_not(xp.isnan(ordered)), axis=-1).to_device("cpu"))
+    if ordered.shape[-1] and np.any(counts == 0):
+        _warn("All-NaN slice encountered")
+    return ordered, counts
+
+
+def _gathered(ordered: Array, index: np.ndarray) -> Array:
+    """`ordered[s, index[..., s]]` for each slice s (ordered: slices by its last axis; index: any
+    leading shape, then the slices' shape)."""
+    n = ordered.shape[-1]
+    slices = np.arange(math.prod(ordered.shape[:-1]), dtype=np.int64).reshape(ordered.shape[:-1])
+    flat = (slices * n + index).astype(np.int64).reshape(-1)
+    picked = xp.take(xp.reshape(ordered, (-1,)), xp.asarray(flat, device=ordered.device))
+    return xp.reshape(picked, index.shape)
+
+
+def _with_nans(result: Array, empty: np.ndarray) -> Array:
+    """`result` with NaN where `empty` (broadcast against its trailing axes) is true."""
+    if not np.any(empty):
+        return result
+    where = xp.asarray(np.broadcast_to(empty, result.shape), device=result.device)
+    return xp.where(where, xp.asarray(math.nan, dtype=result.dtype, device=result.device), result)
+
+
+@numpy_only
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: builtins.bool = False,
+              keepdims: builtins.bool = False) -> Array:
+    """numpy's `nanmedian`: the median of the values that are not NaN along `axis` (None: all);
+    NaN, with numpy's RuntimeWarning, for a slice of NaNs only. The counts of values are read on
+    the host; the input is never written."""
+    x = as_array(a)
+    axes = axis_tuple(axis, x.ndim, "nanmedian")
+    if x.dtype not in dt.FLOATING or not math.prod(x.shape[i] for i in axes):
+        return into(out, _median(x, axis, keepdims), "nanmedian")
+    ordered, counts = _sorted_counts(x, axes)
+    low, high = np.maximum(counts - 1, 0) // 2, counts // 2
+    middle = xp.stack([_gathered(ordered, low), _gathered(ordered, high)], axis=-1)
+    result = _with_nans(xp.mean(middle, axis=-1), counts == 0)
+    if keepdims:
+        result = xp.reshape(result, tuple(1 if i in axes else m for i, m in enumerate(x.shape)))
+    return into(out, result, "nanmedian")
+
+
+def _nanquantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
+                 function: str, weights: Any) -> Array:
+    """numpy's nanquantile: each slice's quantiles of its values that are not NaN, numpy's
+    quantile method step for step with that slice's count."""
+    host, weak = _quantiles(x, q, method, weights, function)
+    axes = axis_tuple(axis, x.ndim, function)
+    if x.dtype not in dt.FLOATING or not math.prod(x.shape[i] for i in axes):
+        return _quantile(x, q, axis, method, keepdims, function.removeprefix("nan"), weights)
+    ordered, counts = _sorted_counts(x, axes)
+    n = np.maximum(counts, 1)  # (a slice of NaNs only: any index, its result is NaN)
+    qs = host.reshape(host.shape + (1,) * n.ndim)
+    # numpy computes each slice's indices with its count as a Python int, which takes q's dtype
+    virtual = _virtual_index(method, n.astype(host.dtype) if host.dtype.kind == "f" else n, qs)
+    virtual = np.broadcast_to(virtual, qs.shape[:host.ndim] + n.shape)
+    if method in ("inverted_cdf", "closest_observation", "lower", "higher", "nearest") or \
+            (method == "linear" and virtual.dtype.kind in "iu"):
+        result = _gathered(ordered, np.clip(virtual, 0, n - 1))
+    else:
+        # as `_quantile`: beyond the last value both ends are the last (-1), before the first
+        # both are the first
+        floor = np.floor(virtual)
+        above, below = virtual >= n - 1, virtual < 0
+        previous = np.where(above, -1, np.where(below, 0, floor)).astype(np.intp)
+        following = np.where(above, -1, np.where(below, 0, floor + 1)).astype(np.intp)
+        low, high = _gathered(ordered, previous % n), _gathered(ordered, following % n)
+        gamma = _gamma(method, virtual, previous)
+        # numpy's lerp per slice, with gamma a Python float where q is one (weak: x's dtype)
+        t, rest = (gamma, 1 - gamma) if not weak else \
+            (gamma.astype(x.dtype.numpy), (1 - gamma).astype(x.dtype.numpy))
+        difference = high - low
+        result = xp.where(xp.asarray(gamma >= 0.5, device=x.device),
+                          high - difference * xp.asarray(rest, device=x.device),
+                          low + difference * xp.asarray(t, device=x.device))
+    result = _with_nans(result, counts == 0)
+    if keepdims:
+        shape = tuple(1 if i in axes else m for i, m in enumerate(x.shape))
+        result = xp.reshape(result, host.shape + shape)
+    return result
+
+
+@numpy_only
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                overwrite_input: builtins.bool = False, method: str = "linear",
+                keepdims: builtins.bool = False, *, weights: Any = None) -> Array:
+    """numpy's `nanquantile`: `quantile` of the values that are not NaN in each slice; NaN, with
+    numpy's RuntimeWarning, for a slice of NaNs only. `q` and the counts of values are read on
+    the host; `weights=` is not supported (NotImplementedError)."""
+    return into(out, _nanquantile(as_array(a), q, axis, method, keepdims, "nanquantile",
+                                  weights), "nanquantile")
+
+
+@numpy_only
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                  overwrite_input: builtins.bool = False, method: str = "linear",
+                  keepdims: builtins.bool = False, *, weights: Any = None) -> Array:
+    """numpy's `nanpercentile`: `nanquantile` of `q / 100` (0 <= q <= 100)."""
+    return into(out, _nanquantile(as_array(a), q, axis, method, keepdims, "nanpercentile",
+                                  weights), "nanpercentile")
+
+
+def _nan_running(name: str, a: Any, axis: Any, dtype: Any, out: Any) -> Array:
+    """numpy's nancumsum and nancumprod: the running sums or products with NaNs counted as zero
+    or one, along `axis` (None: of the flattened array)."""
+    x, _ = _replaced(as_array(a), 0 if name == "nancumsum" else 1)
+    if axis is None:
+        x, axis = xp.reshape(x, (-1,)), 0
+    running = xp.cumulative_sum if name == "nancumsum" else xp.cumulative_prod
+    return into(out, running(x, axis=operator.index(axis), dtype=dtype), name)
+
+
+@numpy_only
+def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:
+    """numpy's `nancumsum`: running sums with NaNs counted as zero (None: over the flattened
+    array)."""
+    return _nan_running("nancumsum", a, axis, dtype, out)
+
+
+@numpy_only
+def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Array:
+    """numpy's `nancumprod`: running products with NaNs counted as one (None: over the
+    flattened array)."""
+    return _nan_running("nancumprod", a, axis, dtype, out)
 
 
 # -- averages, covariance, correlation -------------------------------------------------------------

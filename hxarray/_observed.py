@@ -1,24 +1,27 @@
 """The hooks' operation point (`hxarray.hal.hooks`): each namespace function and array operator
 a user calls is observed as an operation, with its device and arguments.
 
-The compiled functions (the element-wise functions, `where` and the reductions, `_fastpath.py`)
-check the hook list themselves and call `observe_operation`; every other
-function gets a wrapper (`operation`) whose check, while no hook is installed, is one read of
-that list: for a function with numpy mode's adapter (`_adapter.adapted`), the adapter itself."""
+The hot functions (the element-wise functions, `where` and the reductions) run the CPU
+backend's compiled executor first where it is built (`fast`, `fast_reduction`: an Operation or a
+Reduction of backends/cpu/fastpath.py), which checks the hook list itself and calls
+`observe_operation`; every other function gets a wrapper (`operation`) whose check, while no hook
+is installed, is one read of that list: for a function with numpy mode's adapter
+(`_adapter.adapted`), the adapter itself."""
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._compiled import fastpath, speedups
 from ._forwarding import forwarding
+from .backends.cpu.backend import fastpath
 from .hal.device import Device, default_device
 from .hal.hooks import device_of, observe, observers
 
-_COMPILED: tuple[type, ...] = () if speedups is None or fastpath is None else (
-    fastpath.Operation, fastpath.Reduction)
+_COMPILED: tuple[type, ...] = () if fastpath is None else (fastpath.Operation,
+                                                           fastpath.Reduction)
 
 
 def _device_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Device:
@@ -80,3 +83,42 @@ def observe_names(namespace: dict[str, Any], names: Iterable[str], prefix: str =
         home = sys.modules.get(getattr(point, "__module__", None) or "")
         if getattr(home, getattr(point, "__qualname__", ""), None) is not point:
             point.__module__, point.__qualname__ = module, name
+
+
+def dressed(compiled: Any, function: Callable[..., Any]) -> Any:
+    """`compiled`, a compiled namespace function, carrying `function`'s name, docstring, module
+    and signature, and `function` itself as `__wrapped__` (for `inspect` and IDEs)."""
+    compiled.__name__ = compiled.__qualname__ = function.__name__
+    package, _, module = function.__module__.rpartition(".")
+    # the module users import it from: `hxarray` for a chapter's (`hxarray._statistical`)
+    compiled.__doc__ = function.__doc__
+    compiled.__module__ = package if module.startswith("_") else function.__module__
+    compiled.__signature__ = inspect.signature(function)
+    compiled.__wrapped__ = function
+    return compiled
+
+
+def fast(function: Callable[..., Any], plans: dict[Any, Any],
+         general: Callable[..., Any] | None = None, **options: Any) -> Callable[..., Any]:
+    """An element-wise namespace function (or `where`): the pure-Python `function` without the
+    compiled executor; with it, a `fastpath.Operation` in front of `general` (by default
+    `function` itself), dressed as `function`; `.fallback` is the general path. `plans` maps each
+    operand dtype the executor may take to the plan the namespace resolved for it,
+    `(operation, signature)`. Calls that do not match its arity, or pass keywords, go to
+    `function`, so they fail as the Python function's signature says."""
+    if fastpath is None:
+        return function
+    return dressed(fastpath.Operation(function.__name__, plans, general or function,
+                                      observe_operation, reference=function, **options),
+                   function)
+
+
+def fast_reduction(function: Callable[..., Any], results: dict[Any, Any],
+                   **options: Any) -> Callable[..., Any]:
+    """A namespace reduction: `function` itself without the compiled executor; with it, a
+    `fastpath.Reduction` in front of it (`results`: the result's dtype for each operand dtype
+    the executor may take; `options`: its keywords), dressed as `function`."""
+    if fastpath is None:
+        return function
+    return dressed(fastpath.Reduction(function.__name__, results, function, observe_operation,
+                                      **options), function)

@@ -18,10 +18,9 @@ from ._checks import (
     normalize_axes,
     normalize_axis,
 )
-from ._compiled import fast
 from ._elementwise import _check_scalar, scalar_operand
 from ._modes import UnspecifiedType
-from ._observed import observe_operation
+from ._observed import fast
 from ._ops import ARG_REDUCTIONS, OPS, REDUCTIONS, ArgReduction
 from ._statistical import reduce_axes
 from ._views import broadcast_shapes
@@ -182,5 +181,5 @@ def where(condition: Array, x1: Array | Any = _MISSING, x2: Array | Any = _MISSI
 WHERE_SIGNATURE = inspect.signature(where).replace(parameters=[
     p.replace(default=p.empty) for p in inspect.signature(where).parameters.values()])
 
-where = fast(where, {d: d for d in dt.ALL_DTYPES}, observe_operation, _general_where, arity=3,
-             condition=True)
+where = fast(where, {d: (_WHERE, _WHERE.signature(dt.bool, d, d)) for d in dt.ALL_DTYPES},
+             _general_where, arity=3, condition=True)

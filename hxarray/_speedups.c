@@ -6,8 +6,9 @@
  * arrays. The block and buffer types it reads are compiled by Cython from the HAL's own Python
  * source (hal/allocator.pxd), whose generated header gives their C layout.
  *
- * A slot hands its operands to the CPU fast path, compiled Python (hxarray/_fastpath.py, whose
- * generated header gives its functions), and calls the Python operator where that declines.
+ * A slot hands its operands to the CPU backend's compiled executor, compiled Python
+ * (hxarray/backends/cpu/fastpath.py, whose generated header gives its functions), and calls the
+ * Python operator where that declines.
  * What stays in C is what no generated code can express: the type's layout and slots; temporary
  * elision, numpy's way: in `a * b + c`, the product is referenced by nothing but the
  * interpreter's stack, so the sum may be written into it instead of a new buffer (the checks
@@ -22,7 +23,7 @@
 #include <Python.h>
 #include <structmember.h>
 #include "allocator_api.h"  /* MemoryBuffer (hal/allocator.pxd) */
-#include "_fastpath_api.h"  /* Operation and the operators' fast path (_fastpath.pxd) */
+#include "fastpath_api.h"  /* Operation and the operators' fast path (backends/cpu/fastpath.pxd) */
 #include "_speedups.h"      /* ArrayObject */
 typedef struct BufferObject BufferObject;
 
@@ -108,7 +109,7 @@ static const char *unary_names[N_UNARY][2] = {
     {"neg", "__neg__"}, {"pos", "__pos__"}, {"abs", "__abs__"}, {"invert", "__invert__"},
 };
 
-static PyObject *binary_ops[N_BINARY];         /* their Operations (_fastpath.py), or NULL */
+static PyObject *binary_ops[N_BINARY];         /* their Operations (fastpath.py), or NULL */
 static PyObject *binary_methods[N_BINARY][3];  /* the Python operators: forward, reflected, in-place */
 static PyObject *unary_ops[N_UNARY];
 static PyObject *unary_methods[N_UNARY];
@@ -431,7 +432,7 @@ static PyTypeObject ArrayType = {
 };
 
 /* -- the element-wise functions' calls ----------------------------------------------------- */
-/* The vectorcall of hxarray._fastpath.Operation (the element-wise functions): one to three
+/* The vectorcall of hxarray.backends.cpu.fastpath.Operation (the element-wise functions): one to three
  * positional arguments go to its compiled call (`call_operation`) as they are, any other call to
  * its `__call__`. In C because Cython gives a class's instances no vectorcall, and through
  * tp_call every call would pay for an argument tuple and a keyword dict. */
@@ -489,7 +490,7 @@ configure(PyObject *module, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     /* the fast path, imported here: its module imports this one for the array's type */
-    if (import_hxarray___fastpath() < 0)
+    if (import_hxarray__backends__cpu__fastpath() < 0)
         return NULL;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(functions); i++) {
         PyObject *op = PyList_GET_ITEM(functions, i);
@@ -532,7 +533,7 @@ configure(PyObject *module, PyObject *args, PyObject *kwargs)
 
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
-     "Register the Array class, the Operations (hxarray._fastpath: every one, "
+     "Register the Array class, the Operations (hxarray.backends.cpu.fastpath: every one, "
      "to give it the vectorcall, and those behind the slots by operator stem: 'add', "
      "'truediv', 'neg', ...) and the Python operators."},
     {NULL},

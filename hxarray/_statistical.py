@@ -23,10 +23,9 @@ from ._checks import (
     normalize_axes,
     normalize_axis,
 )
-from ._compiled import fast_reduction
 from ._modes import positive_zero_sums
 from ._numpy_conversions import back_to_bool
-from ._observed import observe_operation
+from ._observed import fast_reduction
 from ._ops import OPS, REDUCTIONS, SCANS, Op, Reduction, Scan
 
 # The operations mean, var and std are composed of.
@@ -180,7 +179,7 @@ def _results(name: str, op: Reduction | None = None) -> dict[dt.DType, dt.DType]
 
 
 def _fast(function: Any, results: dict[dt.DType, dt.DType], **options: Any) -> Any:
-    return fast_reduction(function, results, observe_operation, **options)
+    return fast_reduction(function, results, **options)
 
 
 # The compiled fast path: one array below the threading threshold, `axis` and `keepdims` given or

@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("shared data", ("hxarray._dtypes", "hxarray._layout", "hxarray._ops",
                      "hxarray._numpy_kernels", "hxarray._modes", "hxarray._version",
                      "hxarray._constants", "hxarray._compiled", "hxarray._speedups",
-                     "hxarray._fastpath", "hxarray._forwarding")),
+                     "hxarray._forwarding")),
     ("arrays", ("hxarray._array", "hxarray._views")),
     ("backend layer", ("hxarray.backends", "hxarray.backends.base", "hxarray.backends.registry",
                        "hxarray.backends.fusion", "hxarray.backends.selection",

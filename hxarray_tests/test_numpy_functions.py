@@ -280,6 +280,99 @@ def test_quantile_edge_cases(device):
         xp.quantile(x, 0.5, method="bogus")
 
 
+def exact(actual: object, expected: object) -> None:
+    """numpy's dtype, shape and values bit for bit (NaNs in the same places)."""
+    assert type(actual) is xp.Array, type(actual)
+    expected = np.asarray(expected)
+    assert (actual.dtype.name, actual.shape) == (expected.dtype.name, expected.shape)
+    np.testing.assert_array_equal(np.asarray(actual.to_device("cpu")), expected, strict=True)
+
+
+# NaNs here and there, a slice of NaNs only along each axis, non-contiguous views of it
+SPARSE = RNG.standard_normal((5, 7, 4))
+SPARSE[RNG.random(SPARSE.shape) < 0.3] = np.nan
+SPARSE[1, :, 2] = np.nan
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 2)])
+def test_nanmedian(device, dtype, axis):
+    for view in (lambda v: v, lambda v: v[::-1, 1:, ::2]):
+        a = view(SPARSE.astype(dtype))
+        x = view(xp.asarray(SPARSE.astype(dtype)))
+        for keepdims in (False, True):
+            exact(quiet(xp.nanmedian, x, axis=axis, keepdims=keepdims),
+                  quiet(np.nanmedian, a, axis=axis, keepdims=keepdims))
+
+
+def test_nanmedian_edge_cases(device):
+    with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+        got = xp.nanmedian(xp.asarray([np.nan, np.nan]))
+    exact(got, quiet(np.nanmedian, np.array([np.nan, np.nan])))
+    exact(xp.nanmedian(xp.asarray(INTS), axis=0), np.nanmedian(INTS, axis=0))  # no NaNs: median
+    exact(xp.nanmedian(xp.asarray([1.0, np.inf, np.nan, -np.inf, -0.0])),
+          np.nanmedian([1.0, np.inf, np.nan, -np.inf, -0.0]))
+    exact(xp.nanmedian(xp.asarray(2.5)), np.nanmedian(2.5))
+    with pytest.warns(RuntimeWarning):
+        got = xp.nanmedian(xp.zeros((0, 3)), axis=0)
+    exact(got, quiet(np.nanmedian, np.zeros((0, 3)), axis=0))
+    out = xp.empty((7, 4), device=device)
+    assert quiet(xp.nanmedian, xp.asarray(SPARSE), axis=0, out=out) is out
+    exact(out, quiet(np.nanmedian, SPARSE, axis=0))
+    assert np.nanmedian(xp.asarray([1.0, np.nan, 3.0])).device == device  # numpy's protocol
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_nanquantile_methods(device, method, dtype):
+    a = SPARSE.astype(dtype)
+    x = xp.asarray(a)
+    # Python numbers keep x's dtype (numpy's weak q), arrays and numpy scalars promote
+    for q in (0.3, 0.999, 1, [0.0, 0.25, 1.0], np.float32(0.7), np.array([0.1, 0.6])):
+        for axis in (None, 0, (0, 2)):
+            exact(quiet(xp.nanquantile, x, q, axis=axis, method=method),
+                  quiet(np.nanquantile, a, q, axis=axis, method=method))
+    exact(quiet(xp.nanpercentile, x[:, ::-2], [5, 50, 95], axis=1, method=method,
+                keepdims=True),
+          quiet(np.nanpercentile, a[:, ::-2], [5, 50, 95], axis=1, method=method,
+                keepdims=True))
+
+
+def test_nanquantile_edge_cases(device):
+    x = xp.asarray(SPARSE)
+    with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+        xp.nanquantile(x, 0.5, axis=1)
+    exact(xp.nanquantile(xp.asarray(INTS), 0.4, axis=1), np.nanquantile(INTS, 0.4, axis=1))
+    with pytest.raises(ValueError, match="range"):
+        xp.nanquantile(x, 1.5)
+    with pytest.raises(ValueError, match="range"):
+        xp.nanpercentile(x, -1)
+    with pytest.raises(ValueError, match="not a valid method"):
+        xp.nanquantile(x, 0.5, method="bogus")
+    with pytest.raises(TypeError, match="real numbers"):
+        xp.nanquantile(xp.asarray([1j, np.nan]), 0.5)
+    with pytest.raises(ValueError, match="inverted_cdf"):
+        xp.nanquantile(x, 0.5, weights=xp.ones_like(x))
+    before = np.asarray(x.to_device("cpu")).copy()
+    quiet(xp.nanquantile, x, [0.2, 0.8], axis=0, overwrite_input=True)
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), before)  # never written
+
+
+@pytest.mark.parametrize("name", ["nancumsum", "nancumprod"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "bool"])
+def test_nan_running(device, name, dtype):
+    a = (SPARSE if dtype.startswith("float") else np.abs(INTS[:5, :4]) % 3)
+    a = a[..., 0] if a.ndim == 3 else a
+    a = a.astype(dtype)
+    x = xp.asarray(a)
+    for axis in (None, 0, 1, -1):
+        close(getattr(xp, name)(x, axis=axis), getattr(np, name)(a, axis=axis))
+    close(getattr(xp, name)(x[::-1], axis=0, dtype="float64"),
+          getattr(np, name)(a[::-1], axis=0, dtype="float64"))
+    close(getattr(xp, name)(xp.asarray(np.float64(np.nan))), getattr(np, name)(np.nan))
+    close(getattr(xp, name)(xp.zeros((0,))), getattr(np, name)(np.zeros((0,))))
+
+
 # -- averages, covariance, correlation -------------------------------------------------------------
 
 

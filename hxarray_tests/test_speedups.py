@@ -24,11 +24,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import hxarray as xp
-from hxarray._compiled import fastpath, speedups
+from hxarray._compiled import speedups
 from hxarray._elementwise import OPERATIONS
 from hxarray._ops import OPS
 from hxarray.backends.base import fresh_layout
 from hxarray.backends.cpu.allocator import CpuAllocator
+from hxarray.backends.cpu.backend import fastpath
 from hxarray.hal import CachingAllocator, Device, size_class
 from hxarray.hal.sources import _Sources
 
@@ -76,8 +77,9 @@ class NoSpeedups(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, NoSpeedups())
 import numpy as np, hxarray as xp
 from hxarray import _compiled
-assert _compiled.speedups is None and _compiled.fastpath is None
-assert "hxarray._fastpath" not in sys.modules
+from hxarray.backends.cpu import backend
+assert _compiled.speedups is None and backend.fastpath is None
+assert "hxarray.backends.cpu.fastpath" not in sys.modules
 x = xp.asarray(np.arange(6.0).reshape(2, 3))
 assert float(xp.sum(x)) == 15.0 and np.asarray(xp.mean(x, axis=0)).tolist() == [1.5, 2.5, 3.5]
 assert np.asarray(x + 1).tolist() == [[1, 2, 3], [4, 5, 6]]
@@ -93,11 +95,11 @@ def test_a_source_newer_than_its_build_runs_interpreted(tmp_path) -> None:
     source.write_text("")
     os.utime(build, (1_000, 1_000))
     with pytest.warns(RuntimeWarning, match="changed after it was compiled"):
-        assert _Sources._stale(str(source), str(tmp_path / "module"))
+        assert _Sources.stale(str(source), str(tmp_path / "module"))
     os.utime(source, (500, 500))
-    assert not _Sources._stale(str(source), str(tmp_path / "module"))
+    assert not _Sources.stale(str(source), str(tmp_path / "module"))
     build.unlink()
-    assert not _Sources._stale(str(source), str(tmp_path / "module"))
+    assert not _Sources.stale(str(source), str(tmp_path / "module"))
 
 
 def test_caching_allocator_rejects_a_negative_bound() -> None:
@@ -533,7 +535,8 @@ def test_operations_take_calls_of_every_form() -> None:
         xp.add(a, a, a, a)
     with pytest.raises(TypeError, match=r"^add\(\) missing 2 required positional"):
         xp.add()
-    late = fastpath.Operation("negative", {xp.float64: xp.float64}, OPERATIONS["negative"].fallback,
+    plans = {xp.float64: OPERATIONS["negative"].results[xp.float64][3]}
+    late = fastpath.Operation("negative", plans, OPERATIONS["negative"].fallback,
                               lambda name, function, *args, **kwargs: function(*args, **kwargs),
                               arity=1)
     assert np.asarray(late(a)).tolist() == [-1.0, -2.0]

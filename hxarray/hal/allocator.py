@@ -542,7 +542,7 @@ class _CachingAllocatorBase:
 
 def _cached_malloc(allocator: _CachingAllocatorBase, nbytes: int) -> Block:
     """`allocator.malloc(nbytes)` for the CPU's caching allocator (which does not override it),
-    as a C function: how the compiled fast path (hxarray/_fastpath.py) allocates."""
+    as a C function: how the compiled fast path (hxarray/backends/cpu/fastpath.py) allocates."""
     if nbytes > MAX_BLOCK:
         return allocator.malloc(nbytes)  # (which raises the error)
     return allocator._malloc(size_class(nbytes))

@@ -29,6 +29,16 @@ def compiled(module_file: str) -> bool:
     return not module_file.endswith(".py")
 
 
+def loads_compiled(name: str) -> bool:
+    """Whether importing the hxarray module `name` (`hxarray.backends.cpu.fastpath`) will load its
+    compiled build, as the finder below decides, without importing it (or its package)."""
+    stem = os.path.join(_PACKAGE, *name.split(".")[1:])
+    if _FINDER is not None and (_FINDER.pure or _FINDER.stale(stem + ".py", stem, warn=False)):
+        return False
+    return any(os.path.isfile(stem + suffix)
+               for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+
+
 class _Sources(importlib.abc.MetaPathFinder):
     """Finds an hxarray module's Python source where a compiled build of it must not run: always
     with HXARRAY_PURE_PYTHON=1, and in a checkout where the source is newer than its build (with
@@ -46,21 +56,25 @@ class _Sources(importlib.abc.MetaPathFinder):
         for folder in path:
             source = os.path.join(folder, leaf + ".py")
             if os.path.isfile(source):
-                if self.pure or self._stale(source, os.path.join(folder, leaf)):
+                if self.pure or self.stale(source, os.path.join(folder, leaf)):
                     return importlib.util.spec_from_file_location(name, source)
                 return None
         return None
 
     @staticmethod
-    def _stale(source: str, stem: str) -> bool:
+    def stale(source: str, stem: str, warn: bool = True) -> bool:
+        """Whether the module's source is newer than its build (with a warning, if `warn`)."""
         builds = [stem + suffix for suffix in importlib.machinery.EXTENSION_SUFFIXES
                   if os.path.isfile(stem + suffix)]
         if not builds or os.path.getmtime(source) <= os.path.getmtime(builds[0]):
             return False
+        if not warn:
+            return True
         warnings.warn(f"{source} changed after it was compiled: it runs interpreted until "
                       "`make` (or `pip install -e .`) rebuilds it", RuntimeWarning, stacklevel=2)
         return True
 
 
-if PURE_PYTHON.get() or _CHECKOUT:
-    sys.meta_path.insert(0, _Sources(PURE_PYTHON.get()))
+_FINDER = _Sources(PURE_PYTHON.get()) if PURE_PYTHON.get() or _CHECKOUT else None
+if _FINDER is not None:
+    sys.meta_path.insert(0, _FINDER)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ... import _dtypes as dt
 from ..._array import Array
-from ..._compiled import fastpath
+from ..._compiled import speedups
 from ..._numpy_kernels import cast, errstate_var, quiet
 from ..._ops import REDUCTIONS
 from ...hal.allocator import Block, CachingAllocator, MemoryBuffer
@@ -33,6 +33,11 @@ from .linalg_kernels import FFT, LINALG
 from .parallel import Thresholds
 from .stream import CpuEvent, CpuStream
 
+if speedups is not None:  # the compiled executor, built and loaded with the speedups
+    from . import fastpath
+else:
+    fastpath = None
+
 _make = Array._make
 _ndarray = np.ndarray
 _FROM_NUMPY = dt.FROM_NUMPY
@@ -41,7 +46,7 @@ _arange_into = kernels.arange_into
 _WORDS9 = ctypes.c_uint64 * 9  # a random loop's key, counter, lane and parameters
 
 
-# Below this length an arange is filled by the compiled loop (`_fastpath.arange`), or without it
+# Below this length an arange is filled by the compiled loop (`fastpath.arange`), or without it
 # made by numpy's own arange and copied, which costs less than setting up the one-pass fill
 # (docs/performance.md); from it, numpy's vectorised fills.
 _SMALL_ARANGE = 1 << 14
@@ -70,7 +75,7 @@ class CpuBackend(Backend):
 
     device_type = DeviceType.CPU
     priority = 0
-    # compiled (`_fastpath`): empty, a copy of a CPU array, a small arange
+    # compiled (`fastpath`): empty, a copy of a CPU array, a small arange
     _fresh: Callable[[tuple[int, ...], dt.DType], Array | None] | None = None
     _copied: Callable[[Array], Array | None] | None = None
     _arange: Callable[[Any, Any, int, dt.DType], Array | None] | None = None
@@ -102,7 +107,7 @@ class CpuBackend(Backend):
             self._bind_fast_path()
 
     def _bind_fast_path(self) -> None:
-        """Bind the CPU fast path (`_fastpath`: the compiled namespace functions, the operator
+        """Bind the CPU fast path (`fastpath`: the compiled namespace functions, the operator
         slots' fast path, fresh arrays, copies, aranges) to this backend: its device, allocator,
         element-wise kernels (the bare ufunc where that is all a kernel does), `reduce_into` for the
         reductions of `_ops.REDUCTIONS`, and the thresholds below which they run on the calling
@@ -111,7 +116,7 @@ class CpuBackend(Backend):
         if fastpath is None or errstate_var is None:
             return
         self._fresh, self._copied, self._arange = fastpath.fresh, fastpath.copied, fastpath.arange
-        fastpath.bind_cpu(self.device, self._allocator, _typed_view,
+        fastpath.bind_cpu(self.device, self._allocator, _typed_view, self.elementwise,
                           kernels.FAST_PATH_KERNELS,
                           {op.name: limit for op, limit in self._elementwise_limits.items()},
                           kernels.reduce_into, frozenset(REDUCTIONS.values()),

@@ -166,6 +166,9 @@ class CudaBackend(Backend):
             self.driver.copy_peer(out._buffer.address + out._offset, device.index,
                                   source._buffer.address + source._offset,
                                   x._buffer.device.index, out._buffer.nbytes, stream.handle)
+            # the source's block is read on the other device's stream: it must not be handed to
+            # new work on its own device before that copy has run
+            source._buffer.allocator.record_stream(source._buffer.block, stream)
         return out
 
     def to_host(self, x: Array) -> np.ndarray:

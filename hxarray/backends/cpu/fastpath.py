@@ -1,14 +1,17 @@
-"""The CPU fast path of the element-wise functions and operators (`Operation`), of the reductions
-(`Reduction`), of fresh arrays (`fresh`), copies (`copied`) and small aranges (`arange`), compiled
-by Cython from this source (setup.py's `COMPILED`; `_fastpath.pxd` gives the C types and the C
-helpers of `_speedups.h`) where the speedups are built (`_compiled.fast` and `fast_reduction` put an
-Operation or a Reduction in front of each namespace function; the array's operator slots,
-`_speedups.c`, call `binary_operator`, `inplace_operator` and `unary_operator`), not imported
-without them.
+"""The CPU backend's compiled executor: the element-wise functions and operators (`Operation`),
+the reductions (`Reduction`), fresh arrays (`fresh`), copies (`copied`) and small aranges
+(`arange`), compiled by Cython from this source (setup.py's `COMPILED`; `fastpath.pxd` gives the
+C types and the C helpers of `_speedups.h`) where the speedups are built, and not imported
+without them (`backend.fastpath` is then None). The namespace puts an Operation or a Reduction in
+front of each hot function (`hxarray._observed.fast`), with the plans it resolved for the dtypes
+the executor may take; the array's operator slots (`_speedups.c`) call `binary_operator`,
+`inplace_operator` and `unary_operator`.
 
-Each takes the common call (CPU arrays below the threading threshold, outside hooks and memory
-scopes) and runs the CPU backend's kernel into a fresh array from the caching allocator, as the
-backend would; any other call goes to the namespace function (`.fallback`), which is the
+Each runs the common call (CPU arrays below the threading threshold, outside hooks and memory
+scopes) on the CPU backend's kernel into a fresh array from the caching allocator, as the
+backend would, and decides no rule of its own: result dtypes come from the namespace's plans, the
+scalar rule from `_dtypes`, layouts from `_layout`, thresholds and kernels from the backend
+(`bind_cpu`). Any other call goes to the namespace function (`.fallback`), which is the
 reference and raises the errors.
 """
 
@@ -20,38 +23,39 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes as dt
-from ._numpy_kernels import quiet, quiet_context
-from .hal.allocator import Block, MemoryBuffer
-from .hal.device import _env_default, _scoped_device
-from .hal.hooks import observers
-from .hal.scope import NO_SCOPES, scoped_pools
-from .hal.sources import compiled
+from ... import _dtypes as dt
+from ..._array import Array
+from ..._numpy_kernels import quiet, quiet_context
+from ...hal.allocator import Block, MemoryBuffer
+from ...hal.device import _env_default, _scoped_device
+from ...hal.hooks import observers
+from ...hal.scope import NO_SCOPES, scoped_pools
+from ...hal.sources import compiled
 
 __all__ = ["Loop", "Operation", "Reduction", "arange", "bind_cpu", "binary_operator",
-           "call_operation", "configure", "copied", "fresh", "inplace_operator", "operations",
+           "call_operation", "copied", "fresh", "inplace_operator", "operations",
            "unary_operator"]
 
 # every Operation and Reduction, to bind the kernels to
 _OPERATIONS: list[Operation] = []
 _REDUCTIONS: list[Reduction] = []
 
-# What `configure` binds: the array type, the general binary path (for a large result written
-# into a temporary). The dtypes of the scalar rules and of `arange`:
-_array_type: Any = None
-_general_binary: Any = None
+# The arrays it serves (exactly this type); the dtypes of the scalar conversions and of `arange`:
+_array_type: Any = Array
 _bool, _int64, _float32, _float64 = dt.bool, dt.int64, dt.float32, dt.float64
 
 # What `bind_cpu` binds: the CPU's device, its caching allocator and the numpy view of a block
-# (`make_view(block, dtype, shape)`), the sizes from which the general path runs: reductions
-# (threaded), aranges. (Each Operation holds its own: `Operation._limit`.)
+# (`make_view(block, dtype, shape)`), the backend's general element-wise executor (a large result
+# written into a temporary), the sizes from which the general path runs: reductions (threaded),
+# aranges. (Each Operation holds its own: `Operation._limit`.)
 _cpu_device: Any = None
 _allocator: Any = None
 _make_view: Any = None
+_elementwise: Any = None
 _reduction_limit = 0
 _arange_limit = 0
 
-# C functions where compiled (_fastpath.pxd), which is the only way this module runs
+# C functions where compiled (fastpath.pxd), which is the only way this module runs
 # (`_compiled`): the caching allocator's allocation (hal/allocator.py); from _speedups.h, the
 # array's constructor for checked fields; from the C API, a context variable's value (without the
 # method call of `ContextVar.get`, which every fast-path call would pay), memset, memcpy, the
@@ -95,19 +99,21 @@ class Operation:
     general path's checks) runs the CPU backend's `kernel`; other calls of that arity go to
     `fallback`, any other call to `reference`, the function with the standard's signature (so
     it fails as that signature says). With `condition`, the first operand is a boolean array of
-    the others' shape (`where`). `results` maps each operand dtype the fast path takes to the
-    result's dtype; while a hook is installed every call goes to
+    the others' shape (`where`). `plans` maps each operand dtype the fast path takes to the
+    namespace's resolved plan for it, `(operation, signature)` (`_ops.Op`, `_ops.Signature`:
+    the result's dtype is the signature's); while a hook is installed every call goes to
     `observe(name, reference, *args, **kwargs)`, the operation point."""
 
-    def __init__(self, name: str, results: dict[Any, Any], fallback: Callable[..., Any],
+    def __init__(self, name: str, plans: dict[Any, tuple[Any, Any]], fallback: Callable[..., Any],
                  observe: Callable[..., Any], *, arity: int, condition: bool = False,
                  reference: Callable[..., Any] | None = None) -> None:
         if not 1 + condition <= arity <= 2 + condition:
             raise ValueError(f"arity must be 1 or 2 (plus the condition), got {arity}")
         self.name = name
-        self.results: dict[Any, tuple[Any, int, Loop | None]] = {
-            operand: (result, result.itemsize, None)
-            for operand, result in results.items()}  # their Loops: `bind_cpu`
+        # per operand dtype: the result's dtype and itemsize, numpy's Loop (`bind_cpu`), the plan
+        self.results: dict[Any, tuple[Any, int, Loop | None, tuple[Any, Any]]] = {
+            operand: (plan[1].result, plan[1].result.itemsize, None, plan)
+            for operand, plan in plans.items()}
         self.fallback = fallback
         self.reference = fallback if reference is None else reference
         self._observe = observe
@@ -167,7 +173,7 @@ def inplace_operator(op: Operation, a: Any, b: Any) -> Any:
     where the Python operator must run."""
     if type(a) is not _array_type:
         return None
-    array = a  # (compiled: a's C fields, _fastpath.pxd)
+    array = a  # (compiled: a's C fields, fastpath.pxd)
     if array._readonly:
         return None
     return _fast(op, a, b, None, 2, a, None)
@@ -190,7 +196,7 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
     for i in range(start, count):
         x = x0 if i == 0 else x1 if i == 1 else x2
         if type(x) is _array_type:
-            array = x  # (compiled: x's C fields, _fastpath.pxd)
+            array = x  # (compiled: x's C fields, fastpath.pxd)
             if not _on_cpu(array):
                 return None
             if first is None:
@@ -216,7 +222,7 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
     entry = op.results.get(dtype)
     if entry is None:
         return None
-    result, itemsize, loop = entry
+    result, itemsize, loop, plan = entry
     shape = first._shape
     size = 1
     for extent in shape:
@@ -226,8 +232,8 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
         if target._dtype is not result or not _same_shape(target, first):
             return None
     if size >= op._limit:
-        if temporary is not None and _takes(temporary, result, itemsize):
-            return _general_binary(op.name, x0, x1, temporary)  # threaded
+        if temporary is not None and _takes(temporary, result, itemsize):  # the backend threads it
+            return _elementwise(plan[0], (x0, x1), plan[1], shape, temporary)
         return None
     if out is None:
         out = temporary if temporary is not None and _takes(temporary, result, itemsize) else \
@@ -720,7 +726,7 @@ class Reduction:
         """The result, or None where the general path must run."""
         if type(x) is not _array_type:
             return None
-        array = x  # (compiled: x's C fields, _fastpath.pxd)
+        array = x  # (compiled: x's C fields, fastpath.pxd)
         if not _on_cpu(array):
             return None
         axis, keepdims = None, False
@@ -821,31 +827,25 @@ def operations() -> list[Operation]:
     return list(_OPERATIONS)
 
 
-def configure(array_type: type, general_binary: Callable[..., Any]) -> None:
-    """The fast path serves arrays of exactly `array_type`; `general_binary(name, x1, x2, out)`
-    is the general path of a binary operator."""
-    global _array_type, _general_binary
-    _array_type, _general_binary = array_type, general_binary
-
-
 def bind_cpu(device: Any, allocator: Any, make_view: Callable[..., Any],
-             kernels: dict[str, Callable[..., Any]], elementwise_limits: dict[str, int],
-             reduce: Callable[..., None], reducible: frozenset[Any],
-             limits: tuple[int, int]) -> None:
-    """Enable the fast path on the CPU `device`: results come from its caching `allocator`,
-    with the numpy view `make_view(block, dtype, shape)`; `kernels` are the element-wise
-    kernels by name, `reduce` the kernel of the reductions in `reducible`; element-wise
-    operations from `elementwise_limits` elements on (by name: the CPU backend's thresholds,
-    `parallel.Thresholds.elementwise_limits`), and reductions and aranges from `limits` elements
-    on take the general path (which threads the first two; numpy's vectorised fills win for the
-    last)."""
-    global _cpu_device, _allocator, _make_view, _reduction_limit, _arange_limit
+             elementwise: Callable[..., Any], kernels: dict[str, Callable[..., Any]],
+             elementwise_limits: dict[str, int], reduce: Callable[..., None],
+             reducible: frozenset[Any], limits: tuple[int, int]) -> None:
+    """Enable the fast path on the CPU `device` (the CPU backend calls this): results come from
+    its caching `allocator`, with the numpy view `make_view(block, dtype, shape)`;
+    `elementwise(op, args, signature, shape, out)` is the backend's general executor; `kernels`
+    are the element-wise kernels by name, `reduce` the kernel of the reductions in `reducible`;
+    element-wise operations from `elementwise_limits` elements on (by name: the CPU backend's
+    thresholds, `parallel.Thresholds.elementwise_limits`), and reductions and aranges from
+    `limits` elements on take the general path (which threads the first two; numpy's vectorised
+    fills win for the last)."""
+    global _cpu_device, _allocator, _make_view, _elementwise, _reduction_limit, _arange_limit
     for op in _OPERATIONS:
         op.kernel = kernels.get(op.name)
         op._limit = elementwise_limits.get(op.name, 0)
-        op.results = {operand: (result, size, _loop(op, operand, result))
-                      for operand, (result, size, _) in op.results.items()}
+        op.results = {operand: (result, size, _loop(op, operand, result), plan)
+                      for operand, (result, size, _, plan) in op.results.items()}
     for reduction in _REDUCTIONS:
         reduction.kernel = reduce if reduction._reduction in reducible else None
-    _cpu_device, _allocator, _make_view = device, allocator, make_view
+    _cpu_device, _allocator, _make_view, _elementwise = device, allocator, make_view, elementwise
     _reduction_limit, _arange_limit = limits

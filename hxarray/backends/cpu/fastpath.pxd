@@ -1,4 +1,4 @@
-# Cython's declarations for compiling _fastpath.py (setup.py, COMPILED): C fields for the
+# Cython's declarations for compiling fastpath.py (setup.py, COMPILED): C fields for the
 # Operation and the Reduction, the array's fields read in place (the layout of
 # hxarray._speedups.ArrayBase, _speedups.h, with its unchecked constructor), the block and buffer
 # types and the allocation of the HAL's compiled allocator, the C API's context-variable read,
@@ -160,12 +160,13 @@ cdef class Reduction:
 cdef long long _reduced(object axis, Py_ssize_t ndim) except? -2
 
 cdef list _OPERATIONS, _REDUCTIONS
-cdef object _array_type, _bool, _int64, _float32, _float64, _general_binary
-cdef object _cpu_device, _make_view, _quiet_context, _run_quietly
+cdef object _array_type, _bool, _int64, _float32, _float64
+cdef object _cpu_device, _make_view, _elementwise, _quiet_context, _run_quietly
 cdef _CachingAllocatorBase _allocator
 cdef Py_ssize_t _reduction_limit, _arange_limit
 cdef bint _quiet_entered
 
 @cython.locals(op=Operation, reduction=Reduction)
-cpdef bind_cpu(object device, object allocator, object make_view, dict kernels,
-               dict elementwise_limits, object reduce, object reducible, tuple limits)
+cpdef bind_cpu(object device, object allocator, object make_view, object elementwise,
+               dict kernels, dict elementwise_limits, object reduce, object reducible,
+               tuple limits)
