@@ -18,7 +18,7 @@ from setuptools import Extension, setup
 COMPILED = [
     "hxarray/hal/allocator.py", "hxarray/hal/device.py",
     "hxarray/_adapter.py", "hxarray/_array.py", "hxarray/_array_methods.py", "hxarray/_checks.py",
-    "hxarray/_creation.py", "hxarray/_data_types.py", "hxarray/_dtypes.py",
+    "hxarray/_creation.py", "hxarray/_data_types.py", "hxarray/_dtypes.py", "hxarray/_indexing.py",
     "hxarray/_layout.py", "hxarray/_manipulation.py",
     "hxarray/_modes.py", "hxarray/_numpy_mode.py", "hxarray/_observed.py",
     "hxarray/_searching.py", "hxarray/_sorting.py", "hxarray/_statistical.py",

@@ -248,7 +248,8 @@ _REFUSED = {
     "to_host": "reading values on the host (bool(), float(), to_device)",
     "copy_to": "to_device()", "dlpack": "DLPack export",
     "host_view": "reading values on the host (numpy conversion)",
-    "concat": "concat()", "compress": "boolean indexing", "isin": "isin()",
+    "concat": "concat()", "compress": "boolean indexing", "place": "indexed assignment",
+    "isin": "isin()",
     "arange": "arange()", "synchronize": "synchronize()",
 }
 

@@ -124,10 +124,16 @@ def _advanced_key(x: Array, key: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def _is_mask(x: Array, key: Any) -> bool:
+    """Whether `key` is the common mask: a boolean array of x's leading dimensions (at least
+    one) on x's device, which `compress` and `place` take directly."""
+    return key.__class__ is Array and key._dtype is dt.bool and key._shape != () and \
+        key._shape == x._shape[:len(key._shape)] and key._buffer.device is x._buffer.device
+
+
 def getitem(x: Array, key: Any) -> Array:
-    if key.__class__ is Array and key._dtype is dt.bool and key._shape and \
-            key._shape == x._shape[:key.ndim] and key._buffer.device is x._buffer.device:
-        return x._buffer.device.backend.compress(x, key)  # the common mask
+    if _is_mask(x, key):
+        return x._buffer.device.backend.compress(x, key)
     key = _as_tuple(key)
     basic = _basic_key(key)
     if basic is not None:
@@ -296,8 +302,14 @@ def _unaliased(value: Any, target: Array) -> Any:
 def setitem(x: Array, key: Any, value: Any) -> None:
     check_writable(x, "__setitem__")
     value = _check_value(x, value)
-    key = _as_tuple(key)
     backend = x._buffer.device.backend
+    if _is_mask(x, key) and (value.__class__ is not Array or value._shape == ()):
+        if value.__class__ is Array:
+            value = _unaliased(value, x) if value._dtype is x._dtype else \
+                backend.copy(value, x._dtype)
+        backend.place(x, _unaliased(key, x), value)
+        return
+    key = _as_tuple(key)
     basic = _basic_key(key)
     if basic is not None:
         target = basic_view(x, basic)

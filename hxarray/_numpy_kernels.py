@@ -172,6 +172,9 @@ def nextafter(x1: Any, x2: Any, *, out: np.ndarray) -> None:
         np.copyto(out, x2, where=fix)
 
 
+_SCALARS = (int, float)
+
+
 @_stands_for(np.power)
 def pow(x1: Any, x2: Any, *, out: np.ndarray) -> None:  # noqa: A001 - the spec's name
     """numpy raises for integers to negative powers, which the standard leaves unspecified; here
@@ -179,7 +182,13 @@ def pow(x1: Any, x2: Any, *, out: np.ndarray) -> None:  # noqa: A001 - the spec'
     kernel fail part-way through an in-place or chunked operation. numpy takes the square root
     for an exponent of 0.5 given once (a scalar, or a stride-0 array), which gives -0 for -0 and
     NaN for -inf where the standard wants +0 and +inf: those are corrected. (The fix is
-    computed first: `out` may alias `x1`.)"""
+    computed first: `out` may alias `x1`.) For a float32 or float64 x1 squared (an exponent of
+    2 given as a Python scalar) numpy's power loop computes x1 * x1 element by element: numpy's
+    square does the same multiplication, vectorised."""
+    if x2.__class__ in _SCALARS and x2 == 2 and out.dtype.char in "fd" and \
+            type(x1) is np.ndarray and x1.dtype == out.dtype:
+        np.square(x1, out=out)
+        return
     if out.dtype.kind == "f":
         half = np.equal(x2, 0.5)
         if half is True or (half is not False and half.any()):

@@ -496,6 +496,28 @@ def test_integer_powers_with_negative_exponents(dtype):
     np.testing.assert_array_equal(np.asarray(x1), expected, strict=True)
 
 
+@pytest.mark.parametrize("dtype", FLOATING, ids=ids(FLOATING))
+def test_squares_are_numpys_powers(dtype):
+    """x ** 2 (an exponent of 2 given once: the CPU squares) is numpy's power of 2, on every view
+    and the special values, in place too; x is left unchanged."""
+    for x, data in view_pairs(sample((6, 7), dtype)):
+        before = data.copy()
+        for exponent in (2, 2.0):
+            with np.errstate(all="ignore"):
+                expected = np.power(data, np.asarray(exponent, dtype=data.dtype))
+            assert_elementwise("pow", x ** exponent, expected, (data, exponent))
+            assert_elementwise("pow", xp.pow(x, exponent), expected, (data, exponent))
+        assert_matches(x, before)
+        y = xp.asarray(data, copy=True)
+        y **= 2
+        assert_elementwise("pow", y, expected, (data, 2))
+    for shape in [(0,), ()]:
+        data = sample(shape, dtype)
+        with np.errstate(all="ignore"):
+            expected = np.power(data, np.asarray(2, dtype=data.dtype))
+        assert_elementwise("pow", xp.asarray(data) ** 2, np.asarray(expected), (data, 2))
+
+
 def test_floating_point_exceptions_are_silent():
     """The standard defines the special values, so numpy's warnings would be noise."""
     f = xp.asarray([-1.0, 0.0, 1000.0, np.inf, np.nan])

@@ -31,8 +31,8 @@ def test_the_reference_backend_is_written_from_scratch_and_loaded_as_a_plug_in()
     overridden = {name for name in dir(type(backend))
                   if name in vars(type(backend)) and not name.startswith("_")}
     assert RUNTIME | PRIMITIVES <= overridden
-    assert not {"full", "copy", "concat", "isin", "compress", "squared_deviations", "from_host",
-                "to_host", "linalg", "fft"} & overridden  # all defaults
+    assert not {"full", "copy", "concat", "isin", "compress", "place", "squared_deviations",
+                "from_host", "to_host", "linalg", "fft"} & overridden  # all defaults
     assert type(backend).__module__ == "hxarray_ref"
 
 

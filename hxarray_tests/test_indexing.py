@@ -370,6 +370,56 @@ def test_setitem_python_scalars_for_every_key_kind(dtype):
         assert_matches(x, data)
 
 
+@pytest.mark.parametrize("kind", list(VIEWS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))
+def test_masked_assignment_of_scalars(kind, dtype):
+    """x[mask] = value for a mask of x's leading axes and a scalar or 0-D value (the backend's
+    `place`): numpy's values on every view, the mask and the value left unchanged."""
+    specials = {xp.bool: [True, False]}.get(dtype, [0, 7] if dtype in INTEGER else
+                                             [-0.0, float("nan"), float("-inf"), 2.5])
+    if dtype in COMPLEX_FLOATING:
+        specials.append(complex(-0.0, float("nan")))
+    for axes in (2, 1, 0):  # a full mask, one of the first axis, one of an empty array
+        for seed, scalar in enumerate(specials):
+            if axes:
+                x, data = view_pair(kind, (4, 6), dtype, seed=seed)
+            else:
+                data = sample((0, 6), dtype)
+                x = xp.asarray(data)
+            data = data.copy()
+            mask = sample(data.shape[:max(axes, 1)], xp.bool, seed=seed)
+            hx_mask = xp.asarray(mask)
+            x[hx_mask] = scalar
+            data[mask] = scalar
+            assert_matches(x, data)
+            value = xp.asarray(scalar, dtype=dtype)
+            x[hx_mask] = value
+            assert_matches(x, data)
+            assert_matches(hx_mask, mask)
+            assert_matches(value, np.asarray(scalar, dtype=np_dtype(dtype)))
+
+
+def test_masked_assignment_casts_0d_values_and_reads_them_before_writing():
+    data = sample((3, 4), xp.float32)
+    x = xp.asarray(data)
+    mask = sample((3, 4), xp.bool, seed=2)
+    x[xp.asarray(mask)] = xp.asarray(1.25, dtype=xp.float64)  # cast to x's dtype
+    data[mask] = np.float64(1.25)
+    assert_matches(x, data)
+    first = data[0, 0]
+    x[xp.asarray(mask)] = x[0, 0]  # a value in x itself: read before x is written
+    data[mask] = first
+    assert_matches(x, data)
+    flags = xp.asarray(mask)
+    flags[flags] = False  # the mask is x itself
+    assert_matches(flags, np.zeros_like(mask))
+    rows = xp.asarray(sample((5,), xp.bool, seed=3))
+    expected = np.asarray(rows).copy()
+    expected[expected[::-1].copy()] = True
+    rows[rows[::-1]] = True  # a mask overlapping x in another order
+    assert_matches(rows, expected)
+
+
 def test_setitem_broadcast_arrays_for_advanced_keys():
     data = np.zeros((3, 4), dtype=np.int16)
     x = xp.asarray(data)

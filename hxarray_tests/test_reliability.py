@@ -242,6 +242,33 @@ def test_blas_limit_applies_to_hxarray_calls_in_the_block(monkeypatch) -> None:
     assert _blas_threads() == before
 
 
+def test_blas_limits_leave_a_library_already_at_the_count_alone(monkeypatch) -> None:
+    """A library whose count is the one wanted is not set (setting OpenBLAS's count costs
+    far more than the read); one at another count is set for the call and restored after."""
+
+    class Library:
+        def __init__(self, count: int) -> None:
+            self.count, self.sets = count, []
+
+        def get_num_threads(self) -> int:
+            return self.count
+
+        def set_num_threads(self, count: int) -> None:
+            self.sets.append(count)
+            self.count = count
+
+    limits = parallel._BlasLimits()
+    at_two, at_four = Library(2), Library(4)
+    monkeypatch.setattr(limits, "_libraries", [at_two, at_four])
+    with xp.threads(2):
+        with limits:
+            assert (at_two.count, at_four.count) == (2, 2)
+        with limits:
+            pass
+    assert at_two.sets == [] and at_four.sets == [2, 4, 2, 4]
+    assert (at_two.count, at_four.count) == (2, 4) and limits._applied is None
+
+
 def test_blas_limits_queue_without_starving() -> None:
     limits = parallel.blas_limits
     order, errors = [], []

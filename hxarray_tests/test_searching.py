@@ -23,6 +23,7 @@ from .oracle import (
     assert_matches,
     ids,
     np_dtype,
+    pair,
     sample,
     view_pairs,
     xps,
@@ -245,6 +246,29 @@ def test_where_on_large_arrays_is_bit_exact(dtype):
     s = np.asarray(scalar, dtype=np_dtype(dtype))
     assert_matches(xp.where(c, x1, scalar), np.where(condition, data1, s))
     assert_matches(xp.where(c, scalar, x2), np.where(condition, s, data2))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids(DTYPES))
+def test_where_on_large_arrays_with_a_uniform_condition_is_bit_exact(dtype):
+    """A condition that picks one operand everywhere (the CPU copies that operand): every view,
+    0-D and scalar operands, broadcast conditions, NaN payloads; the operands left unchanged."""
+    data1, data2 = sample((40, 60), dtype), sample((40, 60), dtype, seed=1)
+    if dtype in REAL_FLOATING:
+        data1.view(np.dtype(f"u{data1.itemsize}"))[::7] |= 1  # NaN payloads, odd bit patterns
+    s = np.asarray(_scalar_for(dtype), dtype=np_dtype(dtype))
+    for value in (False, True):
+        full = np.full((40, 60), value)
+        triples = zip(view_pairs(full), view_pairs(data1), view_pairs(data2))
+        for (c, ca), (x1, a1), (x2, a2) in [*triples, (pair(full[:1]), pair(data1), pair(data2))]:
+            before1, before2 = a1.copy(), a2.copy()
+            got, expected = np.asarray(xp.where(c, x1, x2)), np.where(ca, a1, a2)
+            np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
+                                          np.ascontiguousarray(expected).view(np.uint8))
+            assert_matches(x1, before1)
+            assert_matches(x2, before2)
+        c, x1 = xp.asarray(full), xp.asarray(data1)
+        assert_matches(xp.where(c, x1, s.item()), np.where(full, data1, s))
+        assert_matches(xp.where(c, xp.asarray(s), x1), np.where(full, s, data1))
 
 
 def test_where_on_large_arrays_of_mixed_dtypes():

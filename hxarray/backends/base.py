@@ -76,8 +76,8 @@ def fresh_layout(shape: Shape, dtype: DType) -> tuple[int, Shape]:
 # "elementwise:add", "reduce:sum", ...
 PRIMITIVES = ("assign", "elementwise", "reduce", "arg_reduce", "scan", "matmul", "sort",
               "argsort", "searchsorted", "nonzero", "gather", "scatter", "unique", "linalg",
-              "fft", "random_bits", "full", "copy", "arange", "concat", "compress", "isin",
-              "squared_deviations")
+              "fft", "random_bits", "full", "copy", "arange", "concat", "compress", "place",
+              "isin", "squared_deviations")
 _NAMED = {"elementwise", "reduce", "arg_reduce", "scan", "linalg", "fft"}
 # The methods observed as the transfer points, by the direction they copy.
 TRANSFERS = {"from_host": "host to device", "to_host": "device to host",
@@ -550,6 +550,20 @@ class Backend(ABC):
         if count:
             self.gather(x, 0, indices, out)
         return out
+
+    def place(self, x: Array, mask: Array, value: Array | Scalar) -> None:
+        """x[mask] = value, in place, for a boolean `mask` of x's leading dimensions and a
+        `value` that is a 0-D array of x's dtype or a Python scalar the namespace has checked
+        for it (neither shares memory with x other than as the same view): `scatter` at the
+        mask's non-zero positions."""
+        indices = self.nonzero(mask)
+        count = indices[0]._shape[0]
+        if not count or 0 in x._shape:
+            return
+        if not isinstance(value, Array):
+            value = self.full((), value, x._dtype, x._buffer.device)
+        rest = x._shape[mask.ndim:]
+        self.scatter(x, 0, indices, _views.broadcast_to(value, (count, *rest)))
 
     def squared_deviations(self, x: Array, axes: tuple[int, ...], out: Array) -> None:
         """out = the sum over the (sorted, distinct) `axes` of the squared deviations of the

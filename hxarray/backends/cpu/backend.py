@@ -534,6 +534,12 @@ class CpuBackend(Backend):
         return out
 
     @reruns_after_memory_error
+    def place(self, x, mask, value) -> None:
+        """numpy's own masked assignment: no index arrays, and a Python scalar converted to
+        x's dtype as `full` converts it."""
+        self.native(x)[self.native(mask)] = self.native(value) if type(value) is Array else value
+
+    @reruns_after_memory_error
     def concat(self, arrays, axis, out) -> None:
         with quiet():
             np.concatenate([self.native(a) for a in arrays], axis=axis, out=self.native(out),

@@ -23,9 +23,10 @@ _WHERE_FROM = 512  # elements from which numpy's `where` and a copy beat two cop
 
 def _where(condition: np.ndarray, x1: Any, x2: Any, *, out: np.ndarray) -> None:
     """numpy's `where` branches on every element, which mispredicts on an unpredictable
-    condition. With both operands of out's (real or bool) dtype it selects bits
-    instead, out = x2 ^ ((x1 ^ x2) * condition) on unsigned views: three passes, no branch,
-    exact (NaN payloads included)."""
+    condition. With both operands of out's dtype, where the condition picks one operand
+    everywhere (a mask of NaNs that finds none, say) it copies that operand; else, of a real or
+    bool dtype, it selects bits, out = x2 ^ ((x1 ^ x2) * condition) on unsigned views: three
+    passes, no branch, exact (NaN payloads included)."""
     if out.size < _SELECT_BITS_FROM:  # small: two copies beat where's temporary and a copy,
         # except from _WHERE_FROM elements, where the masked copy's branches cost more (arrays of
         # out's dtype only: numpy's `where` would promote others together, not each to out's)
@@ -35,10 +36,15 @@ def _where(condition: np.ndarray, x1: Any, x2: Any, *, out: np.ndarray) -> None:
         else:
             where(condition, x1, x2, out=out)
         return
-    bits = _BITS.get(out.dtype.itemsize) if out.dtype.kind != "c" else None
     operands = [v if type(v) is np.ndarray else np.asarray(v, out.dtype) for v in (x1, x2)]
-    if bits is None or \
-            any(v.dtype != out.dtype or np.may_share_memory(v, out) for v in operands):
+    bits = None
+    if not any(v.dtype != out.dtype or np.may_share_memory(v, out) for v in operands):
+        chosen = np.count_nonzero(condition)  # reads bytes: cheap beside a pass over the values
+        if chosen == 0 or chosen == condition.size:
+            np.copyto(out, operands[0] if chosen else operands[1])
+            return
+        bits = _BITS.get(out.dtype.itemsize) if out.dtype.kind != "c" else None
+    if bits is None:
         np.copyto(out, np.where(condition, x1, x2), casting="unsafe")
         return
     u1, u2 = (v.view(bits) for v in operands)

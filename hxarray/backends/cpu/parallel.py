@@ -171,6 +171,11 @@ class _BlasLimits:
         if count is not None and self._applied is None:
             self._saved = [library.get_num_threads() for library in libraries]
         for library, saved in zip(libraries, self._saved):
+            # A library already at the count is left alone: setting OpenBLAS's count costs far
+            # more than reading it, even to the same value.
+            if (saved if self._applied is None else self._applied) == \
+                    (saved if count is None else count):
+                continue
             # threadpoolctl lets one Python thread at a time set OpenBLAS's count and ignores
             # the others; this class already orders them, so each set takes control first.
             release = getattr(type(library), "clear_controlling_thread", None)
