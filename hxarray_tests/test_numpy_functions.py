@@ -572,7 +572,16 @@ def test_einsum(device, subscripts, shapes, dtype):
     if dtype == "complex128":
         arrays = [a + 1j * RNG.standard_normal(a.shape) for a in arrays]
     want = np.einsum(subscripts, *arrays)
-    close(xp.einsum(subscripts, *(xp.asarray(a) for a in arrays)), want)
+    got = xp.einsum(subscripts, *(xp.asarray(a) for a in arrays))
+    assert (got.dtype.name, got.shape) == (want.dtype.name, np.shape(want))
+    # sums of products may add in another order (numpy's own order changes with its version and
+    # BLAS): the rounding is relative to the terms' size, not to a result that cancels near 0
+    if want.dtype.kind not in "fc":
+        np.testing.assert_array_equal(np.asarray(got), want)
+        return
+    terms = np.einsum(subscripts, *(np.abs(a) for a in arrays))
+    eps = np.finfo(want.dtype).eps
+    np.testing.assert_array_less(np.abs(np.asarray(got) - want), 64 * eps * (terms + 1))
 
 
 def test_einsum_forms(device):
