@@ -236,6 +236,15 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: builtins.
     return into(out, _median(as_array(a), axis, keepdims), "median")
 
 
+def _kept_axes(result: Array, x: Array, axes: tuple[int, ...], keepdims: builtins.bool,
+               leading: tuple[int, ...] = ()) -> Array:
+    """A result over x's `axes` (after `leading` axes of its own, a quantile's q), with those
+    axes back as size 1 if `keepdims`."""
+    if not keepdims:
+        return result
+    return xp.reshape(result, leading + tuple(1 if i in axes else m for i, m in enumerate(x.shape)))
+
+
 def _median(x: Array, axis: Any, keepdims: builtins.bool) -> Array:
     axes = axis_tuple(axis, x.ndim, "median")
     flat = to_last(x, axes)
@@ -250,8 +259,7 @@ def _median(x: Array, axis: Any, keepdims: builtins.bool) -> Array:
     if x.dtype in dt.FLOATING and n:
         last = ordered[..., -1]
         result = xp.where(xp.isnan(last), xp.astype(last, result.dtype), result)
-    if keepdims:
-        result = xp.reshape(result, tuple(1 if i in axes else m for i, m in enumerate(x.shape)))
+    result = _kept_axes(result, x, axes, keepdims)
     return result
 
 
@@ -376,10 +384,7 @@ def _quantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bool,
     if nans and n:
         last = ordered[-1]
         result = xp.where(xp.isnan(last), xp.astype(last, result.dtype), result)
-    if keepdims:
-        shape = tuple(1 if i in axes else m for i, m in enumerate(x.shape))
-        result = xp.reshape(result, host.shape + shape)
-    return result
+    return _kept_axes(result, x, axes, keepdims, host.shape)
 
 
 def _weighted(x: Array, host: np.ndarray, axes: tuple[int, ...], axis: Any, weights: Any,
@@ -430,10 +435,7 @@ def _weighted(x: Array, host: np.ndarray, axes: tuple[int, ...], axis: Any, weig
         if skip_nans and np.any(empty):
             _warn("All-NaN slice encountered")
         result = _with_nans(result, np.asarray(empty if skip_nans else nans[..., -1]))
-    if keepdims:
-        shape = tuple(1 if i in axes else m for i, m in enumerate(x.shape))
-        result = xp.reshape(result, host.shape + shape)
-    return result
+    return _kept_axes(result, x, axes, keepdims, host.shape)
 
 
 @numpy_only
@@ -503,8 +505,7 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: builti
     low, high = np.maximum(counts - 1, 0) // 2, counts // 2
     middle = xp.stack([_gathered(ordered, low), _gathered(ordered, high)], axis=-1)
     result = _with_nans(xp.mean(middle, axis=-1), counts == 0)
-    if keepdims:
-        result = xp.reshape(result, tuple(1 if i in axes else m for i, m in enumerate(x.shape)))
+    result = _kept_axes(result, x, axes, keepdims)
     return into(out, result, "nanmedian")
 
 
@@ -544,10 +545,7 @@ def _nanquantile(x: Array, q: Any, axis: Any, method: str, keepdims: builtins.bo
                           high - difference * xp.asarray(rest, device=x.device),
                           low + difference * xp.asarray(t, device=x.device))
     result = _with_nans(result, counts == 0)
-    if keepdims:
-        shape = tuple(1 if i in axes else m for i, m in enumerate(x.shape))
-        result = xp.reshape(result, host.shape + shape)
-    return result
+    return _kept_axes(result, x, axes, keepdims, host.shape)
 
 
 @numpy_only
