@@ -43,11 +43,13 @@ run: $(VENV)/.installed
 	@echo "make: running the demo (python -m hxarray demo)"
 	@$(PY) -m hxarray demo
 
-# Twice: on the compiled speedups, with the CUDA simulator's cuda:0 among the devices the chapter
-# tests run on; then on their pure-Python twins (CPU-side types: the CUDA device is left out).
+# Twice: on the compiled speedups, with the CUDA simulator's cuda:0 and the plug-ins' devices
+# among the devices the chapter tests run on; then run interpreted (HXARRAY_PURE_PYTHON=1) on
+# the CPU device, the one whose code the build changes (the plug-ins' devices and the simulator
+# run the same Python either way, through the namespace the CPU's tests run interpreted too).
 test: $(VENV)/.installed-cuda
 	HXARRAY_CUDA_DRIVER=sim $(PY) -m pytest -n 2 -q
-	HXARRAY_PURE_PYTHON=1 $(PY) -m pytest -n 2 -q
+	HXARRAY_PURE_PYTHON=1 HXARRAY_TEST_DEVICES=cpu $(PY) -m pytest -n 2 -q
 
 # The compiled test suite on Python 3.13 (pyenv's 3.13, or PYTHON313=path) with the newest numpy,
 # in an environment of its own, on the CPU device: what depends on the interpreter and numpy's

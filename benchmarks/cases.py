@@ -202,6 +202,22 @@ def _fused_sum(lib: Library, size: int) -> dict[str, Thunk]:
     return {"fused": lambda: fused(a, b), "unfused": unfused}
 
 
+def _graph(lib: Library, size: int) -> dict[str, Thunk]:
+    """Twenty arithmetic operations (ten multiply-adds): replayed through `hxarray.graph`
+    ("graph") and run eagerly ("eager"); numpy runs the function eagerly for both."""
+    a, b = _two(lib, size)
+
+    def twenty(x: Any, y: Any) -> Any:
+        for _ in range(10):
+            x = x * y + 0.5
+        return x
+
+    if lib.name != "hxarray":
+        return {"graph": lambda: twenty(a, b), "eager": lambda: twenty(a, b)}
+    graphed = lib.xp.graph(twenty)
+    return {"graph": lambda: graphed(a, b), "eager": lambda: twenty(a, b)}
+
+
 def _arange_float(lib: Library, size: int) -> Thunk:
     arange, stop = lib.xp.arange, float(size)
     return lambda: arange(stop)
@@ -343,6 +359,9 @@ CASES: tuple[Case, ...] = (
     Case("fused_sum", "fused", "`sum(a * b)` float64: `hxarray.fuse` (one pass) and, as "
          "`:unfused`, `xp.sum(a * b)`", _fused_sum, SIZES, QUICK_SIZES,
          libraries=("numpy", "hxarray"), variants=("fused", "unfused")),
+    Case("graph", "fused", "twenty operations `x = x * y + 0.5` (ten times) float64 through "
+         "`hxarray.graph`, and (`graph:eager`) run eagerly", _graph, (10, 1_000, 100_000),
+         (1_000,), libraries=("numpy", "hxarray"), variants=("graph", "eager")),
     Case("sum", "reduction", "`sum(a)` over all elements", _reduction("sum", None), SIZES,
          QUICK_SIZES),
     Case("sum_axis0", "reduction", "`sum(m, axis=0)`, m near-square 2-D, C order",

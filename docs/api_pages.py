@@ -34,6 +34,9 @@ DEVICES = {
         ("function", "hxarray.memory_scope"), ("class", "hxarray.hal.scope.MemoryScope")],
     "Streams and events": [("class", "hxarray.Stream"), ("class", "hxarray.Event")],
     "Pipelines": [("function", "hxarray.pipeline"), ("function", "hxarray.prefetch")],
+    "Fused and graphed functions": [
+        ("function", "hxarray.fuse"), ("function", "hxarray.graph"),
+        ("exception", "hxarray.CaptureError")],
     "Profiling": [
         ("function", "hxarray.profile"), ("class", "hxarray.profiler.Profile"),
         ("class", "hxarray.profiler.ProfileEvent")],

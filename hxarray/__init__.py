@@ -34,6 +34,7 @@ from ._dtypes import (
 )
 from ._elementwise import *  # noqa: F403
 from ._fuse import fuse
+from ._graph import CaptureError, graph
 
 if TYPE_CHECKING:  # the element-wise functions are generated at import; their signatures:
     from ._elementwise_api import *  # noqa: F403

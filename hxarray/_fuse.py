@@ -32,6 +32,7 @@ from ._ops import REDUCTIONS, Op, Reduction, Signature
 from ._views import broadcast_shapes, contiguous_strides, view
 from .backends.base import Backend
 from .backends.fusion import ARRAY, ASTYPE, SCALAR, Expression, Step, scalar_key
+from .backends.recording import capturing
 from .hal.allocator import Allocator, Block, MemoryBuffer
 from .hal.device import Device
 
@@ -651,6 +652,8 @@ class Fused:
                             f"{', '.join(kwargs)}")
         if self._unchanged is not None and not self._unchanged():
             self._forget()
+        if capturing:  # a graph captures: through the backend it records, cached nowhere
+            return self._first(None, args)
         # The layout's key, built inline: the mode, and per argument its dtype, shape, strides
         # and device, or a scalar's `scalar_key`.
         key: Any = (is_strict(),)
@@ -720,6 +723,8 @@ class Fused:
             self._unchanged = None
 
     def _keep(self, table: dict[Any, Any], key: Any, value: Any) -> None:
+        if key is None:  # (an unhashable argument, or a call while a graph captures)
+            return
         with self._lock:
             if len(table) >= _MAX_PLANS:
                 table.clear()

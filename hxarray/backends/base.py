@@ -26,6 +26,7 @@ running the CPU backend on a host copy, counted per operation in `host_fallbacks
 from __future__ import annotations
 
 import collections
+import functools
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from .._ops import ArgReduction, Op, Reduction, Scan, Signature
     from ..hal.allocator import Allocator
     from ..hal.stream import Event
+    from .recording import Call
 
 __all__ = ["FRESH_LAYOUTS", "PRIMITIVES", "TRANSFERS", "Backend", "fresh_layout"]
 
@@ -394,6 +396,49 @@ class Backend(ABC):
         """Of the flattened `x`: the sorted distinct values (every NaN distinct), the int64
         index of each value's first occurrence, the int64 inverse indices shaped like x, and
         the int64 counts."""
+
+    # -- replaying recorded calls (`hxarray.graph`, backends/recording.py) ------------------------
+    def prepare(self, call: Call) -> Callable[[], Any]:
+        """The recorded primitive call `call` as an executor of no arguments that runs it again
+        on the same arrays, with everything the call decided kept (a graph's replay runs these in
+        order). Default: the primitive called again; an array a primitive made is made again
+        and assigned into the recorded one. A backend overrides it to decide once what it would
+        decide per call."""
+        primitive, args, kwargs = call
+        if primitive == "call":  # a prepared call of a fused expression
+            function, arrays, out = args
+            return functools.partial(function, arrays, out)
+        if primitive == "make":
+            method, made_args, made = args
+            assign = self.assign
+
+            def again() -> None:
+                fresh = method(*made_args, **kwargs)
+                if made.__class__ is Array:
+                    assign(made, fresh)
+                else:  # (linalg's tuples)
+                    for into, value in zip(made, fresh, strict=True):
+                        assign(into, value)
+
+            return again
+        return functools.partial(getattr(self, primitive), *args, **kwargs)
+
+    def prepare_all(self, calls: Sequence[Call], inputs: Sequence[Array]
+                    ) -> Callable[[Sequence[Array]], None]:
+        """The recorded calls `calls`, which read the arrays `inputs`, as one executor of a
+        graph's replay: it writes its arguments (arrays of the inputs' dtypes and shapes, any
+        layout) into `inputs`, then runs the calls again in order. Default: `assign`, then
+        each call's `prepare`, one after the other."""
+        steps = [self.prepare(call) for call in calls]
+        assign = self.assign
+
+        def replay(arguments: Sequence[Array]) -> None:
+            for into, value in zip(inputs, arguments, strict=True):
+                assign(into, value)
+            for step in steps:
+                step()
+
+        return replay
 
     # -- fused expressions (`hxarray.fuse`, backends/fusion.py) -----------------------------------
     def fused(self, expression: fusion.Expression, operands: Sequence[Array | Scalar],

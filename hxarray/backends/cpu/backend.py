@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -363,6 +363,33 @@ class CpuBackend(Backend):
         else:
             parallel.elementwise(kernel, handles, target)
         return out
+
+    def prepare(self, call):
+        if call.primitive != "elementwise":
+            return super().prepare(call)
+        op, args, _, _, out = call.args
+        target = self.native(out)
+        handles = [self.native(a) if type(a) is Array else a for a in args]
+        if target.size < self._elementwise_limits[op]:
+            return partial(kernels.ELEMENTWISE[op], *handles, out=target)
+        return partial(parallel.elementwise, kernels.ELEMENTWISE[op], handles, target)
+
+    def prepare_all(self, calls, inputs):
+        """The calls prepared; with the compiled executor, an element-wise call small enough
+        for one thread as numpy's loop on its arrays' addresses (`fastpath.loop_step`), which
+        the replay calls directly, and contiguous arguments copied in with memcpy."""
+        if fastpath is None:
+            return super().prepare_all(calls, inputs)
+        steps = []
+        for call in calls:
+            step = None
+            if call.primitive == "elementwise":
+                op, args, signature, _, out = call.args
+                if math.prod(out._shape) < self._elementwise_limits[op]:
+                    step = fastpath.loop_step(kernels.FAST_PATH_KERNELS[op.name], signature,
+                                              tuple(args), out)
+            steps.append(self.prepare(call) if step is None else step)
+        return partial(fastpath.replay, steps, list(inputs), self.assign)
 
     def fused(self, expression, operands, out) -> None:
         fused.run(expression, operands, out)

@@ -92,6 +92,28 @@ cdef object _loop(Operation op, object operand, object result)
 cdef int _looped(Loop loop, Py_ssize_t count, object x0, object x1, object x2, object out,
                  Py_ssize_t size) except -1
 cdef Py_ssize_t _HOLD_GIL_UP_TO
+cdef class Step:
+    cdef readonly Loop loop
+    cdef readonly tuple arrays
+    cdef char *pointers[4]
+    cdef Py_ssize_t strides[4]
+    cdef Py_ssize_t length[1]
+    cdef double scalars[3]
+
+    @cython.locals(loop=Loop, status=int, state="void *")
+    cdef _run(self)
+
+cdef dict _steps_loops
+@cython.locals(arity=Py_ssize_t, i=Py_ssize_t, size=Py_ssize_t, extent=Py_ssize_t,
+               output=Py_ssize_t, end=Py_ssize_t, address=Py_ssize_t, step=Step, loop=Loop,
+               target=ArrayBase, array=ArrayBase)
+cpdef loop_step(object kernel, object signature, tuple args, object out)
+@cython.locals(prepared=Step, i=Py_ssize_t)
+cpdef replay(list steps, list inputs, object assign, object arguments)
+@cython.locals(source=ArrayBase, target=ArrayBase, itemsize=Py_ssize_t, size=Py_ssize_t,
+               extent=Py_ssize_t)
+cdef bint _copied_into(object into, object value) except -1
+cdef object _MISSING
 @cython.locals(address=Py_ssize_t)
 cdef Py_ssize_t _data_address(ArrayBase x, Py_ssize_t itemsize) except? -2
 @cython.locals(array=ArrayBase, buffer=MemoryBuffer, block=Block, start=Py_ssize_t,

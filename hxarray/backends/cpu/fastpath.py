@@ -350,6 +350,139 @@ def _looped(loop: Loop, count: int, x0: Any, x1: Any, x2: Any, out: Any, size: i
 _HOLD_GIL_UP_TO = 500  # elements (numpy's threshold)
 
 
+class Step:
+    """An element-wise call of a graph (`CpuBackend.prepare_all`) as numpy's loop on the
+    addresses of its arrays, which it keeps alive: a replay calls the loop alone, as the fast
+    path does (`_looped`), without the ufunc's argument handling. `step()` runs it."""
+
+    # the loop's arguments: C arrays (fastpath.pxd), filled by `loop_step`
+    pointers: Any
+    strides: Any
+    length: Any
+    scalars: Any
+
+    def __init__(self, loop: Loop, arrays: tuple[Any, ...]) -> None:
+        self.loop = loop
+        self.arrays = arrays  # (the operands and out: their memory stays valid)
+
+    def __call__(self) -> None:
+        self._run()
+
+    def _run(self) -> None:
+        loop = self.loop
+        if self.length[0] <= _HOLD_GIL_UP_TO:  # noqa: F821
+            status = loop.function(loop.context, self.pointers, self.length,  # noqa: F821
+                                   self.strides, loop.auxdata)  # noqa: F821
+        else:
+            state = PyEval_SaveThread()  # noqa: F821
+            status = loop.function(loop.context, self.pointers, self.length,  # noqa: F821
+                                   self.strides, loop.auxdata)  # noqa: F821
+            PyEval_RestoreThread(state)  # noqa: F821
+        if status < 0 or PyErr_Occurred():  # noqa: F821
+            raise RuntimeError("numpy's loop failed")  # (numpy's own exception, where set)
+
+
+_steps_loops: dict[Any, Any] = {}  # (ufunc, operand dtype, result dtype) -> Loop or None
+
+
+def loop_step(kernel: Any, signature: Any, args: tuple[Any, ...], out: Any) -> Step | None:
+    """`kernel` (the CPU's element-wise kernel) of `args` into `out`, as the backend's
+    `elementwise` computes it for `signature`, prepared as a `Step`; None where no loop serves:
+    the kernel is no ufunc of the operands, the operands take a conversion, an array is not
+    C-contiguous, aligned and of out's shape, `out` overlaps an operand other than exactly, or
+    a scalar is not one the loop takes as it is."""
+    arity = len(args)
+    operand = signature.compute
+    if type(kernel) is not np.ufunc or kernel.nin != arity or kernel.nout != 1 or arity > 3:
+        return None
+    for dtype in signature.operands:
+        if dtype is not operand:  # (a conversion on load)
+            return None
+    key = (kernel, operand, signature.result)
+    found = _steps_loops.get(key, _MISSING)
+    if found is _MISSING:
+        try:
+            found = Loop(kernel, operand, signature.result, arity)
+        except (LookupError, TypeError, AttributeError, ValueError):  # (no loop: TypeError)
+            found = None
+        _steps_loops[key] = found
+    if found is None:
+        return None
+    loop = found
+    step = Step(loop, (*args, out))
+    target = out  # (compiled: out's C fields)
+    size = 1
+    for extent in target._shape:
+        size *= extent
+    output = _data_address(out, loop.result_size)
+    if output < 0:
+        return None
+    end = output + size * loop.result_size
+    for i in range(arity):
+        x = args[i]
+        if type(x) is _array_type:
+            array = x  # (compiled: x's C fields)
+            if not _same_shape(array, target):
+                return None
+            address = _data_address(x, loop.operand_size)
+            if address < 0 or address != output and address < end and \
+                    output < address + size * loop.operand_size or \
+                    address == output and loop.operand_size != loop.result_size:
+                return None
+            step.pointers[i] = address_bytes(address)  # noqa: F821
+            step.strides[i] = loop.operand_size  # noqa: F821
+        else:
+            if not _scalar_into(x, loop.operand, step.scalars + i):  # noqa: F821
+                return None
+            step.pointers[i] = pointer_bytes(step.scalars + i)  # noqa: F821
+            step.strides[i] = 0  # noqa: F821
+    step.pointers[arity] = address_bytes(output)  # noqa: F821
+    step.strides[arity] = loop.result_size  # noqa: F821
+    step.length[0] = size  # noqa: F821
+    return step
+
+
+def replay(steps: list[Any], inputs: list[Any], assign: Any, arguments: Any) -> None:
+    """A graph's replay: `arguments` copied into the graph's `inputs` (memcpy where an
+    argument is C-contiguous in the CPU's memory, else `assign`), then its prepared calls run in
+    order, a `Step` as its loop, any other as a call."""
+    for i in range(len(inputs)):
+        into, value = inputs[i], arguments[i]
+        if not _copied_into(into, value):
+            assign(into, value)
+    for step in steps:
+        if type(step) is Step:
+            prepared = step  # (compiled: the Step's C fields)
+            prepared._run()
+        else:
+            step()
+
+
+def _copied_into(into: Any, value: Any) -> bool:
+    """Whether the array `value` was copied into the C-contiguous CPU array `into` of its dtype
+    and shape with memcpy: it is a C-contiguous CPU array too."""
+    if type(value) is not _array_type:
+        return False
+    source = value  # (compiled: the arrays' C fields)
+    target = into
+    if not _in_cpu_memory(source) or source._dtype is not target._dtype or \
+            not _same_shape(source, target):
+        return False
+    itemsize = source._dtype.itemsize
+    if not c_contiguous(source._shape, source._strides, itemsize):  # noqa: F821
+        return False
+    size = 1
+    for extent in source._shape:
+        size *= extent
+    if size:
+        _move(address_bytes(_first_address(target)),  # noqa: F821
+              address_bytes(_first_address(source)), size * itemsize)  # noqa: F821
+    return True
+
+
+_MISSING: Any = object()
+
+
 def _data_address(x: Any, itemsize: int) -> int:
     """The address of the first element of the CPU array `x`, or -1 where its elements of
     `itemsize` bytes are not C-contiguous or not aligned to their size."""

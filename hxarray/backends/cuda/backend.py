@@ -38,6 +38,7 @@ from ..codegen import random as rng
 from ..codegen import reduction as rd
 from ..codegen import scan as sc
 from ..fusion import Expression
+from ..recording import Call
 from . import launch, peaks
 from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
 from .launch import reduction_plan, scan_plan
@@ -306,6 +307,31 @@ class CudaBackend(Backend):
         elif 0 not in shape:
             self._map(op, args, signature, out)
         return out
+
+    def prepare(self, call: Call) -> Callable[[], Any]:
+        """An element-wise call as its kernel's launch with the arguments packed now (a
+        replay queues it on the current stream, as `_map` would)."""
+        if call.primitive != "elementwise":
+            return super().prepare(call)
+        op, args, signature, _, out = call.args
+        if op.chain or 0 in out._shape or any(
+                a.__class__ is Array and (a._buffer is out._buffer) and
+                (a._offset, a._shape, a._strides) != (out._offset, out._shape, out._strides)
+                for a in args):  # (what `elementwise` does around `_map`)
+            return super().prepare(call)
+        device = out._buffer.device
+        state = self._states.get(device.index) or self._state(device)
+        values = [a._buffer.address + a._offset if a.__class__ is Array else a for a in args]
+        address = out._buffer.address + out._offset
+        arrays = [out, *(a for a in args if a.__class__ is Array)]
+        aligned = not any((a._buffer.address + a._offset) & (ew.VECTOR_BYTES - 1)
+                          for a in arrays)
+        plan = self._plan_map(state, op, args, signature, out, aligned)
+        if plan is None:
+            return super().prepare(call)
+        function, config, pack = plan
+        return functools.partial(self._submit, device, function, config,
+                                 pack([*values, address]), arrays)
 
     def _map(self, op: Op, args: Sequence[Array | Scalar], signature: Signature,
              out: Array) -> None:
