@@ -493,6 +493,9 @@ def targets(document: dict[str, Any]) -> list[dict[str, Any]]:
                            "elements (warm) ≤ 3 µs", 3e-6),
         _columns_target(document, "fused_sum_1e7", "fused_sum", big, SUBJECT + ":unfused",
                         SUBJECT, 1.5, "fused `sum(a * b)` at 1e7: ≥ 1.5× `xp.sum(a * b)`"),
+        _columns_target(document, "graph_1e3", "graph", 1_000, SUBJECT + ":eager", SUBJECT, 1.5,
+                        "twenty operations on 1e3 float64 replayed by `hxarray.graph`: ≥ 1.5× "
+                        "eager"),
     ]
     found += [_time_limit_target(document, "alloc_pair", "caching allocator: a cached allocate + "
                                  "free pair (`alloc_pair`) < 1 µs", ALLOC_PAIR_LIMIT_S),
