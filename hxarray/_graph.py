@@ -92,7 +92,7 @@ class Graph:
                             f"{', '.join(kwargs)}")
         # The signature: the mode, and per argument its dtype, shape and device, or a
         # Python scalar's type and bits (a constant of the capture).
-        if capturing and any(r.thread == threading.get_ident() for r in capturing):
+        if capturing and any(r.capturing_thread == threading.get_ident() for r in capturing):
             return self.function(*args)  # inside another graph's capture: a part of it
         key: Any = (is_strict(),)
         arrays = []
@@ -138,7 +138,7 @@ class Graph:
                                    f"{position} (in place), which a graph cannot capture; "
                                    "return the new values instead")
         kept = {id(a._buffer) for a in (*inputs, *_arrays_of(results, self.name))}
-        calls = share_memory(recorder.calls, scope.pool, kept,
+        calls = share_memory(recorder.recorded, scope.pool, kept,
                              lambda nbytes: backend.empty((nbytes,), uint8, device)._buffer)
         del recorder  # (its calls hold the capture's own temporaries)
         captured = _Captured(backend, device, inputs, calls, results)

@@ -248,6 +248,28 @@ def test_threads_replay_one_graph(device):
     assert not failures
 
 
+def test_threads_capture_in_turn(device):
+    """Graphs first called from several threads at once capture one after the other."""
+    rng = np.random.default_rng(9)
+    inputs = [(values(rng, (32,), "float64"), values(rng, (32,), "float64")) for _ in range(6)]
+    graphs = [xp.graph(arithmetic) for _ in inputs]
+    results: dict[int, np.ndarray] = {}
+    barrier = threading.Barrier(len(inputs))
+
+    def work(k: int) -> None:
+        barrier.wait()
+        results[k] = host(graphs[k](*inputs[k]))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k, (a, b) in enumerate(inputs):
+        np.testing.assert_array_equal(results[k], host(arithmetic(a, b)))
+        same(graphs[k](a, b), arithmetic(a, b))
+
+
 def test_other_threads_are_not_recorded(device):
     """A thread computing on the device while a graph captures runs its own work, which the
     graph does not replay."""

@@ -27,6 +27,7 @@ __all__ = ["CaptureError", "Call", "Recorder", "capturing", "share_memory"]
 # real backend, take the recorded route while it is not empty).
 capturing: list[Recorder] = []
 _lock = threading.Lock()
+_turns: dict[Device, threading.Lock] = {}  # per device: held by the capture under way
 
 
 class CaptureError(RuntimeError):
@@ -79,38 +80,42 @@ _ASKED = frozenset({"empty", "empty_in", "adopt", "allocator", "default_stream",
 
 
 class Recorder:
-    """The backend of a device while a graph captures (module docstring). `calls` are the
-    recorded calls in order; `written` the buffers they wrote."""
+    """The backend of a device while a graph captures (module docstring). `recorded` are the
+    recorded calls in order, `written` the ids of the buffers they wrote. Captures on one device
+    take turns: a second waits for the first to end. (Its own attributes carry names no backend
+    has: every other attribute is the real backend's.)"""
 
     def __init__(self, backend: Any, device: Device, name: str) -> None:
-        self.backend = backend
-        self.device = device
-        self.name = name
-        self.calls: list[Call] = []
-        self.written: set[int] = set()  # ids of the buffers the calls wrote
-        self.thread = threading.get_ident()
+        self.real_backend = backend
+        self.graph_device = device
+        self.graph_name = name
+        self.recorded: list[Call] = []
+        self.written: set[int] = set()
+        self.capturing_thread = threading.get_ident()
 
     def __enter__(self) -> Recorder:
+        device = self.graph_device
         with _lock:
-            if self.device._backend is not self.backend:  # (a capture under way elsewhere)
-                raise CaptureError(f"{self.name}: another graph is capturing on {self.device} "
-                                   "in another thread; capture one at a time")
-            self.device._backend = self  # type: ignore[assignment]
+            turn = _turns.setdefault(device, threading.Lock())
+        turn.acquire()  # (another thread's capture on the device ends first)
+        with _lock:
+            device._backend = self  # type: ignore[assignment]
             capturing.append(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
         with _lock:
-            self.device._backend = self.backend
+            self.graph_device._backend = self.real_backend
             capturing.remove(self)
+        _turns[self.graph_device].release()
 
     def refuse(self, what: str) -> CaptureError:
-        return CaptureError(f"{self.name}: the function {what}, which a graph cannot capture; "
-                            "run that part outside the graphed function")
+        return CaptureError(f"{self.graph_name}: the function {what}, which a graph cannot "
+                            "capture; run that part outside the graphed function")
 
     def __getattr__(self, name: str) -> Any:
-        attribute = getattr(self.backend, name)
-        if threading.get_ident() != self.thread or name in _ASKED:
+        attribute = getattr(self.real_backend, name)
+        if threading.get_ident() != self.capturing_thread or name in _ASKED:
             return attribute
         if name in _REFUSED:
             raise self.refuse(_REFUSED[name])
@@ -130,7 +135,7 @@ class Recorder:
         return self.__getattr__("fused")
 
     def _note(self, call: Call, written: Any) -> None:
-        self.calls.append(call)
+        self.recorded.append(call)
         if written.__class__ is Array:
             self.written.add(id(written._buffer))
 
@@ -155,7 +160,7 @@ class Recorder:
         """A prepared call the backend handed out: recorded when it is called."""
         def recorded(arrays: Sequence[Array], out: Array) -> None:
             call(arrays, out)
-            if threading.get_ident() == self.thread:
+            if threading.get_ident() == self.capturing_thread:
                 self._note(Call("call", (call, tuple(arrays), out), {}), out)
 
         return recorded
