@@ -271,6 +271,14 @@ class Array(_Base):
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._buffer.device.backend.dlpack_device(self._buffer.device)
 
+    def prefetch(self, device: Device | str) -> Array:
+        """Move this array's managed memory (arrays made inside `memory_scope(device,
+        managed=True)`) to `device`, or to the host for "cpu", ahead of its use there, queued on
+        the current stream; the array itself is returned. A hint: the values and `x.device` do
+        not change (`to_device` copies). ValueError for an array outside managed memory."""
+        self._buffer.device.backend.prefetch(self, Device(device))
+        return self
+
     def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: tuple[int, int] | None = None, copy: builtins.bool | None = None):
         """A DLPack capsule (spec: array.__dlpack__); a read-only array (a broadcast view) needs

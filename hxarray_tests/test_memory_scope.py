@@ -175,3 +175,40 @@ def test_errors() -> None:
             pass
     with pytest.raises(ValueError, match="unknown device type"):
         xp.memory_scope("nosuchdevice").__enter__()
+
+
+@pytest.mark.parametrize("device", DEVICES, ids=str)
+def test_managed_memory_where_the_device_has_it(device: Device) -> None:
+    """Managed scopes: arrays computed on the device and read by numpy in place (no copy: a
+    write through numpy shows on the device), prefetched to the host and back; refused with a
+    ValueError on devices without managed memory, as prefetch is for other arrays."""
+    has = device.capabilities()["managed_memory"]
+    outside = xp.ones(4, device=device)
+    with pytest.raises(ValueError, match="not in managed memory"):
+        outside.prefetch(device)
+    if not has:
+        with pytest.raises(ValueError, match="has no managed memory"):
+            with xp.memory_scope(device, managed=True):
+                pass
+        return
+    assert str(device).startswith("cuda")
+    expected = np.arange(1000, dtype=np.float32) * 2 + 1
+    with xp.memory_scope(device, managed=True) as scope:
+        x = xp.arange(1000, dtype=xp.float32, device=device) * 2 + 1
+    assert scope.allocations >= 1
+    assert x.device == device
+    host = np.asarray(x)
+    np.testing.assert_array_equal(host, expected)
+    host[0] = -5.0  # the same memory: the device sees the write
+    np.testing.assert_array_equal(np.asarray((x + 0).to_device("cpu"))[:2], [-5.0, 3.0])
+    assert x.prefetch("cpu") is x and x.prefetch(device) is x
+    np.testing.assert_array_equal(np.asarray(x)[1:], expected[1:])
+    assert np.shares_memory(np.asarray(x), np.asarray(x))
+    with pytest.raises(TypeError, match="managed must be a bool"):
+        xp.memory_scope(device, managed="yes")
+    free = device.capabilities()["free_memory"]
+    with pytest.raises(MemoryError):  # more managed memory than the device has free: refused
+        with xp.memory_scope(device, managed=True):
+            xp.empty(2 * free // 8 + 1024, dtype=xp.float64, device=device)
+    with pytest.raises(ValueError, match="a CUDA device or the CPU"):
+        x.prefetch("ref:0")

@@ -236,10 +236,23 @@ class Backend(ABC):
         nbytes, strides = FRESH_LAYOUTS.get((shape, dtype)) or fresh_layout(shape, dtype)
         return Array._make(allocator.allocate(nbytes), dtype, shape, strides)
 
-    def scope_allocator(self, device: Device) -> Allocator:
+    def scope_allocator(self, device: Device, managed: bool = False) -> Allocator:
         """A fresh pool for a memory scope on `device`: by default a caching allocator of the
-        device allocator's kind over the same raw allocator (`hal.scope.scope_pool`)."""
+        device allocator's kind over the same raw allocator (`hal.scope.scope_pool`). With
+        `managed`, a pool of managed memory, which the host addresses in place; by default
+        there is none (ValueError)."""
+        if managed:
+            raise ValueError(f"{device} has no managed memory (its capabilities()"
+                             "['managed_memory'] is False): memory_scope(..., managed=True) "
+                             "needs a device that has it, such as a CUDA GPU")
         return scope_pool(self.allocator(device))
+
+    def prefetch(self, x: Array, device: Device) -> None:
+        """Move the managed memory of `x` to `device` (the CPU: the host) ahead of its use
+        there, queued on the current stream. Default: x is in no managed memory (ValueError)."""
+        raise ValueError(f"prefetch(): the array on {x.device} is not in managed memory (arrays "
+                         "made inside memory_scope(device, managed=True) are); to_device() "
+                         "copies an array to another device")
 
     def host_view(self, x: Array) -> np.ndarray | None:
         """A numpy view of `x` that keeps its buffer alive, or None if the memory is not

@@ -132,7 +132,8 @@ class BackendRegistry:
         bandwidth (`hxarray.backends.performance`)."""
         from .performance import estimate
 
-        return {**device.backend.capabilities(device), **estimate(device)}
+        return {"managed_memory": False, **device.backend.capabilities(device),
+                **estimate(device)}
 
     def best_device(self) -> Device:
         """`hxarray.best_device()` among this registry's devices."""

@@ -148,8 +148,12 @@ def _reaper() -> queue.Queue[tuple[Allocator, Block, list[Event | Stream]]]:
 class MemoryScope:
     """A memory scope (see the module docstring); use `memory_scope(device)`."""
 
-    def __init__(self, device: Device | str | None = None) -> None:
+    def __init__(self, device: Device | str | None = None, managed: bool = False) -> None:
+        if managed is not True and managed is not False:
+            raise TypeError(f"memory_scope(): managed must be a bool, got "
+                            f"{type(managed).__name__}")
         self._requested = device
+        self.managed = managed
         self.device: Device | None = None
         self.pool: Allocator | None = None
         self._tokens: tuple[Any, Any] | None = None
@@ -160,7 +164,8 @@ class MemoryScope:
             raise RuntimeError("a memory scope can be entered only once; make a new one")
         device = default_device() if self._requested is None else Device(self._requested)
         backend = device.backend
-        pool = backend.scope_allocator(device)
+        pool = backend.scope_allocator(device, managed=True) if self.managed else \
+            backend.scope_allocator(device)
         self.device, self.pool = device, pool
         self._tokens = (scoped_pools.set({**scoped_pools.get(), device: pool}),
                         _scoped_device.set(device))
@@ -204,8 +209,12 @@ class MemoryScope:
         return f"MemoryScope({where}, allocations={self.allocations if self.pool else 0})"
 
 
-def memory_scope(device: Device | str | None = None) -> MemoryScope:
+def memory_scope(device: Device | str | None = None, *, managed: bool = False) -> MemoryScope:
     """`with memory_scope(device) as scope:` serves allocations on `device` (default: the
     default device) made in the block, in this thread or task, from a pool of their own (module
-    docstring); `scope.peak_bytes` and `scope.allocations` report it."""
-    return MemoryScope(device)
+    docstring); `scope.peak_bytes` and `scope.allocations` report it. With `managed=True` the
+    pool's memory is managed (unified) memory, which the host reads and writes in place
+    (`np.asarray(x)` without a copy, after the device's work is done) and `x.prefetch(device)`
+    moves ahead of use: on devices whose `capabilities()["managed_memory"]` is True (ValueError
+    elsewhere)."""
+    return MemoryScope(device, managed)

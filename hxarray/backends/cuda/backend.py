@@ -23,10 +23,10 @@ from ... import _dtypes as dt
 from ... import _views
 from ..._array import Array
 from ..._ops import OPS, ArgReduction, Op, Reduction, Scan, Signature
-from ...hal.allocator import StreamOrderedAllocator
+from ...hal.allocator import Allocator, StreamOrderedAllocator
 from ...hal.device import Device, DeviceType
 from ...hal.hooks import observe, observers
-from ...hal.scope import scoped_pools
+from ...hal.scope import StreamOrderedScopePool, scoped_pools
 from ...hal.stream import calling
 from .. import fusion, philox
 from ..base import Backend
@@ -43,7 +43,15 @@ from . import launch, peaks
 from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
 from .launch import reduction_plan, scan_plan
 from .library import Library
-from .runtime import CudaEvent, CudaMemory, CudaStream, DeferredCheck, DeferredErrors, sync_checks
+from .runtime import (
+    CudaEvent,
+    CudaMemory,
+    CudaStream,
+    DeferredCheck,
+    DeferredErrors,
+    ManagedMemory,
+    sync_checks,
+)
 
 Scalar = bool | int | float | complex
 # A launch of one layout: the kernel, (grid, block, shared memory), the argument packer.
@@ -120,6 +128,7 @@ class CudaBackend(Backend):
             "max_threads_per_block": p.max_threads_per_block, "warp_size": p.warp_size,
             "shared_memory_per_block": p.shared_memory_per_block,
             "features": ["simulated on the CPU"] if p.simulated else [],
+            "managed_memory": self.driver.managed_memory(device.index),
         }
 
     def performance(self, device: Device) -> dict[str, Any] | None:
@@ -184,6 +193,43 @@ class CudaBackend(Backend):
         errors = self._state(x._buffer.device).errors
         if errors.failed:
             errors.refuse_failed((x,))
+
+    def scope_allocator(self, device: Device, managed: bool = False) -> Allocator:
+        """With `managed`: a pool of managed memory (`ManagedMemory`, stream-ordered as the
+        device's own pool)."""
+        if not managed:
+            return super().scope_allocator(device)
+        if not self.driver.managed_memory(device.index):
+            return super().scope_allocator(device, managed=True)  # (its ValueError)
+        state = self._state(device)
+        return StreamOrderedScopePool(ManagedMemory(self.driver, device, state.default_stream))
+
+    def host_view(self, x: Array) -> np.ndarray | None:
+        """Managed memory in place, once the device's work is done (None for device memory)."""
+        if not getattr(getattr(x._buffer.allocator, "raw", None), "managed", False):
+            return None
+        self.synchronize(x._buffer.device)
+        self._refuse_failed(x)
+        host = np.ndarray(x._shape, x._dtype.numpy, buffer=np.asarray(x._buffer),
+                          offset=x._offset, strides=x._strides)
+        if x._readonly:
+            host.flags.writeable = False
+        return host
+
+    def prefetch(self, x: Array, device: Device) -> None:
+        raw = getattr(x._buffer.allocator, "raw", None)
+        if not getattr(raw, "managed", False):
+            super().prefetch(x, device)
+        if device.type is not DeviceType.CPU and device.type is not DeviceType.CUDA:
+            raise ValueError(f"prefetch(): managed memory moves to a CUDA device or the CPU, "
+                             f"not {device}")
+        source = x._buffer.device
+        stream = self.stream(source)
+        block = x._buffer.block
+        x._buffer.allocator.record_stream(block, stream)
+        self.driver.prefetch(block.address, x._buffer.nbytes,
+                             None if device.type is DeviceType.CPU else device.index,
+                             stream.handle)
 
     def dlpack_device(self, device: Device) -> tuple[int, int]:
         # A simulated device's memory is host memory: it never claims to be a GPU's.

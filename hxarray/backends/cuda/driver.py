@@ -158,6 +158,22 @@ class Driver(abc.ABC):
         """A new device allocation of `nbytes` (aligned to 256 bytes), synchronous.
         MemoryError naming the device, the size and the free memory when it does not fit."""
 
+    def managed_memory(self, index: int) -> bool:
+        """Whether the device has managed (unified) memory: `malloc_managed`. Default: no."""
+        return False
+
+    def malloc_managed(self, index: int, nbytes: int) -> int:
+        """A new managed allocation of `nbytes`, addressed by the host and the device alike,
+        released with `free`; MemoryError, as `malloc`'s, where it does not fit in the device's
+        free memory (more managed memory than the device holds can hang a GPU that pages it in).
+        Default: the device has none (TypeError)."""
+        raise TypeError(f"cuda:{index} has no managed memory")
+
+    def prefetch(self, address: int, nbytes: int, index: int | None, stream: Any) -> None:
+        """Move `nbytes` of managed memory at `address` to device `index` (None: the host)
+        ahead of its use, queued on `stream`: a hint, which changes no value. Default: none."""
+        return None  # (memory that never moves: nothing to do)
+
     @abc.abstractmethod
     def free(self, index: int, address: int) -> None:
         """Release an allocation made by `malloc` on that device. The caller makes sure no queued

@@ -42,6 +42,8 @@ from .driver import (
 __all__ = ["CupyDriver"]
 
 _CUDA_ERROR_MEMORY_ALLOCATION = 2
+_ATTACH_GLOBAL = 1  # cudaMemAttachGlobal: any stream may use a managed allocation
+_CPU_DEVICE_ID = -1  # cudaCpuDeviceId: the host, as a prefetch's destination
 
 
 class CupyStream:
@@ -193,6 +195,25 @@ class CupyDriver(Driver):
                     raise MemoryError(f"cuda:{index} is out of memory: {nbytes} bytes requested, "
                                       f"{free} of {total} free") from exc
                 raise
+
+    def managed_memory(self, index: int) -> bool:
+        index = self._index(index)
+        attribute = getattr(cupy.cuda.runtime, "cudaDevAttrManagedMemory", 83)
+        return bool(cupy.cuda.runtime.deviceGetAttribute(attribute, index))
+
+    def malloc_managed(self, index: int, nbytes: int) -> int:
+        index = self._index(index)
+        with cupy.cuda.Device(index):
+            free, total = cupy.cuda.runtime.memGetInfo()
+            if nbytes > free:  # paged in on use, more than the device holds can hang the GPU
+                raise MemoryError(f"cuda:{index}: {nbytes} bytes of managed memory requested, "
+                                  f"{free} of {total} free (hxarray refuses more managed memory "
+                                  "than the device has free)")
+            return int(cupy.cuda.runtime.mallocManaged(max(int(nbytes), 1), _ATTACH_GLOBAL))
+
+    def prefetch(self, address: int, nbytes: int, index: int | None, stream: Any) -> None:
+        target = _CPU_DEVICE_ID if index is None else self._index(index)
+        cupy.cuda.runtime.memPrefetchAsync(address, nbytes, target, stream.cstream.ptr)
 
     def free(self, index: int, address: int) -> None:
         with cupy.cuda.Device(self._index(index)):

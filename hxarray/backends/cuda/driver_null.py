@@ -115,6 +115,13 @@ class NullDriver(Driver):
             self._used += nbytes
         return address
 
+    def managed_memory(self, index: int) -> bool:
+        self._index(index)
+        return True
+
+    def malloc_managed(self, index: int, nbytes: int) -> int:
+        return self.malloc(index, nbytes)  # (host memory, as all of the null driver's)
+
     def free(self, index: int, address: int) -> None:
         self._index(index)
         with self._lock:

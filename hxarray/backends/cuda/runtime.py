@@ -28,6 +28,8 @@ class CudaMemory(Allocator):
     (which overlaps the caller's work); data copied to the host arrives in a staging buffer,
     then in `out` once the stream has passed the copy (the copy waits for it)."""
 
+    managed = False  # (ManagedMemory: managed allocations)
+
     def __init__(self, driver: Driver, device: Device, default: CudaStream) -> None:
         self.driver = driver
         self.device = device
@@ -89,6 +91,21 @@ def sync_checks() -> bool:
     """Whether device-side errors are checked at once (`HXARRAY_CUDA_SYNC_CHECKS=1`: a host
     synchronisation per call) rather than at the next synchronising call (0, the default)."""
     return CUDA_SYNC_CHECKS.get()
+
+
+class ManagedMemory(CudaMemory):
+    """Managed (unified) memory from the driver (`malloc_managed`): the device's kernels and
+    the host address it alike, so the host reads it in place (`array_interface`) once the
+    device's work on it is done; copies go through the same streams as device memory's."""
+
+    managed = True
+
+    def malloc(self, nbytes: int) -> Block:
+        return Block(self.driver.malloc_managed(self.device.index, max(nbytes, 1)), nbytes, None)
+
+    def array_interface(self, block: Block, nbytes: int) -> dict[str, Any]:
+        return {"data": (block.address, False), "shape": (nbytes,), "typestr": "|u1",
+                "version": 3}
 
 
 class DeferredCheck:

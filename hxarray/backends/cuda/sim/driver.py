@@ -458,6 +458,15 @@ class SimDriver(Driver):
             self._used[index] += nbytes
         return address
 
+    def managed_memory(self, index: int) -> bool:
+        self._index(index)
+        return True
+
+    def malloc_managed(self, index: int, nbytes: int) -> int:
+        """The simulated device's memory is host memory: a managed allocation is one of its
+        allocations (counted against its memory as any)."""
+        return self.malloc(index, nbytes)
+
     def free(self, index: int, address: int) -> None:
         index = self._index(index)
         with self._lock:
