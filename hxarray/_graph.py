@@ -121,13 +121,12 @@ class Graph:
                              f"({', '.join(sorted(map(str, devices)))}); move them to one "
                              "with to_device()")
         device = devices.pop() if devices else default_device()
-        backend = device.backend
-        with memory_scope(device) as scope:
-            inputs = [backend.copy(a) for a in arrays]
+        with memory_scope(device) as scope, Recorder(device, self.name) as recorder:
+            backend = recorder.real_backend  # (its turn taken: no other capture's recorder)
+            inputs = [backend.copy(a) for a in arrays]  # (the real backend's: not recorded)
             given = iter(inputs)
             placed = [next(given) if a.__class__ is Array else a for a in args]
-            with Recorder(backend, device, self.name) as recorder:
-                results = self.function(*placed)
+            results = self.function(*placed)
             for result in _arrays_of(results, self.name):
                 if result._buffer.device is not device:
                     raise CaptureError(f"{self.name}: a result on {result._buffer.device}, "

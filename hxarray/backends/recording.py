@@ -85,8 +85,8 @@ class Recorder:
     take turns: a second waits for the first to end. (Its own attributes carry names no backend
     has: every other attribute is the real backend's.)"""
 
-    def __init__(self, backend: Any, device: Device, name: str) -> None:
-        self.real_backend = backend
+    def __init__(self, device: Device, name: str) -> None:
+        self.real_backend: Any = None  # (the device's backend, read when its turn comes)
         self.graph_device = device
         self.graph_name = name
         self.recorded: list[Call] = []
@@ -99,6 +99,7 @@ class Recorder:
             turn = _turns.setdefault(device, threading.Lock())
         turn.acquire()  # (another thread's capture on the device ends first)
         with _lock:
+            self.real_backend = device.backend
             device._backend = self  # type: ignore[assignment]
             capturing.append(self)
         return self
