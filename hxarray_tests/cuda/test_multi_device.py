@@ -1,9 +1,9 @@
 """Two simulated CUDA devices (HXARRAY_CUDA_SIM_DEVICES=2) in one process: copies between them
-see every write their source's stream queued before them, a reduction and a matmul split over
-both devices give the one-device answer, and the memory a copy read can be reused at once. Each
-case runs in a fresh interpreter, because the simulator reads its number of devices when it
-starts; the stream workers sleep at random after each piece of work, so that the devices' streams
-interleave in many ways."""
+see every write their source's stream queued before them and none queued after them, a
+reduction and a matmul split over both devices give the one-device answer, and the memory a copy
+read can be reused at once. Each case runs in a fresh interpreter, because the simulator reads
+its number of devices when it starts; the stream workers sleep at random after each piece of
+work, so that the devices' streams interleave in many ways."""
 
 from __future__ import annotations
 
@@ -43,6 +43,10 @@ def test_copies_between_devices_follow_both_streams() -> None:
                 x = x * 2.0 + 1.0
             with s1:  # the copy, and work on its result, on another stream of cuda:1
                 y = x.to_device("cuda:1")
+                # queued on cuda:0's stream once the copy is asked for: they must not reach x
+                # before cuda:1's stream has read it
+                x *= 0.0
+                x -= 7.0
                 z = xp.sum(y * 0.5)
                 back = (y - 1.0).to_device("cuda:0")
             expected = np.arange(100_000, dtype=np.float64)
@@ -51,6 +55,7 @@ def test_copies_between_devices_follow_both_streams() -> None:
             assert y.device == xp.Device("cuda:1") and back.device == xp.Device("cuda:0")
             np.testing.assert_array_equal(host(y), expected)
             np.testing.assert_array_equal(host(back), expected - 1.0)
+            np.testing.assert_array_equal(host(x), np.full(100_000, -7.0))
             assert float(z) == float(np.sum(expected * 0.5)), trial
     """)
 
