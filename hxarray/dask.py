@@ -2,16 +2,19 @@
 
 Importing this module (dask's `array.backends` entry point does, for
 `dask.config.set({"array.backend": "hxarray"})`) registers what dask needs beyond numpy's
-protocols: its `*_lookup` dispatches for hxarray arrays and, where distributed is installed, a
-worker preload that applies the thread rule (`worker_threads`) on every worker. `import hxarray`
+protocols: its `*_lookup` dispatches for hxarray arrays and, where distributed is installed,
+distributed's serialisation of hxarray arrays and a client preload that applies the thread rule
+(`worker_threads`) on every worker. `DeviceCluster` runs one worker per device. `import hxarray`
 never imports dask.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import os
+import pickle
 from typing import Any
 
 import dask
@@ -33,41 +36,71 @@ from dask.array.dispatch import (
 from dask.utils import Dispatch
 
 try:
+    from distributed import LocalCluster as _LocalCluster
     from distributed import WorkerPlugin as _WorkerPlugin
-except ImportError:  # dask without distributed: no thread rule to apply
+    from distributed.protocol import dask_deserialize, dask_serialize
+except ImportError:  # dask without distributed: no thread rule, no device workers
     _WorkerPlugin = object  # type: ignore[misc,assignment]
+    _LocalCluster = object  # type: ignore[misc,assignment]
+    dask_serialize = dask_deserialize = None  # type: ignore[assignment]
 
 import hxarray as xp
 from hxarray import Array, _views
 from hxarray import random as _random
+from hxarray._array import _rebuild
+from hxarray._dtypes import FROM_NUMPY
 from hxarray.backends.philox import KINDS
-from hxarray.hal.settings import NUM_THREADS
+from hxarray.hal.settings import DEFAULT_DEVICE, NUM_THREADS
 
-__all__ = ["Generator", "HxarrayBackendEntrypoint", "RandomState", "backend_entrypoint",
-           "default_rng", "random", "to_device",
-           "to_hxarray_dispatch", "worker_threads", "ThreadRulePlugin", "dask_setup"]
+__all__ = ["DeviceCluster", "Generator", "HxarrayBackendEntrypoint", "RandomState",
+           "backend_entrypoint", "default_rng", "random", "to_device",
+           "to_hxarray_dispatch", "worker_device", "worker_threads", "ThreadRulePlugin",
+           "dask_setup"]
 
 DEVICE_KEY = "array.hxarray.device"  # dask config: the device the backend creates chunks on
+WORKER = "worker"  # as a device: the default device of the process computing each chunk
 THREADS_KEY = "array.hxarray.threads"  # dask config: hxarray's threads per worker (overrides)
 
 to_hxarray_dispatch = Dispatch("to_hxarray_dispatch")
 
 
+def _default_device() -> Any:
+    return xp.__array_namespace_info__().default_device()
+
+
+def _worker_target() -> Any:
+    """The device of a chunk made for "worker": the default device of the process computing it
+    (a device worker's own); the reason where the worker failed to take its device."""
+    if _worker_failure:
+        raise ValueError(f"this worker does not own a device: {_worker_failure[0]}")
+    return _default_device()
+
+
 def _device() -> Any:
-    """The device of the backend's chunks: dask config's array.hxarray.device, else hxarray's
-    default device."""
+    """The device of the backend's chunks made here and now: dask config's array.hxarray.device,
+    else (and for "worker") hxarray's default device."""
     name = dask.config.get(DEVICE_KEY, None)
-    return xp.__array_namespace_info__().default_device() if name is None else xp.Device(name)
+    return _default_device() if name is None or name == WORKER else xp.Device(name)
+
+
+def _target() -> Any:
+    """The device of the backend's chunks in a graph being built: `_device()`, or WORKER where
+    dask config says "worker" (each chunk on the default device of the process computing it)."""
+    return WORKER if dask.config.get(DEVICE_KEY, None) == WORKER else _device()
 
 
 def _on_device_of(like: Array, value: Any) -> Any:
-    return value if isinstance(value, Array) else xp.asarray(value, device=like.device)
+    if isinstance(value, Array):
+        return value if value.device == like.device else value.to_device(like.device)
+    return xp.asarray(value, device=like.device)
 
 
 # -- dask's per-type dispatches ------------------------------------------------------------------
 
 
 def _concatenate(arrays: Any, axis: int | None = 0) -> Array:
+    """xp.concat, on the first hxarray chunk's device: dask's combine steps may gather partial
+    results of blocks on several devices."""
     arrays = list(arrays)
     first = next(a for a in arrays if isinstance(a, Array))
     arrays = [_on_device_of(first, a) for a in arrays]
@@ -173,17 +206,189 @@ def _register() -> None:
 
 
 def _chunk_to_device(block: Any, device: Any) -> Array:
+    if device == WORKER:
+        device = _worker_target()
     return block.to_device(device) if isinstance(block, Array) else xp.asarray(block,
                                                                                device=device)
 
 
 def to_device(array: da.Array, device: Any) -> da.Array:
-    """`array` with every chunk on `device` (hxarray or numpy chunks; a device or its name)."""
+    """`array` with every chunk on `device` (hxarray or numpy chunks; a device or its name), or
+    with "worker", on the default device of the process that computes the chunk: on a
+    `DeviceCluster`, the device of the worker that holds it, so the chunks spread over the
+    cluster's devices as dask spreads the work over its workers (the array's meta, which only
+    tells dask the chunk type, is on this process's default device)."""
     if not isinstance(array, da.Array):
         raise TypeError(f"to_device() takes a dask array, got {type(array).__name__}")
-    device = xp.Device(device) if isinstance(device, str) else device  # unknown: an error here
-    meta = xp.empty((0,) * array.ndim, dtype=np.dtype(array.dtype), device=device)
+    if device != WORKER:
+        device = xp.Device(device) if isinstance(device, str) else device  # unknown: an error
+    meta = xp.empty((0,) * array.ndim, dtype=np.dtype(array.dtype),
+                    device=_default_device() if device == WORKER else device)
     return array.map_blocks(_chunk_to_device, device=device, dtype=array.dtype, meta=meta)  # type: ignore[call-arg,arg-type]
+
+
+# -- many devices: one worker per device ---------------------------------------------------------
+
+_worker_device: list[Any] = []  # the device this worker process owns: set once, by its preload
+_worker_failure: list[str] = []  # why this worker does not own the device its resources name
+
+
+def worker_device() -> Any:
+    """The device this dask worker process owns (a worker with a resource named by a device,
+    e.g. `cuda:1`, preloading hxarray.dask), else None: in the client, or on other workers."""
+    return _worker_device[0] if _worker_device else None
+
+
+def _device_name(name: Any) -> Any:
+    """The device a worker resource names, or None where it names none (a "GPU" resource)."""
+    try:
+        return xp.Device(name) if isinstance(name, str) else None
+    except ValueError:
+        return None
+
+
+def _owned_devices(resources: dict[str, Any]) -> list[Any]:
+    return [device for name, amount in resources.items()
+            if amount and (device := _device_name(name)) is not None]
+
+
+def _take_device(worker: Any) -> None:
+    """Make the worker's process own the device its resources name (none: nothing to do): it
+    must exist here and be the process's default device (HXARRAY_DEFAULT_DEVICE, set here where
+    unset); dask config's array.hxarray.device names it, so the hxarray backend's chunks made
+    there land on it. distributed logs a preload's error and starts the worker all the same, so
+    the error is kept too, and raised by the tasks that would put chunks on the device."""
+    try:
+        _own(worker)
+    except ValueError as error:
+        _worker_failure[:] = [str(error)]
+        raise
+
+
+def _own(worker: Any) -> None:
+    owned = _owned_devices(dict(worker.state.total_resources))
+    if not owned:
+        return
+    if len(owned) > 1:
+        raise ValueError(f"dask worker {worker.name!r} has resources for several devices "
+                         f"({', '.join(map(str, owned))}); a worker owns one device")
+    device = owned[0]
+    try:
+        device.backend  # noqa: B018 - it must exist in this process
+    except ValueError as error:
+        raise ValueError(f"dask worker {worker.name!r} has the resource {str(device)!r}, but "
+                         f"{error}") from None
+    if _worker_device and _worker_device[0] != device:
+        raise ValueError(f"dask worker {worker.name!r} owns {device}, but another worker in "
+                         f"its process owns {_worker_device[0]}: run one process per device "
+                         "(a DeviceCluster does)")
+    if not os.environ.get(DEFAULT_DEVICE.name, "").strip():  # read at its first use, not yet
+        os.environ[DEFAULT_DEVICE.name] = str(device)
+    default = _default_device()
+    if default != device:
+        raise ValueError(f"dask worker {worker.name!r} owns {device} (its resources), but its "
+                         f"default device is {default}: start it with "
+                         f"HXARRAY_DEFAULT_DEVICE={device}, or none")
+    dask.config.set({DEVICE_KEY: str(device)})
+    _worker_device[:] = [device]
+
+
+def _serialize(x: Array) -> tuple[dict[str, Any], list[Any]]:
+    """distributed's serialisation of an hxarray array: pickle's payload (the values in C
+    order, out-of-band for a CPU array) in one frame."""
+    _, (data, dtype, shape, device) = x.__reduce_ex__(5)
+    return ({"dtype": dtype.numpy.str, "shape": list(shape), "device": str(device)},
+            [data.raw() if isinstance(data, pickle.PickleBuffer) else data])
+
+
+def _deserialize(header: dict[str, Any], frames: list[Any]) -> Array:
+    """An array arriving at a worker that owns a device lands on that device when it comes
+    from another device of its type (the worker's tasks then see only their own device's
+    chunks); elsewhere, on the device it left."""
+    device = xp.Device(header["device"])
+    owned = worker_device()
+    if owned is not None and device.type is owned.type:
+        device = owned
+    return _rebuild(frames[0], FROM_NUMPY[np.dtype(header["dtype"])], tuple(header["shape"]),
+                    device)
+
+
+class DeviceCluster(_LocalCluster):
+    """A distributed LocalCluster of one worker process per device (docs/dask.md). The worker
+    of `cuda:1` is named `cuda:1` and owns that device (`worker_device()`): it has the resource
+    `cuda:1`, cuda:1 as its default device (HXARRAY_DEFAULT_DEVICE) and as dask config's
+    array.hxarray.device, and arrays of another CUDA device arriving at it land on cuda:1, so
+    the chunks it computes and receives stay on its device. `to_device(array, "worker")` puts
+    each chunk on the device of the worker computing it. `devices`: names or devices (default:
+    every CUDA device here); other arguments as LocalCluster's, one thread per worker unless
+    `threads_per_worker` says otherwise; `n_workers`, if given, must equal len(devices), and
+    the cluster does not scale beyond one worker per device."""
+
+    def __init__(self, devices: Any = None, *, n_workers: int | None = None,
+                 threads_per_worker: int = 1, **kwargs: Any) -> None:
+        if _LocalCluster is object:
+            raise ImportError("DeviceCluster needs distributed (pip install 'hxarray[dask]')")
+        devices = _cluster_devices(devices)
+        if n_workers is not None and n_workers != len(devices):
+            raise ValueError(f"a DeviceCluster has one worker per device: {len(devices)} "
+                             f"devices ({', '.join(map(str, devices))}) but n_workers="
+                             f"{n_workers}")
+        if not kwargs.pop("processes", True):
+            raise ValueError("a DeviceCluster runs each device's worker in its own process "
+                             "(processes=False would share one process between devices)")
+        if "memory_limit" not in kwargs:  # LocalCluster's share: the host's memory / workers
+            from distributed.worker_memory import parse_memory_limit
+
+            kwargs["memory_limit"] = parse_memory_limit("auto", 1, len(devices),
+                                                        logger=logging.getLogger(__name__))
+        self.devices = devices
+        super().__init__(n_workers=0, threads_per_worker=threads_per_worker, processes=True,
+                         **kwargs)
+
+    async def _start(self) -> None:
+        while len(self.worker_spec) < len(self.devices):
+            self.worker_spec.update(self.new_worker_spec())
+        await super()._start()
+
+    def new_worker_spec(self) -> dict[str, Any]:
+        """The worker of the next device without one (SpecCluster asks when it scales up)."""
+        free = [d for d in self.devices if str(d) not in self.worker_spec]
+        if not free:
+            raise ValueError(f"a DeviceCluster has one worker per device and each of its "
+                             f"{len(self.devices)} devices ({', '.join(map(str, self.devices))})"
+                             " has its worker: it cannot scale beyond that")
+        device = str(free[0])
+        options = dict(self.new_spec["options"])
+        options["name"] = device
+        options["resources"] = {**(options.get("resources") or {}), device: 1}
+        options["env"] = {**(options.get("env") or {}), DEFAULT_DEVICE.name: device}
+        preload = options.get("preload") or dask.config.get("distributed.worker.preload", [])
+        options["preload"] = [*preload, __name__]
+        return {device: {**self.new_spec, "options": options}}
+
+
+def _cluster_devices(devices: Any) -> list[Any]:
+    """DeviceCluster's devices, each checked to exist here, none twice."""
+    if devices is None:
+        devices = [d for d in xp.__array_namespace_info__().devices() if d.type.name == "cuda"]
+        if not devices:
+            raise ValueError("DeviceCluster(): no CUDA device here; name the devices "
+                             "(devices=[...])")
+    elif isinstance(devices, (str, xp.Device)):
+        devices = [devices]
+    devices = [xp.Device(d) for d in devices]
+    if not devices:
+        raise ValueError("DeviceCluster() needs at least one device")
+    if len(set(devices)) != len(devices):
+        raise ValueError(f"DeviceCluster(): a device is named twice in "
+                         f"{[str(d) for d in devices]}: one worker per device")
+    for device in devices:
+        try:
+            device.backend  # noqa: B018
+        except ValueError as error:
+            available = ", ".join(map(str, xp.__array_namespace_info__().devices()))
+            raise ValueError(f"DeviceCluster(): {error} (devices here: {available})") from None
+    return devices
 
 
 # -- the array backend ---------------------------------------------------------------------------
@@ -191,6 +396,8 @@ def to_device(array: da.Array, device: Any) -> da.Array:
 
 def _fill(value: Any, dtype: Any, device: Any, block_info: Any = None) -> Array:
     shape = block_info[None]["chunk-shape"]
+    if device == WORKER:
+        device = _worker_target()
     if value is None:
         return xp.empty(shape, dtype=dtype, device=device)
     return xp.full(shape, value, dtype=dtype, device=device)
@@ -206,9 +413,10 @@ def _filled(value: Any, shape: Any, dtype: Any, chunks: Any = "auto", meta: Any 
     if dtype is None:
         dtype = np.float64 if value is None or isinstance(value, float) else np.result_type(value)
     dtype = xp.asarray(0, dtype=np.dtype(dtype)).dtype
-    device = meta.device if isinstance(meta, Array) else _device()
+    device = meta.device if isinstance(meta, Array) else _target()
     chunks = da.core.normalize_chunks(chunks, shape, dtype=np.dtype(dtype))
-    meta = xp.empty((0,) * len(shape), dtype=dtype, device=device)
+    meta = xp.empty((0,) * len(shape), dtype=dtype,
+                    device=_default_device() if device == WORKER else device)
     return da.map_blocks(_fill, value, dtype, device, chunks=chunks, dtype=dtype, meta=meta,
                          name=name)
 
@@ -240,6 +448,8 @@ def _random_block(kind: str, key: tuple[int, int], position: int, shape: tuple[i
     """The block of a `Generator` draw at block_info's location: each row of the block (a
     contiguous run of the whole array in C order) from the words of its place in the whole."""
     location = block_info[None]["array-location"]
+    if device == WORKER:
+        device = _worker_target()
     out = xp.empty(tuple(stop - start for start, stop in location), dtype=dtype, device=device)
     if not out.size:
         return out
@@ -269,9 +479,10 @@ class Generator:
         shape = _random._size(size, function)
         bit_generator = self._rng.bit_generator
         position = bit_generator._take(KINDS[kind].words(math.prod(shape)))
-        device = _device()
+        device = _target()
         chunks = da.core.normalize_chunks(chunks, shape, dtype=dtype.numpy)
-        meta = xp.empty((0,) * len(shape), dtype=dtype, device=device)
+        meta = xp.empty((0,) * len(shape), dtype=dtype,
+                        device=_default_device() if device == WORKER else device)
         return da.map_blocks(_random_block, kind, bit_generator._key, position, shape, params,
                              dtype, device, chunks=chunks, dtype=dtype.numpy, meta=meta)
 
@@ -339,7 +550,7 @@ class HxarrayBackendEntrypoint(ArrayBackendEntrypoint):
     def to_backend(cls, data: da.Array, **kwargs: Any) -> da.Array:
         if isinstance(data._meta, Array):
             return data
-        return to_device(data, kwargs.pop("device", None) or _device())
+        return to_device(data, kwargs.pop("device", None) or _target())
 
     @property
     def RandomState(self) -> type:
@@ -375,7 +586,7 @@ class HxarrayBackendEntrypoint(ArrayBackendEntrypoint):
                like: Any = None, **kwargs: Any) -> da.Array:
         with dask.config.set({"array.backend": "numpy"}):
             array = da.arange(start, stop, step, dtype=dtype, **kwargs)
-        return to_device(array, like.device if isinstance(like, Array) else _device())
+        return to_device(array, like.device if isinstance(like, Array) else _target())
 
 
 def backend_entrypoint() -> HxarrayBackendEntrypoint:
@@ -426,11 +637,15 @@ class ThreadRulePlugin(_WorkerPlugin):
 
 
 async def dask_setup(client: Any) -> None:
-    """distributed's preload hook (distributed.client.preload): registers ThreadRulePlugin with
-    the cluster of every client created after `import hxarray.dask`."""
-    if hasattr(client, "_register_worker_plugin"):  # a Client (not a worker preloading this)
+    """distributed's preload hook. In a client (distributed.client.preload): registers
+    ThreadRulePlugin with the cluster of every client created after `import hxarray.dask`. In a
+    worker (`--preload hxarray.dask`, as DeviceCluster's workers have): a worker whose resources
+    name a device owns it (`worker_device`)."""
+    if hasattr(client, "_register_worker_plugin"):  # a Client
         await client._register_worker_plugin(plugin=ThreadRulePlugin(),
                                              name=ThreadRulePlugin.name, idempotent=True)
+    elif hasattr(client, "state") and hasattr(client.state, "total_resources"):  # a Worker
+        _take_device(client)
 
 
 def _preload_for_clients() -> None:
@@ -443,3 +658,6 @@ def _preload_for_clients() -> None:
 
 _register()
 _preload_for_clients()
+if dask_serialize is not None:
+    dask_serialize.register(Array)(_serialize)
+    dask_deserialize.register(Array)(_deserialize)

@@ -160,6 +160,69 @@ def test_to_device_rejects_bad_input():
         hxd.to_device(da.from_array(A, chunks=4), "nope:0")
 
 
+def test_the_worker_device_outside_a_device_cluster():
+    """to_device(..., "worker") and the backend's "worker" device: each chunk on the default
+    device of the process computing it (here, this one's); device arrays serialised for
+    distributed come back on their own device outside a device worker."""
+    assert hxd.worker_device() is None
+    default = xp.__array_namespace_info__().default_device()
+    d = hxd.to_device(da.from_array(A, chunks=(5, 3)), "worker")
+    got = d.sum(axis=0).compute(scheduler="threads")
+    assert got.device == default
+    _close(got, A.sum(axis=0))
+    with dask.config.set({"array.backend": "hxarray", "array.hxarray.device": "worker"}):
+        ones = da.ones((4, 3), chunks=2)
+        rand = da.random.random((4, 3), chunks=2)
+    assert ones.compute(scheduler="threads").device == default
+    assert rand.compute(scheduler="threads").device == default
+    x = xp.asarray(A[:3], dtype=xp.float32)
+    back = distributed.protocol.deserialize(*distributed.protocol.serialize(x))
+    assert back.device == x.device and back.dtype == xp.float32
+    assert_matches(back, A[:3].astype(np.float32))
+
+
+def test_device_cluster_rejects_bad_input():
+    """DeviceCluster checks its devices and worker count before starting any process."""
+    with pytest.raises(ValueError, match="cuda:7"):
+        hxd.DeviceCluster(["cuda:7"])
+    with pytest.raises(ValueError, match="unknown device type 'nope'"):
+        hxd.DeviceCluster(["nope:0"])
+    with pytest.raises(ValueError, match=r"one worker per device: 1 devices \(cpu\) but "
+                                         "n_workers=2"):
+        hxd.DeviceCluster(["cpu"], n_workers=2)
+    with pytest.raises(ValueError, match="named twice"):
+        hxd.DeviceCluster(["cpu", "cpu"])
+    with pytest.raises(ValueError, match="own process"):
+        hxd.DeviceCluster(["cpu"], processes=False)
+
+
+def test_a_worker_owning_a_device_is_checked(monkeypatch):
+    """A worker owns the device its resources name: one device, which exists and is the
+    worker process's default device. Otherwise its preload raises, naming what is wrong, and
+    the worker's tasks that would put chunks on its device raise the same."""
+    from types import SimpleNamespace
+
+    def worker(**resources):
+        return SimpleNamespace(name="w", state=SimpleNamespace(total_resources=resources))
+
+    default = xp.__array_namespace_info__().default_device()
+    # this process resolved its default device long ago: the check must not set the variable
+    monkeypatch.setenv("HXARRAY_DEFAULT_DEVICE", str(default))
+    monkeypatch.setattr(hxd, "_worker_failure", [])
+    hxd._take_device(worker(GPU=1))  # no device named: not a device worker
+    assert hxd.worker_device() is None and not hxd._worker_failure
+    with pytest.raises(ValueError, match="several devices"):
+        hxd._take_device(worker(**{"cpu": 1, "ref:0": 1}))
+    with pytest.raises(ValueError, match="resource 'cuda:7'"):
+        hxd._take_device(worker(**{"cuda:7": 1}))
+    other = next(d for d in xp.__array_namespace_info__().devices() if d != default)
+    with pytest.raises(ValueError, match=f"HXARRAY_DEFAULT_DEVICE={other}"):
+        hxd._take_device(worker(**{str(other): 1}))
+    assert hxd.worker_device() is None
+    with pytest.raises(ValueError, match=f"does not own a device: .*{other}"):
+        hxd.to_device(da.from_array(A, chunks=6), "worker").compute(scheduler="sync")
+
+
 def test_import_hxarray_does_not_import_dask():
     import subprocess
     import sys

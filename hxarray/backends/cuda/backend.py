@@ -171,11 +171,15 @@ class CudaBackend(Backend):
         out = self.empty(source._shape, source._dtype, device)
         if out._buffer.nbytes:
             stream = self.stream(device)
-            self.stream(x._buffer.device).synchronize()  # the source's pending work first
+            source_stream = self.stream(x._buffer.device)
+            source_stream.synchronize()  # the source's pending work first
             self._refuse_failed(x)
             self.driver.copy_peer(out._buffer.address + out._offset, device.index,
                                   source._buffer.address + source._offset,
                                   x._buffer.device.index, out._buffer.nbytes, stream.handle)
+            # and the source's later work after the copy: an in-place write to x queued next on
+            # its device must not reach the bytes before the other device's stream has read them
+            source_stream.wait_stream(stream)
             # the source's block is read on the other device's stream: it must not be handed to
             # new work on its own device before that copy has run
             source._buffer.allocator.record_stream(source._buffer.block, stream)
