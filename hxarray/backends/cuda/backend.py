@@ -361,14 +361,71 @@ class CudaBackend(Backend):
     def prepare(self, call: Call) -> Callable[[], Any]:
         """An element-wise call as its kernel's launch with the arguments packed now (a
         replay queues it on the current stream, as `_map` would)."""
-        if call.primitive != "elementwise":
+        launch = self._prepared_launch(call)
+        if launch is None:
             return super().prepare(call)
+        return functools.partial(self._submit, *launch)
+
+    def prepare_all(self, calls: Sequence[Call], inputs: Sequence[Array]
+                    ) -> Callable[[Sequence[Array]], None]:
+        """The calls prepared, element-wise ones as their packed launches, which a replay
+        queues on the current stream one after the other: each array's memory is marked as used
+        by that stream once per replay (not once per launch), and a replay refuses arrays of a
+        failed call once."""
+        steps: list[Any] = []
+        used: dict[int, Array] = {}  # id(buffer) -> an array over it
+        for call in calls:
+            launch = self._prepared_launch(call)
+            if launch is None:
+                steps.append(self.prepare(call))
+                continue
+            device, function, config, packed, arrays = launch
+            steps.append((function, config, packed))
+            used.update((id(a._buffer), a) for a in arrays)
+        device = inputs[0]._buffer.device if inputs else next(
+            (a._buffer.device for a in used.values()), None)
+        arrays = list(used.values())
+        assign, driver = self.assign, self.driver
+
+        def replay(arguments: Sequence[Array]) -> None:
+            for into, value in zip(inputs, arguments, strict=True):
+                assign(into, value)
+            if device is None:  # (no launch)
+                for step in steps:
+                    step()
+                return
+            state = self._states[device.index]
+            if state.errors.failed:
+                state.errors.refuse_failed(arrays)
+            stream = self.stream(device)
+            for a in arrays:
+                a._buffer.allocator.record_stream(a._buffer.block, stream)
+            handle = stream.handle
+            for step in steps:
+                if step.__class__ is not tuple:
+                    step()
+                    continue
+                function, (grid, block, shared), packed = step
+                if observers:
+                    observe("kernel", function.name, device, {}, driver.launch, function, grid,
+                            block, packed, shared, handle)
+                else:
+                    driver.launch(function, grid, block, packed, shared, handle)
+                state.launches += 1
+
+        return replay
+
+    def _prepared_launch(self, call: Call) -> tuple[Any, ...] | None:
+        """`_submit`'s arguments for an element-wise call (its launch planned and its arguments
+        packed), or None where it does not run as one launch."""
+        if call.primitive != "elementwise":
+            return None
         op, args, signature, _, out = call.args
         if op.chain or 0 in out._shape or any(
                 a.__class__ is Array and (a._buffer is out._buffer) and
                 (a._offset, a._shape, a._strides) != (out._offset, out._shape, out._strides)
                 for a in args):  # (what `elementwise` does around `_map`)
-            return super().prepare(call)
+            return None
         device = out._buffer.device
         state = self._states.get(device.index) or self._state(device)
         values = [a._buffer.address + a._offset if a.__class__ is Array else a for a in args]
@@ -378,10 +435,9 @@ class CudaBackend(Backend):
                           for a in arrays)
         plan = self._plan_map(state, op, args, signature, out, aligned)
         if plan is None:
-            return super().prepare(call)
+            return None
         function, config, pack = plan
-        return functools.partial(self._submit, device, function, config,
-                                 pack([*values, address]), arrays)
+        return device, function, config, pack([*values, address]), arrays
 
     def _map(self, op: Op, args: Sequence[Array | Scalar], signature: Signature,
              out: Array) -> None:
