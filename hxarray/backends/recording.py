@@ -48,10 +48,12 @@ class Call(NamedTuple):
 _INTO = frozenset({"assign", "reduce", "arg_reduce", "scan", "matmul", "sort", "argsort",
                    "searchsorted", "gather", "scatter", "concat", "place", "isin",
                    "squared_deviations", "fused", "fused_reduce"})
-# Where each of those writes (the index of its output among the positional arguments).
-_WRITES = {"assign": 0, "reduce": 3, "arg_reduce": 3, "scan": 3, "matmul": 2, "sort": 3,
-           "argsort": 3, "searchsorted": 3, "gather": 3, "scatter": 0, "concat": 2, "place": 0,
-           "isin": 3, "squared_deviations": 2, "fused": 2, "fused_reduce": 5}
+# Where each of those writes: its output's position among the arguments, and its name.
+_WRITES = {"assign": (0, "dst"), "scatter": (0, "x"), "place": (0, "x"),
+           **{name: (index, "out") for name, index in (
+               ("reduce", 3), ("arg_reduce", 3), ("scan", 3), ("matmul", 2), ("sort", 3),
+               ("argsort", 3), ("searchsorted", 3), ("gather", 3), ("concat", 2), ("isin", 3),
+               ("squared_deviations", 2), ("fused", 2), ("fused_reduce", 5))}}
 # The primitives that make arrays: replayed by computing again into the arrays they made.
 _MAKE = frozenset({"elementwise", "full", "copy", "arange", "from_host", "linalg", "fft"})
 # The prepared calls of fused expressions a backend hands out, which a fused function calls with
@@ -143,7 +145,9 @@ class Recorder:
     def _into(self, name: str, method: Callable[..., Any], args: tuple[Any, ...],
               kwargs: dict[str, Any]) -> Any:
         result = method(*args, **kwargs)
-        self._note(Call(name, args, kwargs), args[_WRITES[name]])
+        index, keyword = _WRITES[name]
+        self._note(Call(name, args, kwargs), args[index] if index < len(args) else
+                   kwargs.get(keyword))
         return result
 
     def _make(self, name: str, method: Callable[..., Any], args: tuple[Any, ...],
@@ -201,7 +205,7 @@ def share_memory(calls: list[Call], pool: Any, kept: set[int],
     `new_buffer(nbytes)` makes a buffer."""
     uses: dict[int, list[Any]] = {}  # id(buffer) -> [buffer, first call, last call]
     for index, call in enumerate(calls):
-        for array in _arrays_in(call.args):
+        for array in _arrays_in((call.args, tuple(call.kwargs.values()))):
             buffer = array._buffer
             if buffer.allocator is not pool or id(buffer) in kept:
                 continue
