@@ -90,10 +90,10 @@ class Graph:
         if kwargs:
             raise TypeError(f"{self.name} takes positional arguments only, got "
                             f"{', '.join(kwargs)}")
-        # The signature: the mode, and per argument its dtype, shape and device, or a
-        # Python scalar's type and bits (a constant of the capture).
         if capturing and any(r.capturing_thread == threading.get_ident() for r in capturing):
             return self.function(*args)  # inside another graph's capture: a part of it
+        # The signature: the mode, and per argument its dtype, shape and device, or a
+        # Python scalar's type and bits (a constant of the capture).
         key: Any = (is_strict(),)
         arrays = []
         for a in args:
