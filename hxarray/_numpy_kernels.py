@@ -102,13 +102,14 @@ def _stands_for(ufunc: np.ufunc) -> Callable[[Callable[..., None]], Callable[...
 
 
 def cast(value: Any, *, out: np.ndarray) -> None:
-    """`value` converted into `out` (numpy's unsafe casting), floating-point values outside
+    """`value` converted into `out` (numpy's unsafe casting), float32 and float64 values outside
     uint32's range as on every device (`hxarray.cuh`): NaN and values below -2**31 to 2**31, from
     2**32 on to 0. (numpy on x86-64 converts these differently in the loop it takes for
-    contiguous arrays and the one it takes for strided arrays and scalars.)"""
+    contiguous arrays and the one it takes for strided arrays and scalars; its float16 loops
+    convert alike in every layout, through int64: NaN and infinities to 0.)"""
     if out.dtype == np.uint32:
         source = np.asarray(value).real
-        if source.dtype.kind == "f":
+        if source.dtype.kind == "f" and source.dtype.itemsize > 2:
             low, high = ~(source >= -2.0**31), source >= 2.0**32  # before `out` is written
             np.copyto(out, value, casting="unsafe")
             np.copyto(out, np.uint32(2**31), where=low)
@@ -159,17 +160,6 @@ def floor_divide(x1: Any, x2: Any, *, out: np.ndarray) -> None:
     np.floor_divide(x1, x2, out=out)
     if fix is not None:
         np.copyto(out, fix[1], where=fix[0])
-
-
-@_stands_for(np.nextafter)
-def nextafter(x1: Any, x2: Any, *, out: np.ndarray) -> None:
-    """numpy's float16 loop gives x1 where x1 == x2 (nextafter(-0, +0) is -0); the standard,
-    and C's nextafter (numpy's for float32 and float64), give x2. (The fix is computed first:
-    `out` may alias `x1`.)"""
-    fix = np.equal(x1, x2) if out.dtype == np.float16 else None
-    np.nextafter(x1, x2, out=out)
-    if fix is not None and np.any(fix):
-        np.copyto(out, x2, where=fix)
 
 
 _SCALARS = (int, float)

@@ -47,7 +47,6 @@ def standard(dtypes: tuple[xp.DType, ...]) -> tuple[xp.DType, ...]:
     return tuple(d for d in dtypes if d in STANDARD_DTYPES)
 
 
-
 # A second device: the toy plug-in backend (hxarray_tests/plugin_pkg), when it is installed.
 TOY = next((d for d in xp.__array_namespace_info__().devices() if d.type.name == "toy"), None)
 needs_toy = pytest.mark.skipif(TOY is None, reason="needs the toy backend plug-in "

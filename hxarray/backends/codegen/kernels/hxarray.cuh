@@ -191,11 +191,12 @@ template <> struct converter<bool, bool> { __device__ static bool run(bool v) { 
 HX_FROM_HALF(bool) HX_FROM_HALF(i8) HX_FROM_HALF(i16) HX_FROM_HALF(i32) HX_FROM_HALF(i64)
 HX_FROM_HALF(u8) HX_FROM_HALF(u16) HX_FROM_HALF(u64) HX_FROM_HALF(f64)
 #undef HX_FROM_HALF
-// float16 to uint32 as numpy's cast on x86-64 (through int64): infinities give 0, NaN 2**31
+// float16 to uint32 as numpy's float16 loops convert on x86-64, in every layout (through int64,
+// whose conversion gives INT64_MIN for NaN and infinities: their low 32 bits, 0)
 template <> struct converter<u32, f16> {
     __device__ static u32 run(f16 v) {
         const f32 x = float_of(v);
-        return x != x ? 2147483648u : (::isinf(x) ? 0u : u32(i64(x)));
+        return (x != x || ::isinf(x)) ? 0u : u32(i64(x));
     }
 };
 template <> struct converter<f32, f16> {
@@ -708,13 +709,13 @@ template <typename T> __device__ __forceinline__ T log1p(T a) {
 template <typename T> __device__ __forceinline__ T atan2(T a, T b) { return ::atan2(a, b); }
 template <typename T> __device__ __forceinline__ T copysign(T a, T b) { return ::copysign(a, b); }
 template <typename T> __device__ __forceinline__ T nextafter(T a, T b) { return ::nextafter(a, b); }
-// float16's own loop (numpy's npy_half_nextafter): the neighbouring float16 towards b; b where
-// a == b, as the standard and C's nextafter say (numpy's float16 loop gives a: the CPU's kernel
-// corrects it, `_numpy_kernels.nextafter`).
+// float16's own loop (numpy's npy_half_nextafter): the neighbouring float16 towards b; a where
+// a == b, as numpy's float16 loop gives (nextafter(-0, +0) is -0; C's nextafter, numpy's for
+// float32 and float64, gives b), so that every device gives the CPU's bits.
 __device__ __forceinline__ f16 nextafter(f16 a, f16 b) {
     const f32 x = float_of(a), y = float_of(b);
     if (x != x || y != y) return f16::of_bits(0x7e00u);  // numpy's NaN
-    if (x == y) return b;
+    if (x == y) return a;
     if (x == 0.0f) return f16::of_bits(u16((b.bits & 0x8000u) | 1u));  // the smallest subnormal
     const bool away = (x < y) == (x > 0.0f);  // away from zero: the next bit pattern up
     return f16::of_bits(u16(away ? a.bits + 1 : a.bits - 1));
