@@ -21,6 +21,7 @@ from ._dtypes import (
     bool,
     complex64,
     complex128,
+    float16,
     float32,
     float64,
     int8,

@@ -49,8 +49,8 @@ def check_ordered(x: Array, function: str) -> Array:
 
 def as_dtype(dtype: Any, function: str) -> dt.DType:
     """An hxarray dtype; numpy mode also takes numpy dtypes, their scalar types and names
-    (_numpy_conversions.as_dtype)."""
-    if type(dtype) is dt.DType:
+    (_numpy_conversions.as_dtype, which also refuses numpy mode's float16 in strict mode)."""
+    if type(dtype) is dt.DType and dtype not in dt.NUMPY_MODE_ONLY:
         return dtype
     return numpy_mode.as_dtype(dtype, function)
 

@@ -37,6 +37,7 @@ _fresh: Callable[..., Array | None] | None = None if fastpath is None else fastp
 _arange: Callable[..., Array | None] | None = None if fastpath is None else fastpath.arange
 _copied: Callable[..., Array | None] | None = None if fastpath is None else fastpath.copied
 _DType, _FLOAT64, _INT64 = dt.DType, dt.float64, dt.int64
+_NUMPY_MODE_ONLY = dt.NUMPY_MODE_ONLY  # (strict mode refuses them: `numpy_only`)
 
 _SCALAR_DTYPE = {builtins.bool: dt.bool, int: dt.int64, float: dt.float64, complex: dt.complex128}
 
@@ -75,7 +76,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     if type(obj) is _ndarray and dtype is None and copy is None and device is None:
         target = default_device()  # the common case: share a numpy array's memory
         shared = (target._backend or target.backend).adopt(obj)
-        if shared is not None:
+        if shared is not None and shared._dtype not in _NUMPY_MODE_ONLY:
             return shared
     if type(obj) is Array and dtype is None and device is None:  # the other common cases
         if copy is True:
@@ -109,7 +110,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
             return target.backend.copy(result)
         return result
     target = as_device(device, "asarray")
-    host = _to_host(obj, dtype, copy)
+    host = _numpy_mode_only(_to_host(obj, dtype, copy), "asarray")
     backend = target.backend
     if copy is False or copy is None and isinstance(obj, _ndarray):
         shared = backend.adopt(host)
@@ -150,11 +151,18 @@ def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np
     if host.dtype not in dt.FROM_NUMPY:
         if host.dtype.kind in "iufcb" and not host.dtype.isnative:
             host = host.astype(host.dtype.newbyteorder("="))
-        elif host.dtype == np.float16:
-            host = host.astype(np.float32)
-        else:
+        else:  # never a silent change of dtype (longdouble, bfloat16, strings, objects, ...)
             raise TypeError(f"asarray(): cannot make an array from data of numpy dtype "
-                            f"{host.dtype} (from {type(obj).__name__})")
+                            f"{host.dtype} (from {type(obj).__name__}): hxarray has no such "
+                            "dtype; convert it with .astype() first")
+    return host
+
+
+def _numpy_mode_only(host: np.ndarray, function: str) -> np.ndarray:
+    """`host`, whose dtype is an hxarray dtype, unless it is one strict mode refuses (float16)."""
+    found = dt.FROM_NUMPY[host.dtype]
+    if found in _NUMPY_MODE_ONLY:
+        numpy_mode.numpy_only(found, function)
     return host
 
 
@@ -226,7 +234,8 @@ def _allocated_first(value: Any) -> Callable[[F], F]:
         def front(shape: Any, *numpy_positional: Any, dtype: Any = None,
                   device: Any = None) -> Array:
             # (type() and module-level names: what compiles to pointer comparisons)
-            if not (observers or numpy_positional) and (dtype is None or type(dtype) is _DType):
+            if not (observers or numpy_positional) and (dtype is None or type(dtype) is _DType
+                                                         and dtype not in _NUMPY_MODE_ONLY):
                 out = _fresh(shape, _FLOAT64 if dtype is None else dtype, device, clear)
                 if out is not None:
                     if fill:
@@ -572,6 +581,8 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
         raise BufferError(f"from_dlpack(): producer memory on DLPack device type {kind} is not "
                           "host memory; this build imports host memory only")
     host = np.from_dlpack(x, copy=copy)
+    if host.dtype in dt.FROM_NUMPY:
+        _numpy_mode_only(host, "from_dlpack")
     shareable = host.flags.writeable and host.dtype in dt.FROM_NUMPY
     shared = target.backend.adopt(host) if copy is not True and shareable else None
     if shared is not None:

@@ -12,7 +12,7 @@ from ._modes import UnspecifiedType, is_strict
 
 __all__ = [
     "DType", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float32", "float64", "complex64", "complex128", "result_type_of", "promote",
+    "float16", "float32", "float64", "complex64", "complex128", "result_type_of", "promote",
 ]
 
 _builtin_bool = bool
@@ -91,17 +91,22 @@ uint8 = DType("uint8")
 uint16 = DType("uint16")
 uint32 = DType("uint32")
 uint64 = DType("uint64")
+float16 = DType("float16")  # numpy mode's: the standard has no 16-bit float (strict refuses it)
 float32 = DType("float32")
 float64 = DType("float64")
 complex64 = DType("complex64")
 complex128 = DType("complex128")
 
 ALL_DTYPES = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-              float32, float64, complex64, complex128)
+              float16, float32, float64, complex64, complex128)
+# The dtypes of the standard (`__array_namespace_info__().dtypes()`, strict mode's), as numpy's
+# own namespace lists them; float16 is numpy mode's alone.
+NUMPY_MODE_ONLY = frozenset({float16})
+STANDARD_DTYPES = tuple(d for d in ALL_DTYPES if d not in NUMPY_MODE_ONLY)
 SIGNED = (int8, int16, int32, int64)
 UNSIGNED = (uint8, uint16, uint32, uint64)
 INTEGER = SIGNED + UNSIGNED
-REAL_FLOATING = (float32, float64)
+REAL_FLOATING = (float16, float32, float64)
 COMPLEX_FLOATING = (complex64, complex128)
 FLOATING = REAL_FLOATING + COMPLEX_FLOATING
 NUMERIC = INTEGER + FLOATING
@@ -109,11 +114,16 @@ REAL_NUMERIC = INTEGER + REAL_FLOATING
 
 # The real dtype of a complex one's parts, and the complex dtype of a real floating one.
 REAL_OF = {complex64: float32, complex128: float64}
-COMPLEX_OF = {float32: complex64, float64: complex128}
+COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
 # The default accumulator of sum, prod and the cumulative sums and products (spec: sum, "dtype"):
 # the 64-bit integer of an integer's signedness (a bool counts in int64); others accumulate in
 # their own dtype.
 ACCUMULATOR = {**{d: int64 for d in SIGNED}, **{d: uint64 for d in UNSIGNED}, bool: int64}
+# numpy computes float16 in float32: its element-wise loops convert the operands to float32 and
+# round each result to float16 once (nextafter aside: `_ops.computes_in`), its reduction loops
+# carry a float32 running value, and `mean` sums and divides in float32 (numpy's `_mean`). The
+# CUDA kernels (`_ops.computes_in`) and `_statistical._mean` follow; the CPU runs numpy's loops.
+COMPUTES_IN = {float16: float32}
 INTEGER_BOUNDS = {d: (int(np.iinfo(d.numpy).min), int(np.iinfo(d.numpy).max)) for d in INTEGER}
 # Which Python scalars may meet an array of each dtype (spec: "Mixing arrays with Python
 # scalars"): bool with bool, int with integer or floating-point, float with floating-point
@@ -175,12 +185,13 @@ def _build_promotion_table() -> dict[tuple[DType, DType], DType]:
                 elif u.itemsize < 8:
                     table[a, b] = signed_of_size[2 * u.itemsize]
                 # int64 with uint64 has no common type in the standard
-    float_rank = {float32: 0, float64: 1, complex64: 0, complex128: 1}
+    # float16 ranks below float32 and joins complex numbers as complex64, as in numpy
+    float_rank = {float16: 0, float32: 1, float64: 2, complex64: 1, complex128: 2}
     for a in FLOATING:
         for b in FLOATING:
             rank = max(float_rank[a], float_rank[b])
             cplx = a in COMPLEX_FLOATING or b in COMPLEX_FLOATING
-            table[a, b] = (COMPLEX_FLOATING if cplx else REAL_FLOATING)[rank]
+            table[a, b] = (COMPLEX_FLOATING[rank - 1] if cplx else REAL_FLOATING[rank])
     return table
 
 

@@ -54,8 +54,8 @@ class Info:
     def dtypes(self, *, device: Any = None,
                kind: str | tuple[str, ...] | None = None) -> dict[str, dt.DType]:
         as_device(device, "dtypes")
-        if kind is None:
-            return {d.name: d for d in dt.ALL_DTYPES}
+        if kind is None:  # the standard's (float16, numpy mode's, is left out, as numpy does)
+            return {d.name: d for d in dt.STANDARD_DTYPES}
         kinds = kind if isinstance(kind, tuple) else (kind,)
         selected: dict[str, dt.DType] = {}
         for k in kinds:
@@ -63,7 +63,7 @@ class Info:
                 raise ValueError(f"dtypes(): unknown kind {k!r}; expected one of "
                                  f"{', '.join(dt.KINDS)}")
             selected.update((d.name, d) for d in dt.KINDS[k])
-        return {d.name: d for d in dt.ALL_DTYPES if d.name in selected}
+        return {d.name: d for d in dt.STANDARD_DTYPES if d.name in selected}
 
 
 _INFO = Info()

@@ -102,13 +102,14 @@ def _stands_for(ufunc: np.ufunc) -> Callable[[Callable[..., None]], Callable[...
 
 
 def cast(value: Any, *, out: np.ndarray) -> None:
-    """`value` converted into `out` (numpy's unsafe casting), floating-point values outside
+    """`value` converted into `out` (numpy's unsafe casting), float32 and float64 values outside
     uint32's range as on every device (`hxarray.cuh`): NaN and values below -2**31 to 2**31, from
     2**32 on to 0. (numpy on x86-64 converts these differently in the loop it takes for
-    contiguous arrays and the one it takes for strided arrays and scalars.)"""
+    contiguous arrays and the one it takes for strided arrays and scalars; its float16 loops
+    convert alike in every layout, through int64: NaN and infinities to 0.)"""
     if out.dtype == np.uint32:
         source = np.asarray(value).real
-        if source.dtype.kind == "f":
+        if source.dtype.kind == "f" and source.dtype.itemsize > 2:
             low, high = ~(source >= -2.0**31), source >= 2.0**32  # before `out` is written
             np.copyto(out, value, casting="unsafe")
             np.copyto(out, np.uint32(2**31), where=low)

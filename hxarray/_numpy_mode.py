@@ -1,11 +1,11 @@
 """numpy mode: what hxarray does, outside strict mode, where the standard leaves a case open.
 
 Every rule follows numpy 2 (NEP 50 promotion, numpy's ufunc loops, numpy's positional forms),
-with a few deliberate changes listed in docs/modes.md (float32 where numpy gives float16; numpy
-scalars are weak). A namespace function reaches this module only after the standard's own check has
-failed: its adapter (`_adapter.adapted`) catches the `Unspecified` the check raised and calls the
-function's rule here (`RULES`), or the check itself hands the argument it refused to a conversion
-here (`coerce`, `as_dtype`, ...); so nothing here costs anything on the paths both modes share.
+with a few deliberate changes listed in docs/modes.md (numpy scalars are weak, ...). A namespace
+function reaches this module only after the standard's own check has failed: its adapter
+(`_adapter.adapted`) catches the `Unspecified` the check raised and calls the function's rule
+here (`RULES`), or the check itself hands the argument it refused to a conversion here
+(`coerce`, `as_dtype`, ...); so nothing here costs anything on the paths both modes share.
 Each rule converts the operands to dtypes the standard does define, then calls the namespace
 again: a backend never sees a case the standard leaves open. `DIFFERENCES` lists every place the
 modes differ, one entry per row of docs/modes.md's table (which a test renders from it).
@@ -142,11 +142,6 @@ def _numpy_type(t: dt.DType | type) -> Any:
     return t.numpy if isinstance(t, dt.DType) else np.dtype(t) if t is builtins.bool else t
 
 
-def _floating(d: dt.DType | None) -> dt.DType:
-    """numpy's loop dtype `d`, float32 where numpy's is float16 (None: hxarray has none)."""
-    return dt.float32 if d is None else d
-
-
 def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
     op = OPS[name]
     ufunc = _TYPE_RULES.get(name) or op.ufunc
@@ -160,8 +155,10 @@ def _make_plan(name: str, types: tuple[dt.DType | type, ...]) -> Plan | str:
     assert category is not None  # where and clip, the operations without one, plan themselves
     if category == "bool":  # numpy's logical functions take any dtype by its truth value
         return Plan((dt.bool,) * len(types), builtins.bool, None)
-    computed = [_floating(dt.FROM_NUMPY.get(d)) for d in loop[:len(types)]]
-    result = _floating(dt.FROM_NUMPY.get(loop[len(types)]))
+    computed = [dt.FROM_NUMPY[d] for d in loop if d in dt.FROM_NUMPY]
+    if len(computed) < len(loop):  # a loop of a dtype hxarray lacks
+        return f"{name}() of {described} computes in a dtype hxarray does not have"
+    result = computed.pop()
     allowed = dt.CATEGORIES[category]
     if computed[0] is dt.bool and all(c is dt.bool for c in computed) and dt.bool not in allowed:
         # numpy's bool loops (add is or, multiply is and, ...): on uint8, then back to bool
@@ -691,8 +688,7 @@ DIFFERENCES: tuple[Difference, ...] = (
                '`sqrt`, `atan2`, `hypot`, `logaddexp`, `copysign`, `nextafter`, `signbit`, ...',
                '`TypeError: ... requires floating-point input`',
                "numpy's dtype: `float64` for 32/64-bit integers, `float32` for 16-bit ones, "
-               'and `float32` for 8-bit integers and bools, where numpy gives `float16` (see '
-               'deviations); true division `float64`, as numpy',
+               '`float16` for 8-bit integers and bools; true division `float64`, as numpy',
                FLOATING_FUNCTIONS),
     Difference('`reciprocal` of integers',
                '`TypeError`',
@@ -708,7 +704,7 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference('bool arrays in `pow`, `floor_divide`, `remainder`, `square`, `conj`, shifts; '
                '`round`',
                '`TypeError`',
-               'as numpy: `int8`; `round` gives `float32` (numpy: `float16`)',
+               'as numpy: `int8`; `round` gives `float16`',
                ("pow", "floor_divide", "remainder", "square", "conj", "bitwise_left_shift",
                 "bitwise_right_shift", "round")),
     Difference('bool arrays in `subtract`, `negative`, `positive`, `sign`',
@@ -829,8 +825,17 @@ DIFFERENCES: tuple[Difference, ...] = (
                '`can_cast`',
                '`TypeError: dtype must be an hxarray dtype`',
                'the hxarray dtype with that layout (non-native byte orders map to the native '
-               'one; `float16` and other dtypes hxarray lacks raise `TypeError`)',
+               'one; a dtype hxarray lacks, such as `longdouble`, raises `TypeError`)',
                ("astype", "isdtype", "finfo", "iinfo", "result_type", "can_cast",
+                *DTYPE_FUNCTIONS)),
+    Difference('`float16` (`hxarray.float16`, `np.float16`, numpy arrays and DLPack tensors '
+               'of it)',
+               '`TypeError: ... float16 is numpy mode only` wherever a dtype or data enters '
+               '(`dtype=`, `astype`, `asarray`, `from_dlpack`, `finfo`, ...); not among '
+               "`__array_namespace_info__().dtypes()` in either mode, as numpy's",
+               "a dtype like any other, with numpy's promotion and values (computed in "
+               '`float32` and rounded once, where numpy does so)',
+               ("astype", "isdtype", "finfo", "result_type", "can_cast", "from_dlpack",
                 *DTYPE_FUNCTIONS)),
     Difference("numpy's positional forms of keyword-only parameters (below)",
                "Python's own `TypeError: ... takes 1 positional argument but 2 were given`",

@@ -166,6 +166,22 @@ OPS: dict[str, Op] = {op.name: op for op in (
 )}
 OPS["clip"] = Op("clip", 3, None, "same", nk.clip, chain=(OPS["maximum"], OPS["minimum"]))
 
+# The ufuncs whose float16 loop in numpy is float16's own, not float32's rounded: nextafter (the
+# neighbouring float16), maximum and minimum (the first operand among equals: maximum(0, -0) is
+# 0, where float32's loops give the second). Their reductions (max, min) follow.
+_OWN_FLOAT16_LOOP = frozenset({np.nextafter, np.maximum, np.minimum})
+
+
+def computes_in(op: Any, dtype: dt.DType) -> dt.DType:
+    """The dtype a kernel computes `op` (an `Op`, a `Reduction` or another folding) in for the
+    compute dtype `dtype`: float32 for float16 (`_dtypes.COMPUTES_IN`), except where numpy's
+    loop is float16's own, and for casts and selections (`where`), which compute nothing (an
+    `Op` without a category) and convert each value once."""
+    if getattr(op, "category", True) is None or getattr(op, "ufunc", None) in _OWN_FLOAT16_LOOP:
+        return dtype
+    return dt.COMPUTES_IN.get(dtype, dtype)
+
+
 # The element-wise functions of the namespace, by arity.
 UNARY = {name: op for name, op in OPS.items() if op.arity == 1}
 BINARY = {name: op for name, op in OPS.items() if op.arity == 2}

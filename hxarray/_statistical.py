@@ -149,9 +149,11 @@ def _mean(x: Array, axes: tuple[int, ...], keepdims: builtins.bool) -> Array:
     if count == 0:
         return _undefined(x, axes, keepdims)
     reduction, then = _MEAN
-    total = reduce_axes(reduction, x, axes, keepdims, x._dtype, positive_zero=positive_zero_sums())
+    wide = dt.COMPUTES_IN.get(x._dtype)
+    total = reduce_axes(reduction, x, axes, keepdims, wide or x._dtype,
+                        positive_zero=positive_zero_sums())
     _in_place(then, total, count)
-    return total
+    return total if wide is None else total._buffer.device.backend.copy(total, x._dtype)
 
 
 def _in_place(op: Op, x: Array, value: int | float) -> None:
@@ -175,7 +177,8 @@ def _results(name: str, op: Reduction | None = None) -> dict[dt.DType, dt.DType]
     `_sum_dtype` of `op` without a dtype asked for, else the input's own (mean, max, min): the
     fast path's table."""
     return {d: d if op is None else _sum_dtype(op, d, None, name)
-            for d in dt.CATEGORIES[_CATEGORY[name]]}
+            for d in dt.CATEGORIES[_CATEGORY[name]]
+            if name != "mean" or d not in dt.COMPUTES_IN}  # (those: `_mean` alone)
 
 
 def _fast(function: Any, results: dict[dt.DType, dt.DType], **options: Any) -> Any:

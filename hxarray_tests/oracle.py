@@ -30,12 +30,21 @@ BOOL = (xp.bool,)
 SIGNED = (xp.int8, xp.int16, xp.int32, xp.int64)
 UNSIGNED = (xp.uint8, xp.uint16, xp.uint32, xp.uint64)
 INTEGER = SIGNED + UNSIGNED
-REAL_FLOATING = (xp.float32, xp.float64)
+# numpy mode's float16 is in the lists: tests run in numpy mode unless marked `strict` (strict
+# mode refuses float16; its tests take STANDARD_* or leave float16 out).
+REAL_FLOATING = (xp.float16, xp.float32, xp.float64)
+STANDARD_REAL_FLOATING = (xp.float32, xp.float64)
 COMPLEX_FLOATING = (xp.complex64, xp.complex128)
 FLOATING = REAL_FLOATING + COMPLEX_FLOATING
 NUMERIC = INTEGER + FLOATING
 REAL = INTEGER + REAL_FLOATING
 DTYPES = BOOL + NUMERIC
+STANDARD_DTYPES = tuple(d for d in DTYPES if d is not xp.float16)  # strict mode's
+
+
+def standard(dtypes: tuple[xp.DType, ...]) -> tuple[xp.DType, ...]:
+    """The standard's dtypes among `dtypes`: what strict mode's tests take."""
+    return tuple(d for d in dtypes if d in STANDARD_DTYPES)
 
 
 # A second device: the toy plug-in backend (hxarray_tests/plugin_pkg), when it is installed.
@@ -186,7 +195,8 @@ def sample(shape: tuple[int, ...], dtype: xp.DType, seed: int = 0) -> np.ndarray
         special = np.array([0, 1, info.min, info.max, info.max // 2], dtype=npd)
         values = rng.integers(info.min, info.max, size, dtype=npd, endpoint=True)
     else:
-        real = np.float32 if dtype in (xp.float32, xp.complex64) else np.float64
+        real = npd if dtype in REAL_FLOATING else np.float32 if dtype is xp.complex64 else \
+            np.float64
         special = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.5, -2.5,
                             np.finfo(real).max, np.finfo(real).smallest_normal], dtype=real)
         values = rng.standard_normal(size).astype(real) * 100

@@ -6,6 +6,7 @@ from __future__ import annotations
 import array
 import gc
 import math
+import re
 
 import numpy as np
 import pytest
@@ -133,7 +134,26 @@ def test_asarray_from_buffers():
 def test_asarray_converts_numpy_dtypes_without_equivalent():
     assert_matches(xp.asarray(np.arange(3, dtype=">i4")), np.arange(3, dtype=np.int32))
     half = np.array([0.5, -1.0, np.inf], dtype=np.float16)
-    assert_matches(xp.asarray(half), half.astype(np.float32))
+    assert_matches(xp.asarray(half), half)  # float16 stays float16 (numpy mode's dtype)
+    assert_matches(xp.asarray(half.astype(">f2")), half)
+
+
+@pytest.mark.parametrize("dtype", [np.longdouble, np.clongdouble, "U2", "M8[s]"],
+                         ids=["longdouble", "clongdouble", "str", "datetime64"])
+def test_asarray_of_a_dtype_hxarray_lacks_is_an_error_naming_it(dtype):
+    """Never a silent change of dtype: the error names the numpy dtype (longdouble is float64
+    itself on some platforms, where it converts as float64)."""
+    data = np.zeros(3, dtype)
+    if data.dtype in (np.float64, np.complex128):
+        assert xp.asarray(data).dtype.name == data.dtype.name
+        return
+    named = re.escape(str(data.dtype))
+    for make in (lambda: xp.asarray(data), lambda: xp.asarray(data, copy=True),
+                 lambda: xp.asarray(data[::2], device=xp.Device("cpu"))):
+        with pytest.raises(TypeError, match=named):
+            make()
+    with pytest.raises(TypeError, match=f"numpy dtype {named} has no hxarray equivalent"):
+        xp.zeros(3, dtype=data.dtype)
 
 
 @pytest.mark.parametrize("obj,error", [
@@ -221,9 +241,8 @@ class TestAsarrayCopy:
 
     @pytest.mark.parametrize("obj", [
         [1, 2], 1.5, (1, 2), b"abc", np.float64(1.0), np.arange(3, dtype=">i4"),
-        np.zeros(2, dtype=np.float16), np.broadcast_to(np.arange(3), (2, 3)),
-    ], ids=["list", "float", "tuple", "bytes", "numpy-scalar", "byteswapped", "float16",
-            "read-only"])
+        np.broadcast_to(np.arange(3), (2, 3)),
+    ], ids=["list", "float", "tuple", "bytes", "numpy-scalar", "byteswapped", "read-only"])
     def test_copy_false_refuses_what_needs_a_copy(self, obj):
         before = np.array(obj, copy=True) if not isinstance(obj, bytes) else obj
         with pytest.raises(ValueError):
@@ -653,11 +672,30 @@ def test_from_dlpack_of_an_hxarray_array():
     assert xp.from_dlpack(x, copy=True).buffer is not x.buffer
 
 
-def test_from_dlpack_converts_float16():
+@CPU_ONLY
+def test_from_dlpack_shares_float16(device):
     data = np.array([1.5, -0.0], dtype=np.float16)
-    assert_matches(xp.from_dlpack(data), data.astype(np.float32))
-    with pytest.raises(ValueError):
-        xp.from_dlpack(data, copy=False)
+    for x in (xp.from_dlpack(data), xp.from_dlpack(data, copy=False),
+              xp.asarray(data, copy=False)):
+        assert_matches(x, data)
+        assert np.shares_memory(np.asarray(x), data)
+    assert_matches(xp.from_dlpack(data, copy=True), data)
+    back = np.from_dlpack(xp.from_dlpack(data))
+    assert back.dtype == np.float16 and np.shares_memory(back, data)
+
+
+@pytest.mark.strict
+def test_strict_mode_refuses_float16_data():
+    data = np.array([1.5, -0.0], dtype=np.float16)
+    for make in (lambda: xp.asarray(data), lambda: xp.asarray(data, copy=True),
+                 lambda: xp.from_dlpack(data), lambda: xp.asarray(data.tolist(), dtype=xp.float16),
+                 lambda: xp.ones(2, dtype=xp.float16), lambda: xp.empty((2,), dtype=xp.float16),
+                 lambda: xp.zeros_like(xp.ones(2), dtype=xp.float16),
+                 lambda: xp.full(2, 1.0, dtype=xp.float16), lambda: xp.arange(3, dtype=xp.float16),
+                 lambda: xp.astype(xp.ones(2), xp.float16), lambda: xp.finfo(xp.float16)):
+        with pytest.raises(TypeError, match="float16 is numpy mode only"):
+            make()
+    assert "float16" not in xp.__array_namespace_info__().dtypes()
 
 
 @pytest.mark.parametrize("obj", [[1, 2], 3.0, "abc"])

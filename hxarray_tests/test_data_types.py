@@ -21,12 +21,14 @@ from .oracle import (
     ON_EACH_DEVICE,
     REAL_FLOATING,
     SIGNED,
+    STANDARD_DTYPES,
     UNSIGNED,
     VIEWS,
     assert_matches,
     ids,
     np_dtype,
     sample,
+    standard,
     view_pair,
 )
 
@@ -76,7 +78,8 @@ def _parse_tables(text: str) -> dict[tuple[xp.DType, xp.DType], xp.DType]:
 
 
 PROMOTION = _parse_tables(SPEC_TABLES)
-PAIRS = list(itertools.product(DTYPES, DTYPES))
+PAIRS = list(itertools.product(STANDARD_DTYPES, STANDARD_DTYPES))  # (strict mode's)
+ALL_PAIRS = list(itertools.product(DTYPES, DTYPES))
 
 
 def test_the_spec_tables_cover_the_defined_pairs():
@@ -103,6 +106,79 @@ def test_can_cast_follows_the_spec_tables(a, b):
     assert xp.can_cast(xp.empty(2, dtype=a), b) is expected
 
 
+@pytest.mark.parametrize("a,b", ALL_PAIRS, ids=[f"{a.name}-{b.name}" for a, b in ALL_PAIRS])
+def test_numpy_mode_promotes_as_numpy(a, b):
+    """numpy mode's result_type, can_cast and operators are numpy's for every pair, float16
+    among them (float16 with int8 is float16, with int16 float32, with complex64 complex64)."""
+    expected = np.result_type(np_dtype(a), np_dtype(b))
+    assert xp.result_type(a, b).name == expected.name
+    assert xp.can_cast(a, b) is bool(np.can_cast(np_dtype(a), np_dtype(b)))
+    if a is not xp.bool or b is not xp.bool:
+        x, y = xp.ones(2, dtype=a), xp.zeros(2, dtype=b)
+        with np.errstate(all="ignore"):
+            assert (x * y).dtype.name == (np.ones(2, np_dtype(a)) * np.zeros(2, np_dtype(b))
+                                          ).dtype.name
+
+
+@pytest.mark.parametrize("scalar", [True, 2, -70000, 1.5, 1e300, 1 + 2j], ids=str)
+def test_float16_with_python_scalars_is_numpys(scalar):
+    """A Python scalar is weak: float16 stays float16 (an int or float beyond its range rounds
+    to infinity, as numpy's cast), a complex makes complex64."""
+    data = np.array([0.5, -1.0, 65504.0, np.nan], np.float16)
+    x = xp.asarray(data)
+    with np.errstate(all="ignore"):
+        if isinstance(scalar, bool):  # numpy adds a bool to float16 as a float16 1
+            expected = data + scalar
+        else:
+            expected = data + np.asarray(scalar, dtype=np.result_type(data, scalar))
+        assert xp.result_type(x, scalar).name == np.result_type(data, scalar).name
+        assert_matches(x + scalar, expected)
+        assert_matches(scalar + x, expected)
+
+
+def test_finfo_of_float16_is_numpys():
+    info, expected = xp.finfo(xp.float16), np.finfo(np.float16)
+    assert (info.bits, info.eps, info.max, info.min, info.smallest_normal) == (
+        16, float(expected.eps), 65504.0, -65504.0, float(expected.smallest_normal))
+    assert info.dtype is xp.float16
+    assert xp.finfo(xp.ones(1, dtype=xp.float16)) == info
+    assert xp.finfo(np.float16) == info
+    assert xp.isdtype(xp.float16, "real floating") and xp.isdtype(xp.float16, "numeric")
+    assert "float16" not in xp.__array_namespace_info__().dtypes(kind="real floating")
+
+
+@pytest.mark.parametrize("source", DTYPES, ids=ids(DTYPES))
+def test_casts_to_and_from_float16_are_numpys(source):
+    """Every dtype to float16 (rounded once, to nearest even: overflow to infinity, subnormals,
+    NaN), and float16 to every dtype, as numpy's astype; strided views too."""
+    data = sample((40,), source, seed=3)
+    halves = np.array([0.0, -0.0, 1.0, -1.0, 65504.0, -65504.0, np.inf, -np.inf, np.nan,
+                       2.0**-24, -(2.0**-24), 2.0**-14, 0.1, 3.140625, 100.5, 2049.0],
+                      np.float16)
+    with np.errstate(all="ignore"):
+        if source not in COMPLEX_FLOATING:
+            assert_matches(xp.astype(xp.asarray(data), xp.float16), data.astype(np.float16))
+            assert_matches(xp.astype(xp.asarray(data)[::3], xp.float16),
+                           data[::3].astype(np.float16))
+        target = np_dtype(source)
+        expected = halves.astype(target)
+        if source in INTEGER:  # numpy's casts of NaN and infinities to integers vary by path
+            keep = np.isfinite(halves)
+            got = np.asarray(xp.astype(xp.asarray(halves), source))
+            np.testing.assert_array_equal(got[keep], expected[keep], strict=True)
+        else:
+            assert_matches(xp.astype(xp.asarray(halves), source), expected)
+
+
+def test_float64_rounds_to_float16_once():
+    """Directly, not through float32: 1 + 2**-11 + 2**-40 is above the halfway point between two
+    float16s, which float32 rounds away."""
+    value = 1 + 2.0**-11 + 2.0**-40
+    assert np.float16(value) != np.float16(np.float32(value))
+    assert_matches(xp.astype(xp.asarray([value]), xp.float16), np.array([value], np.float16))
+    assert_matches(xp.asarray([value], dtype=xp.float16), np.array([value], np.float16))
+
+
 NUMERIC_PAIRS = [(a, b) for (a, b) in PROMOTION if a is not xp.bool]
 
 
@@ -121,7 +197,7 @@ def test_bool_operators_stay_bool():
 
 
 @pytest.mark.strict  # numpy's own promotion is not associative: int8, uint16, float32
-@given(st.lists(st.sampled_from([d for d in DTYPES if d is not xp.bool]), min_size=2,
+@given(st.lists(st.sampled_from([d for d in STANDARD_DTYPES if d is not xp.bool]), min_size=2,
                 max_size=5))
 def test_result_type_is_associative_and_commutative(dtypes):
     try:
@@ -141,8 +217,8 @@ SCALAR_CASES = [  # (dtype, Python scalar, the result or the error)
     *[(d, s, TypeError) for d in (xp.bool,) for s in (1, 1.0, 1j)],
     *[(d, 2**70 if d is xp.uint64 else 1, d) for d in INTEGER],
     *[(d, s, TypeError) for d in INTEGER for s in (True, 1.0, 1j)],
-    *[(d, s, d) for d in FLOATING for s in (1, 1.5)],
-    *[(d, True, TypeError) for d in FLOATING],
+    *[(d, s, d) for d in standard(FLOATING) for s in (1, 1.5)],
+    *[(d, True, TypeError) for d in standard(FLOATING)],
     (xp.float32, 1j, xp.complex64), (xp.float64, 1j, xp.complex128),
     (xp.complex64, 1j, xp.complex64), (xp.complex128, 1j, xp.complex128),
 ]

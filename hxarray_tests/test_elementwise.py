@@ -28,11 +28,13 @@ from .oracle import (
     REAL,
     REAL_FLOATING,
     SIGNED,
+    STANDARD_DTYPES,
     assert_elementwise,
     assert_matches,
     ids,
     np_dtype,
     sample,
+    standard,
     view_pairs,
     xps,
 )
@@ -69,7 +71,7 @@ BINARY: dict[str, tuple[tuple[xp.DType, ...], str]] = {
     **{name: (BOOL, "bool") for name in ("logical_and", "logical_or", "logical_xor")},
 }
 REAL_OF = {xp.complex64: xp.float32, xp.complex128: xp.float64}
-COMPLEX_OF = {xp.float32: xp.complex64, xp.float64: xp.complex128}
+COMPLEX_OF = {xp.float16: xp.complex64, xp.float32: xp.complex64, xp.float64: xp.complex128}
 OPERATORS = {"add": "add", "subtract": "sub", "multiply": "mul", "divide": "truediv",
              "floor_divide": "floordiv", "remainder": "mod", "pow": "pow",
              "bitwise_and": "and_", "bitwise_or": "or_", "bitwise_xor": "xor",
@@ -162,6 +164,49 @@ def _data(name: str, shape: tuple[int, ...], dtype: xp.DType, seed: int) -> np.n
     return data
 
 
+# float16's edges: zeros of both signs, subnormals (the smallest, the largest), the smallest
+# normal, the largest finite value and values whose results pass it, infinities, NaN.
+HALF_EDGES = np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.5, 3.0, -7.25, 0.1, 255.9, 65504.0,
+                       -65504.0, 40000.0, 2.0**-24, -(2.0**-24), 1023 * 2.0**-24, 2.0**-14,
+                       np.inf, -np.inf, np.nan], np.float16)
+HALF_FUNCTIONS = sorted(name for name, (dtypes, _) in {**UNARY, **BINARY}.items()
+                        if xp.float16 in dtypes)
+
+
+@pytest.mark.parametrize("name", HALF_FUNCTIONS)
+def test_float16_edge_values_are_numpys(name):
+    """Every function of float16 on its edge values (each pair of them for two operands):
+    numpy's float16 results (computed in float32 and rounded once; nextafter, maximum and
+    minimum on float16 itself), contiguous, strided and 0-D; where the device's math library
+    rounds (transcendental functions off the CPU), within a few float16 ulps."""
+    n = HALF_EDGES.size
+    args = (HALF_EDGES,) if name in UNARY else (np.repeat(HALF_EDGES, n), np.tile(HALF_EDGES, n))
+    function, result_dtype = getattr(xp, name), _result_dtype(name, xp.float16)
+    _check(name, function(*(xp.asarray(a) for a in args)), args, result_dtype)
+    strided = [xp.asarray(np.repeat(a, 2))[::2] for a in args]
+    _check(name, function(*strided), args, result_dtype)
+    scalar_args = tuple(a[7:8].reshape(()) for a in args)
+    _check(name, function(*(xp.asarray(a) for a in scalar_args)), scalar_args, result_dtype)
+    if name in BINARY:  # a Python float stands for a float16 (rounded to it first, as numpy)
+        with np.errstate(all="ignore"):
+            for value in (0.1, 70000.0, -0.0):
+                rounded = np.float16(value)
+                _check(name, function(xp.asarray(args[0]), value),
+                       (args[0], np.full(args[0].shape, rounded)), result_dtype)
+
+
+def test_float16_arithmetic_overflows_to_infinity_as_numpy():
+    """65504 + 15 rounds back to 65504; 65504 + 16 is halfway to 65536 and rounds to even:
+    infinity."""
+    data = np.array([65504.0, 32768.0, -65504.0, 1.0], np.float16)
+    x = xp.asarray(data)
+    with np.errstate(all="ignore"):
+        for got, expected in ((x + 15.0, data + np.float16(15)), (x + 16, data + np.float16(16)),
+                              (x * 2.0, data * np.float16(2)), (x - 65504.0, data - 65504.0)):
+            assert_matches(got, expected)
+    assert np.asarray(x + 16.0)[0] == np.inf and np.asarray(x + 15.0)[0] == 65504.0
+
+
 SHAPES = [(), (0,), (2, 0), (5,), (2, 3, 4)]
 BROADCASTS = [((4, 1), (6,)), ((), (3,)), ((3,), ()), ((2, 0, 3), (1, 3)), ((1,), (0,)),
               ((2, 1, 5), (3, 1))]
@@ -184,7 +229,7 @@ def test_unary(name, dtype):
 @pytest.mark.strict
 @pytest.mark.parametrize("name", list(UNARY))
 def test_unary_refuses_other_dtypes(name):
-    for dtype in set(DTYPES) - set(UNARY[name][0]):
+    for dtype in set(STANDARD_DTYPES) - set(UNARY[name][0]):
         with pytest.raises(TypeError, match=name):
             getattr(xp, name)(xp.ones(3, dtype=dtype))
 
@@ -251,7 +296,7 @@ def _promoted(d1: xp.DType, d2: xp.DType) -> xp.DType | None:
 def test_binary_promotes_mixed_dtypes(name):
     """Every pair of dtypes the function allows: the promoted result or TypeError."""
     allowed = BINARY[name][0]
-    for d1, d2 in product(DTYPES, DTYPES):
+    for d1, d2 in product(STANDARD_DTYPES, STANDARD_DTYPES):
         x1, x2 = xp.asarray(_data(name, (3,), d1, 0)), xp.asarray(_data(name, (3,), d2, 1))
         promoted = _promoted(d1, d2)
         if d1 not in allowed or d2 not in allowed or promoted is None:
@@ -264,7 +309,8 @@ def test_binary_promotes_mixed_dtypes(name):
 
 @given(data=st.data(), name=st.sampled_from(sorted(BINARY)))
 def test_binary_on_random_broadcast_arrays(data, name):
-    dtype = data.draw(st.sampled_from(BINARY[name][0]), label="dtype")
+    # (hypothesis's strategies know the standard's dtypes)
+    dtype = data.draw(st.sampled_from(standard(BINARY[name][0])), label="dtype")
     shapes = data.draw(xps.mutually_broadcastable_shapes(2, max_dims=3, max_side=4),
                        label="shapes").input_shapes
     x1 = data.draw(xps.arrays(dtype, shapes[0]), label="x1")
@@ -328,7 +374,7 @@ def _incompatible(dtype: xp.DType) -> list[object]:
 @pytest.mark.strict
 @pytest.mark.parametrize("name", list(BINARY))
 def test_incompatible_python_scalars_raise(name):
-    for dtype in BINARY[name][0]:
+    for dtype in standard(BINARY[name][0]):
         x = xp.ones(3, dtype=dtype)
         for value in _incompatible(dtype):
             for args in ((x, value), (value, x)):
@@ -509,9 +555,10 @@ def test_real_imag_conj_of_real_input(dtype):
 
 @pytest.mark.parametrize("dtype", FLOATING, ids=ids(FLOATING))
 def test_round_halves_to_even(dtype):
-    values = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5000001, 1e16 + 2.0]
+    big = 1e16 + 2.0 if dtype is not xp.float16 else 2048.0  # (whole numbers beyond halves)
+    values = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.5000001, big]
     x = xp.asarray(values, dtype=dtype)
-    expected = [0.0, 2.0, 2.0, -0.0, -2.0, -2.0, 4.0, 1e16 + 2.0]
+    expected = [0.0, 2.0, 2.0, -0.0, -2.0, -2.0, 4.0, big]
     result = np.asarray(xp.round(x))
     assert result.dtype == np_dtype(dtype)
     np.testing.assert_array_equal(result.real, np.asarray(expected, result.real.dtype))

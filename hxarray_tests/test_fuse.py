@@ -68,6 +68,24 @@ def chain(a, b):
     return xp.sqrt(a * a + b * b) * 0.5 + 1
 
 
+def test_float16_fuses_as_it_computes_unfused():
+    """numpy mode's float16: each fused step computes in float32 and rounds to float16, as the
+    unfused functions do, so the chain's arithmetic gives the unfused bits (its overflow to
+    infinity included) and sin within the float32 library's rounding; a reduction too."""
+    rng = np.random.default_rng(4)
+    values = (rng.standard_normal((2, 600)) * 30).astype(np.float16)
+    values[0, :7] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 65504.0, 2.0**-24]
+    a, b = xp.asarray(values[0]), xp.asarray(values[1])
+    with np.errstate(all="ignore"):
+        both(chain, a, b)
+        both(chain, a, 2.5)
+        both(chain, a[::3], b[1::3])
+        both(lambda x, y: xp.maximum(x, -y) - 0.1 * x, a, b)
+        both(lambda x: xp.sin(x) * 3.0 + 1.0, a, exact=False)
+        both(lambda x: xp.sum(x * x), b, exact=False)
+        assert xp.fuse(chain)(a, b).dtype is xp.float16
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_the_chain_is_bit_for_bit_the_unfused_chain(dtype):
     rng = np.random.default_rng(0)

@@ -56,8 +56,7 @@ def test_asarray_copies_what_it_cannot_share():
     read_only = np.arange(5.0)
     read_only.flags.writeable = False
     swapped = np.arange(5.0).astype(">f8")
-    half = np.arange(5, dtype=np.float16)
-    for data, dtype in ((read_only, xp.float64), (swapped, xp.float64), (half, xp.float32)):
+    for data, dtype in ((read_only, xp.float64), (swapped, xp.float64)):
         x = xp.asarray(data)
         assert x.dtype is dtype
         assert_matches(x, data.astype(dtype.name))

@@ -300,7 +300,7 @@ def test_where_with_python_scalars(dtype):
 
 @pytest.mark.parametrize("dtype", REAL_FLOATING, ids=ids(REAL_FLOATING))
 def test_where_with_a_complex_scalar_and_a_real_array(dtype):
-    complex_dtype = np.complex64 if dtype is xp.float32 else np.complex128
+    complex_dtype = np.result_type(np_dtype(dtype), 1j).type  # (float16's: complex64)
     condition = np.array([True, False])
     data = np.array([1.5, -2.0], dtype=np_dtype(dtype))
     assert_matches(xp.where(xp.asarray(condition), 1j, xp.asarray(data)),

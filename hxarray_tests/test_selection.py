@@ -113,6 +113,7 @@ def test_requirements_met(reg: BackendRegistry) -> None:
     assert select_device(min_memory_gb=20, registry=reg) is Device("selroomy")
     assert select_device(min_tflops=1, registry=reg) is Device("selfast")
     assert select_device(min_tflops=0.15, dtype=xp.float32, registry=reg) is Device("selfast")
+    assert select_device(dtype="float16", registry=reg) is Device("selfast")  # numpy mode's
     assert select_device(vendor="acme", registry=reg) is Device("selroomy")  # priority 5 > 0
     # a preference ranks first without being required
     assert select_device(prefer="cpu", registry=reg) is Device("cpu")
@@ -147,8 +148,11 @@ def test_requirements_rejected_with_every_reason(reg: BackendRegistry) -> None:
 def test_bad_arguments(reg: BackendRegistry) -> None:
     with pytest.raises(TypeError, match="prefer"):
         select_device(prefer=[3], registry=reg)
-    with pytest.raises(ValueError, match="unknown dtype"):
-        select_device(dtype="float16", registry=reg)
+    for unknown in ("bfloat16", "float128", 3):
+        with pytest.raises(ValueError, match="unknown dtype .*takes an hxarray dtype or its name"):
+            select_device(dtype=unknown, registry=reg)
+    with xp.set_strict(True), pytest.raises(TypeError, match="float16 is numpy mode only"):
+        select_device(dtype="float16", registry=reg)  # (numpy mode's dtype: a known one there)
     for bad in [False, 0, "cpu"]:
         for call in (select_device, best_device, devices_report):
             with pytest.raises(TypeError, match=r"registry must be a BackendRegistry, got "):

@@ -31,6 +31,7 @@ from .oracle import (
     ids,
     np_dtype,
     sample,
+    standard,
     view_pairs,
     xps,
 )
@@ -159,7 +160,8 @@ def _check_sum_or_prod(name: str, result: xp.Array, a: np.ndarray, **kwargs) -> 
 def _close(result: xp.Array, expected: np.ndarray) -> None:
     """Same dtype and shape, values equal to rounding (NaN where NaN)."""
     assert result.dtype.name == expected.dtype.name and result.shape == expected.shape
-    rtol = 1e-5 if expected.dtype in (np.float32, np.complex64) else 1e-12
+    rtol = {np.float16: 2e-3, np.float32: 1e-5, np.complex64: 1e-5}.get(expected.dtype.type,
+                                                                          1e-12)
     for part in (np.real, np.imag):
         np.testing.assert_allclose(part(np.asarray(result)), part(expected), rtol=rtol, atol=0,
                                    equal_nan=True)
@@ -531,8 +533,8 @@ def test_0d_input(name, dtype):
     assert getattr(xp, name)(value, axis=(), keepdims=True).shape == ()
 
 
-@given(x=xps.arrays(dtype=st.sampled_from(REAL), shape=xps.array_shapes(min_dims=1, max_dims=3,
-                                                                        min_side=1)),
+@given(x=xps.arrays(dtype=st.sampled_from(standard(REAL)),
+                    shape=xps.array_shapes(min_dims=1, max_dims=3, min_side=1)),
        data=st.data())
 def test_reductions_on_random_arrays(x, data):
     axis = data.draw(st.none() | st.integers(-x.ndim, x.ndim - 1)
@@ -573,3 +575,100 @@ def test_large_full_reductions_keep_the_special_cases():
     assert math.isnan(mean.real) and not math.isnan(mean.imag)
     with xp.set_strict(True):
         assert math.copysign(1.0, float(xp.sum(xp.asarray(np.full(300_001, -0.0))))) == -1.0
+
+
+# -- float16 (numpy mode) --------------------------------------------------------------------------
+def _half_close(got: xp.Array, expected: np.ndarray, ulps: int,
+                reference: np.ndarray | None = None) -> None:
+    """numpy's `expected` bit for bit on numpy's devices; elsewhere within `ulps` float16 ulps
+    of `reference` (by default `expected`): the float64 result rounded to float16 where numpy's
+    loops round each step to float16 (a sum along a strided axis, a cumulative sum) and another
+    device's, carrying float32, is closer to the exact result than numpy's."""
+    assert got.dtype is xp.float16 and got.shape == expected.shape
+    if got.device.type.name in NUMPY_DEVICES and reference is None:
+        assert_matches(got, expected)
+        return
+    target = expected if reference is None else reference
+    values = np.asarray(got.to_device(xp.Device("cpu"))).astype(np.float64)
+    wide = target.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(values), np.isnan(wide))
+    finite = np.isfinite(wide)
+    np.testing.assert_array_equal(values[~finite & ~np.isnan(wide)],
+                                  wide[~finite & ~np.isnan(wide)])
+    spacing = np.spacing(np.abs(target[finite])).astype(np.float64)
+    assert (np.abs(values[finite] - wide[finite]) <= ulps * spacing).all(), (values, wide)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)], ids=str)
+def test_float16_reductions_are_numpys(axis):
+    """numpy's dtypes, and numpy's values on numpy's devices: sum, max, min float16 (its loops
+    carry float32 and round once, or round each step along a strided axis), mean summed and
+    divided in float32; prod, var and std float16 within a few ulps (numpy's own order of
+    operations depends on the view's layout; var divides in float64); on every view. Other
+    devices carry float32: within an ulp or two of the float64 result rounded to float16."""
+    rng = np.random.default_rng(5)
+    data = (rng.standard_normal((37, 21)) * 8).astype(np.float16)
+    data[3, 4], data[5, :] = np.float16(-0.0), np.float16(0.0)
+    for x, a in view_pairs(data):
+        on_numpy = x.device.type.name in NUMPY_DEVICES
+        with np.errstate(all="ignore"):
+            for name, ulps in (("sum", 1), ("prod", 8), ("max", 0), ("min", 0), ("mean", 1),
+                               ("var", 4), ("std", 4)):
+                # (prod: factors near 1, so that float32 neither overflows nor makes inf * 0)
+                y, b = (1 + x / 256, 1 + a / np.float16(256)) if name == "prod" else (x, a)
+                expected = np.asarray(getattr(np, name)(b, axis=axis))
+                assert expected.dtype == np.float16, name
+                exact = np.asarray(getattr(np, name)(b.astype(np.float64), axis=axis)
+                                   ).astype(np.float16)
+                reference = None if on_numpy or name in ("max", "min", "mean") else exact
+                if on_numpy and name in ("prod", "var", "std"):  # (numpy's order by layout)
+                    reference = expected
+                _half_close(getattr(xp, name)(y, axis=axis), expected, ulps, reference)
+            for name, oracle in (("argmax", np.argmax), ("argmin", np.argmin)):
+                if axis in (0, 1, None):
+                    assert_matches(getattr(xp, name)(x, axis=axis),
+                                   oracle(a, axis=axis).astype(np.int64))
+
+
+def test_float16_sums_overflow_and_keep_specials_as_numpy():
+    """A float16 sum beyond 65504 is infinity (numpy's float32 running value, rounded once:
+    three times 30000 is 90000); NaN and infinities propagate; an empty sum is +0, a mean NaN."""
+    for values in ([30000.0, 30000.0, 30000.0], [30000.0, 30000.0, -30000.0], [1.0, np.nan],
+                   [np.inf, -np.inf], [np.inf, 1.0], [-0.0, -0.0], []):
+        a = np.array(values, np.float16)
+        x = xp.asarray(a)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            assert_matches(xp.sum(x), np.sum(a))
+            assert_matches(xp.prod(x), np.prod(a))
+            assert_matches(xp.mean(x), np.mean(a))
+
+
+def test_float16_cumulative_sums_are_numpys():
+    """Exact values (eighths, small sums) add exactly in float16 and float32 alike, so every
+    device gives numpy's bits; beyond 2048 float16 rounds each step (numpy's running value is
+    float16): within a few ulps off numpy's devices."""
+    a = (np.arange(60, dtype=np.float16) % 7 - 3) / np.float16(8)
+    x = xp.asarray(a)
+    assert_matches(xp.cumulative_sum(x), np.cumsum(a))
+    factors = np.array([2.0, 0.5, 1.5, -1.0, 3.0, 0.25, 1.25, 2.0], np.float16)  # exact products
+    assert_matches(xp.cumulative_prod(xp.asarray(factors)), np.cumprod(factors))
+    assert_matches(xp.cumulative_sum(x, include_initial=True),
+                   np.concatenate([[np.float16(0)], np.cumsum(a)]))
+    big = np.full(300, 21.5, np.float16)
+    exact = np.cumsum(big.astype(np.float64)).astype(np.float16)
+    if x.device.type.name in NUMPY_DEVICES:
+        assert_matches(xp.cumulative_sum(xp.asarray(big)), np.cumsum(big))
+    else:  # numpy's float16 running value drifts (3.5% at the end here); float32's does not
+        _half_close(xp.cumulative_sum(xp.asarray(big)), np.cumsum(big), 1, exact)
+
+
+def test_float16_matmul_is_numpys():
+    """numpy sums a float16 product's terms in float32, in order, and rounds once: so does every
+    device (bit for bit)."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((9, 70)).astype(np.float16)
+    b = rng.standard_normal((70, 5)).astype(np.float16)
+    assert_matches(xp.asarray(a) @ xp.asarray(b), a @ b)
+    assert_matches(xp.matmul(xp.asarray(a)[::2], xp.asarray(b)), a[::2] @ b)
+    assert_matches(xp.vecdot(xp.asarray(a[0]), xp.asarray(a[1])), np.vecdot(a[0], a[1]))

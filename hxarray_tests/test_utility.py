@@ -51,9 +51,10 @@ def test_all_and_any_of_special_values(dtype):
     elif dtype.name.startswith("complex"):
         values = [0j, 1j, complex(1, 0), complex(np.nan, 0), complex(0, -np.inf), complex(-0.0, 0)]
         truth = [False, True, True, True, True, False]
-    elif dtype.name.startswith("float"):
-        values, truth = [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-45], [False, False, True, True,
-                                                                     True, True]
+    elif dtype.name.startswith("float"):  # (the dtype's smallest subnormal number last)
+        tiny = float(np.finfo(np_dtype(dtype)).smallest_subnormal)
+        values, truth = [0.0, -0.0, np.nan, np.inf, -np.inf, tiny], [False, False, True, True,
+                                                                    True, True]
     else:
         values, truth = [0, 1, int(np.iinfo(np_dtype(dtype)).max)], [False, True, True]
     for value, expected in zip(values, truth):

@@ -19,7 +19,8 @@ from __future__ import annotations
 import numbers
 from typing import TYPE_CHECKING, Any
 
-from .._dtypes import ALL_DTYPES
+from .._dtypes import ALL_DTYPES, BY_NAME, NUMPY_MODE_ONLY
+from .._modes import is_strict
 from ..hal.device import Device, DeviceType, DeviceUnavailableError, default_device
 from .registry import BackendRegistry
 from .registry import registry as _installed
@@ -70,12 +71,19 @@ def _checked(registry: Any, **requirements: Any) -> BackendRegistry:
 
 
 def _dtype_name(dtype: DType | str | None) -> str:
+    """The name of `dtype` (an hxarray dtype or its name), after ValueError for a name that is
+    none, and strict mode's TypeError for numpy mode's dtypes (float16)."""
     if dtype is None:
         return "float64"
     name = getattr(dtype, "name", dtype)
-    if name not in {d.name for d in ALL_DTYPES}:
-        raise ValueError(f"unknown dtype {dtype!r}")
-    return str(name)
+    found = BY_NAME.get(name) if isinstance(name, str) else None
+    if found is None:
+        raise ValueError(f"unknown dtype {dtype!r}: select_device() takes an hxarray dtype or "
+                         f"its name ({', '.join(d.name for d in ALL_DTYPES)})")
+    if found in NUMPY_MODE_ONLY and is_strict():  # (the namespace's refusal, in its words)
+        raise TypeError(f"select_device(): {found.name} is numpy mode only: the Array API "
+                        "standard has no such dtype, and strict mode keeps to the standard's")
+    return found.name
 
 
 def _rejection(caps: dict[str, Any], *, min_memory_gb: float | None, min_tflops: float | None,

@@ -29,7 +29,7 @@ OPTIONS = (f"-I{KERNEL_DIR}", "--fmad=false")
 C_TYPES: dict[dt.DType, str] = {
     dt.bool: "bool", dt.int8: "hx::i8", dt.int16: "hx::i16", dt.int32: "hx::i32",
     dt.int64: "hx::i64", dt.uint8: "hx::u8", dt.uint16: "hx::u16", dt.uint32: "hx::u32",
-    dt.uint64: "hx::u64", dt.float32: "hx::f32", dt.float64: "hx::f64",
+    dt.uint64: "hx::u64", dt.float16: "hx::f16", dt.float32: "hx::f32", dt.float64: "hx::f64",
     dt.complex64: "hx::c64", dt.complex128: "hx::c128",
 }
 

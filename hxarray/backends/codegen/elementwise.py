@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ... import _dtypes as dt
-from ..._ops import OPS, Op, Signature
+from ..._ops import OPS, Op, Signature, computes_in
 from . import C_TYPES, OPTIONS, PREAMBLE, splicer, struct
 
 MAX_DIMS = 8  # HX_MAX_DIMS in hxarray.cuh
@@ -59,8 +59,9 @@ def source(op: Op) -> str:
 def kernel_name(op: Op, out: dt.DType, compute: dt.DType, operands: Sequence[dt.DType],
                 index: str) -> str:
     """The instantiation for these dtypes (a `selects` operation's: those of the operands it
-    chooses between; the condition is bool)."""
-    types = ", ".join(C_TYPES[d] for d in (out, compute, *operands))
+    chooses between; the condition is bool); it computes in `computes_in`'s dtype (float for
+    float16)."""
+    types = ", ".join(C_TYPES[d] for d in (out, computes_in(op, compute), *operands))
     if op.selects:
         return f"hx::select<{types}, {index}>"
     return f"hx::map{len(operands)}<{functor(op)}, {types}, {index}>"
@@ -206,7 +207,8 @@ def _address(address: int) -> bytes:
 
 
 _STRUCT_CODES = {("b", 1): "?", ("i", 1): "b", ("i", 2): "h", ("i", 4): "i", ("i", 8): "q",
-                 ("u", 1): "B", ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q", ("f", 4): "f",
+                 ("u", 1): "B", ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q", ("f", 2): "e",
+                 ("f", 4): "f",
                  ("f", 8): "d", ("c", 8): "ff", ("c", 16): "dd"}
 _EXACT_IN_DOUBLE = 2**53
 

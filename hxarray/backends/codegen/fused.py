@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 
 from ... import _dtypes as dt
-from ..._ops import OPS, REDUCTIONS, Op, Reduction
+from ..._ops import OPS, REDUCTIONS, Op, Reduction, computes_in
 from ..fusion import ARRAY, ASTYPE, SCALAR, Expression, Step
 from . import C_TYPES, OPTIONS, PREAMBLE
 from .elementwise import INDEX_TYPES, functor
@@ -51,7 +51,8 @@ def statements(expression: Expression, load: Callable[[int, Step], str]) -> list
         if step.op in (ARRAY, SCALAR):
             lines.append(f"const {t} v{k} = {load(k, step)};")
             continue
-        c = C_TYPES[step.compute]
+        c = C_TYPES[computes_in(step.op, step.compute) if step.op.__class__ is Op else
+                    step.compute]
         args = [f"hx::cast<{c}>(v{a})" for a in step.args]
         if step.op == ASTYPE:
             value = f"v{step.args[0]}"
@@ -168,8 +169,8 @@ def reduce_source(op: Reduction, acc: dt.DType, expression: Expression,
     body = "\n        ".join(statements(
         expression, lambda k, step: f"load_one<{types[k]}>(x{k}, at{k})"))
     last = len(expression.steps) - 1
-    accumulator = C_TYPES[acc]
-    out_type, epilogue = accumulator, "return v;"
+    accumulator = C_TYPES[computes_in(op, acc)]  # the functor's Value (float16's: float)
+    out_type, epilogue = C_TYPES[acc], f"return hx::cast<{C_TYPES[acc]}>(v);"
     after_fields = after_params = after_names = ""
     if after is not None:
         m = after.operands

@@ -32,7 +32,9 @@ LAYOUT = struct([("batch", ew.SHAPE, 0), ("a_batch", _STRIDES, 80), ("b_batch", 
 
 
 def kernel_name(dtype: dt.DType) -> str:
-    return f"hx::gemm<{C_TYPES[dtype]}>"
+    """The instantiation; float16's sums its products in float (`_dtypes.COMPUTES_IN`)."""
+    wide = dt.COMPUTES_IN.get(dtype)
+    return f"hx::gemm<{C_TYPES[dtype]}{'' if wide is None else ', ' + C_TYPES[wide]}>"
 
 
 def batch() -> list[str]:

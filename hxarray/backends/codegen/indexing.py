@@ -38,7 +38,7 @@ ARANGE_DTYPES = tuple(d for d in dt.ALL_DTYPES if d is not dt.bool)  # numpy: no
 # load_index's kinds and is_nonzero's
 INDEX_KINDS = {dt.int8: 0, dt.int16: 1, dt.int32: 2, dt.int64: 3, dt.uint8: 4, dt.uint16: 5,
                dt.uint32: 6, dt.uint64: 7}
-VALUE_KINDS = {dt.float32: 4, dt.float64: 5, dt.complex64: 6, dt.complex128: 7}
+VALUE_KINDS = {dt.float32: 4, dt.float64: 5, dt.complex64: 6, dt.complex128: 7, dt.float16: 8}
 
 _STRIDES = ("<i8", (ew.MAX_DIMS,))
 INDEX_ARRAY = struct([("data", "<u8", 0), ("strides", _STRIDES, 8), ("extent", "<i8", 72),

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ... import _dtypes as dt
-from ..._ops import ARG_REDUCTIONS, REDUCTIONS, ArgReduction
+from ..._ops import ARG_REDUCTIONS, REDUCTIONS, ArgReduction, computes_in
 from . import C_TYPES, OPTIONS, PREAMBLE, struct
 from .elementwise import MAX_DIMS, SHAPE, collapse, pack_shape
 
@@ -96,9 +96,14 @@ def accumulators(op: Folding) -> list[tuple[dt.DType, dt.DType]]:
 
 
 def functor(op: Folding, x: dt.DType, acc: dt.DType) -> str:
+    """The functor; a float16 accumulator (or argmax's float16 input) carries a float value
+    (`_dtypes.COMPUTES_IN`: numpy's loops accumulate so), rounded once into the result."""
+    carried = x if isinstance(op, ArgReduction) else acc
+    wide = computes_in(op, carried)
+    value = "" if wide is carried else f", {C_TYPES[wide]}"
     if isinstance(op, ArgReduction):
-        return f"hx::red::{op.cuda}<{C_TYPES[x]}>"
-    return f"hx::red::{op.cuda}<{C_TYPES[x]}, {C_TYPES[acc]}>"
+        return f"hx::red::{op.cuda}<{C_TYPES[x]}{value}>"
+    return f"hx::red::{op.cuda}<{C_TYPES[x]}, {C_TYPES[acc]}{value}>"
 
 
 def kernel_name(op: Folding, x: dt.DType, acc: dt.DType) -> str:
@@ -114,9 +119,10 @@ def batch(op: Folding, x: dt.DType, acc: dt.DType) -> list[str]:
 
 def value_size(op: Folding, acc: dt.DType) -> int:
     """Bytes of the kernel's Op::Value: a partial result in the temporary of a split row."""
+    carried = computes_in(op, acc).itemsize  # (float16's value is a float, but for max, min)
     if op is SQUARED_DEVIATIONS:
-        return -(-3 * acc.itemsize // 8) * 8 + 8  # sizeof(hx::Moments<T>): the count aligned
-    return INDEXED_SIZE if isinstance(op, ArgReduction) else acc.itemsize
+        return -(-3 * carried // 8) * 8 + 8  # sizeof(hx::Moments<T>): the count aligned
+    return INDEXED_SIZE if isinstance(op, ArgReduction) else carried
 
 
 def all_sources() -> Iterator[tuple[str, str, Sequence[str], Sequence[str]]]:

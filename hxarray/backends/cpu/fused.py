@@ -523,9 +523,11 @@ class PreparedSum(_Operands):
     def of(cls, expression: Expression, scalars: Sequence[Any], shape: tuple[int, ...],
            total: Any, positive_zero: bool) -> PreparedSum | None:
         """The prepared sum into `total`: floating-point sums in the expression's own dtype and
-        integer sums; None for others, no elements, or without a compiler."""
+        integer sums; None for others (float16's, which numpy carries in float32), no
+        elements, or without a compiler."""
         size = math.prod(shape)
-        if not size or not (total == expression.dtype and total.kind == "f" or
+        if not size or not (total == expression.dtype and total.kind == "f" and
+                            total.itemsize >= 4 or
                             total.kind in "iu" and expression.dtype.kind in "biu"):
             return None
         loop = _sum_loop(expression, total)

@@ -726,7 +726,7 @@ class CudaBackend(Backend):
         operands, totals = [x, out], 0
         if launch.parts > 1:  # the totals of every part but the last, in a first pass
             reduction = op.folds
-            size = acc.itemsize
+            size = rd.value_size(reduction, acc)
             partials = self.empty(((launch.parts - 1) * count * size,), dt.uint8, device)
             span = (launch.parts - 1) * launch.chunk
             layout = rd.Split(0, rows, x_rows, rd.contiguous(rows, size), (span,),

@@ -55,7 +55,8 @@ template <typename T> __device__ __forceinline__ T gemm_step(T acc, T a, T b) {
     return ops::add(acc, ops::multiply(a, b));
 }
 
-template <typename T>
+// V: the type products are summed in (float for float16, as numpy's loop; rounded once).
+template <typename T, typename V = T>
 __global__ void __launch_bounds__(HX_GEMM_THREADS) gemm(const char* a, const char* b, char* out,
                                                           GemmLayout layout) {
     // Raw storage: complex types have constructors, which __shared__ variables may not run.
@@ -73,9 +74,9 @@ __global__ void __launch_bounds__(HX_GEMM_THREADS) gemm(const char* a, const cha
         for (i64 tile_m = blockIdx.y; tile_m < tiles_m; tile_m += gridDim.y) {
             for (i64 tile_n = blockIdx.x; tile_n < tiles_n; tile_n += gridDim.x) {
                 const i64 row0 = tile_m * HX_GEMM_BM, col0 = tile_n * HX_GEMM_BN;
-                T acc[4][4];
+                V acc[4][4];
                 for (int i = 0; i < 4; ++i) {
-                    for (int j = 0; j < 4; ++j) acc[i][j] = T(0);
+                    for (int j = 0; j < 4; ++j) acc[i][j] = V(0);
                 }
                 for (i64 k0 = 0; k0 < layout.k; k0 += HX_GEMM_BK) {
                     // consecutive threads read consecutive k of a row of a, and consecutive
@@ -99,7 +100,8 @@ __global__ void __launch_bounds__(HX_GEMM_THREADS) gemm(const char* a, const cha
                         for (int j = 0; j < 4; ++j) bv[j] = b_tile[kk * HX_GEMM_BN + tx + 16 * j];
                         for (int i = 0; i < 4; ++i) {
                             for (int j = 0; j < 4; ++j) {
-                                acc[i][j] = gemm_step(acc[i][j], av[i], bv[j]);
+                                acc[i][j] = gemm_step(acc[i][j], cast<V>(av[i]),
+                                                      cast<V>(bv[j]));
                             }
                         }
                     }
@@ -112,7 +114,7 @@ __global__ void __launch_bounds__(HX_GEMM_THREADS) gemm(const char* a, const cha
                         const i64 col = col0 + tx + 16 * j;
                         if (col >= layout.n) break;
                         *reinterpret_cast<T*>(out_base + row * layout.out_row +
-                                              col * layout.out_col) = acc[i][j];
+                                              col * layout.out_col) = cast<T>(acc[i][j]);
                     }
                 }
             }

@@ -19,6 +19,60 @@ typedef double f64;
 typedef complex<float> c64;
 typedef complex<double> c128;
 
+// float16 (numpy mode's dtype): IEEE 754 binary16 kept as its bits. Kernels compute float16 in
+// float (the compute type hxarray/_ops.py's `computes_in` gives them), as numpy's loops do, and
+// round each result to float16 once, to nearest even, by the exact software conversions below
+// (numpy's npy_half functions): a GPU and the simulator give the same bits, with no cuda_fp16.h.
+struct f16 {
+    u16 bits;
+    f16() = default;
+    __device__ explicit f16(f64 v);  // rounded to nearest, ties to even
+    __device__ static f16 of_bits(u16 b) {
+        f16 h;
+        h.bits = b;
+        return h;
+    }
+};
+// The value of a float16 as a float: exact.
+__device__ __forceinline__ f32 float_of(f16 h) {
+    const u32 sign = u32(h.bits & 0x8000u) << 16, exponent = (h.bits >> 10) & 0x1fu,
+              fraction = h.bits & 0x3ffu;
+    if (exponent == 0x1fu) return __int_as_float(int(sign | 0x7f800000u | (fraction << 13)));
+    if (exponent == 0) {  // zero or subnormal: fraction * 2**-24, exact
+        const f32 m = f32(fraction) * 5.9604644775390625e-08f;
+        return sign ? -m : m;
+    }
+    return __int_as_float(int(sign | ((exponent + 112u) << 23) | (fraction << 13)));
+}
+// A double rounded to float16 (a float converts through double exactly, so it rounds once too):
+// overflow to infinity, gradual underflow, a NaN keeps its sign and leading payload bits.
+__device__ __forceinline__ f16::f16(f64 v) {
+    const u64 d = u64(__double_as_longlong(v));
+    const u16 sign = u16((d >> 48) & 0x8000u);
+    const int biased = int((d >> 52) & 0x7ff);
+    const u64 fraction = d & 0xfffffffffffffULL;
+    if (biased == 0x7ff) {
+        u16 r = u16(0x7c00u + u16(fraction >> 42));
+        bits = u16(sign | (fraction != 0 && r == 0x7c00u ? 0x7c01u : r));
+        return;
+    }
+    const int e = biased - 1023;
+    if (e >= 16) {  // 65536 or more: infinity
+        bits = u16(sign | 0x7c00u);
+        return;
+    }
+    if (e < -25) {  // below half the smallest subnormal (2**-25): zero
+        bits = sign;
+        return;
+    }
+    const u64 m = (1ULL << 52) | fraction;
+    const int shift = e >= -14 ? 42 : 42 + (-14 - e);  // to 10 fraction bits, or to 2**-24 units
+    u64 q = m >> shift;
+    const u64 rest = m & ((1ULL << shift) - 1), half = 1ULL << (shift - 1);
+    if (rest > half || (rest == half && (q & 1))) ++q;  // (a carry is the next binade: right)
+    bits = u16(sign | (e >= -14 ? u16(((e + 14) << 10) + int(q)) : u16(q)));
+}
+
 template <typename R> __device__ __forceinline__ R quiet_nan();
 template <> __device__ __forceinline__ f32 quiet_nan<f32>() { return __int_as_float(0x7fc00000); }
 template <> __device__ __forceinline__ f64 quiet_nan<f64>() {
@@ -46,6 +100,8 @@ template <> struct is_int<u16> { static const bool value = true; };
 template <> struct is_int<u32> { static const bool value = true; };
 template <> struct is_int<u64> { static const bool value = true; };
 template <typename T> struct is_signed { static const bool value = T(-1) < T(0); };
+template <typename A, typename B> struct is_same { static const bool value = false; };
+template <typename A> struct is_same<A, A> { static const bool value = true; };
 template <typename T> struct unsigned_of;
 template <> struct unsigned_of<i8> { typedef u8 type; };
 template <> struct unsigned_of<i16> { typedef u16 type; };
@@ -126,6 +182,33 @@ template <typename From> struct converter<bool, From> {
     __device__ static bool run(From v) { return v != From(0); }
 };
 template <> struct converter<bool, bool> { __device__ static bool run(bool v) { return v; } };
+// float16: to another type through its exact float value (numpy's casts go through float); from
+// a real type rounded once through double, from a complex one its real part.
+#define HX_FROM_HALF(T)                                                                       \
+    template <> struct converter<T, f16> {                                                  \
+        __device__ static T run(f16 v) { return converter<T, f32>::run(float_of(v)); }      \
+    };
+HX_FROM_HALF(bool) HX_FROM_HALF(i8) HX_FROM_HALF(i16) HX_FROM_HALF(i32) HX_FROM_HALF(i64)
+HX_FROM_HALF(u8) HX_FROM_HALF(u16) HX_FROM_HALF(u64) HX_FROM_HALF(f64)
+#undef HX_FROM_HALF
+// float16 to uint32 as numpy's float16 loops convert on x86-64, in every layout (through int64,
+// whose conversion gives INT64_MIN for NaN and infinities: their low 32 bits, 0)
+template <> struct converter<u32, f16> {
+    __device__ static u32 run(f16 v) {
+        const f32 x = float_of(v);
+        return (x != x || ::isinf(x)) ? 0u : u32(i64(x));
+    }
+};
+template <> struct converter<f32, f16> {
+    __device__ static f32 run(f16 v) { return float_of(v); }
+};
+template <> struct converter<f16, f16> { __device__ static f16 run(f16 v) { return v; } };
+template <typename From> struct converter<f16, From> {
+    __device__ static f16 run(From v) { return f16(f64(v)); }
+};
+template <typename R> struct converter<f16, complex<R> > {
+    __device__ static f16 run(complex<R> v) { return f16(f64(v.real())); }
+};
 template <typename To, typename From> __device__ __forceinline__ To cast(From v) {
     return converter<To, From>::run(v);
 }
@@ -167,6 +250,8 @@ __device__ __forceinline__ i64 offset_of(Index i, const Shape& shape, const Stri
     __device__ __forceinline__ T NAME(T v, unsigned delta, int width = 32) {                 \
         if constexpr (is_complex<T>::value) {                                                \
             return T(NAME(v.real(), delta, width), NAME(v.imag(), delta, width));            \
+        } else if constexpr (is_same<T, f16>::value) {                                       \
+            return f16::of_bits(u16(INTRINSIC(0xffffffffu, int(v.bits), delta, width)));    \
         } else if constexpr (sizeof(T) < 4) {                                                \
             return T(INTRINSIC(0xffffffffu, int(v), delta, width));                          \
         } else {                                                                             \
@@ -624,6 +709,17 @@ template <typename T> __device__ __forceinline__ T log1p(T a) {
 template <typename T> __device__ __forceinline__ T atan2(T a, T b) { return ::atan2(a, b); }
 template <typename T> __device__ __forceinline__ T copysign(T a, T b) { return ::copysign(a, b); }
 template <typename T> __device__ __forceinline__ T nextafter(T a, T b) { return ::nextafter(a, b); }
+// float16's own loop (numpy's npy_half_nextafter): the neighbouring float16 towards b; a where
+// a == b, as numpy's float16 loop gives (nextafter(-0, +0) is -0; C's nextafter, numpy's for
+// float32 and float64, gives b), so that every device gives the CPU's bits.
+__device__ __forceinline__ f16 nextafter(f16 a, f16 b) {
+    const f32 x = float_of(a), y = float_of(b);
+    if (x != x || y != y) return f16::of_bits(0x7e00u);  // numpy's NaN
+    if (x == y) return a;
+    if (x == 0.0f) return f16::of_bits(u16((b.bits & 0x8000u) | 1u));  // the smallest subnormal
+    const bool away = (x < y) == (x > 0.0f);  // away from zero: the next bit pattern up
+    return f16::of_bits(u16(away ? a.bits + 1 : a.bits - 1));
+}
 
 // floor(a / b): numpy's for finite floating-point operands, the standard's at infinities;
 // integers divided by 0 give 0 (numpy's value, with its warning left out).
@@ -703,6 +799,15 @@ template <typename T> __device__ __forceinline__ T pow(T a, T b) {
     }
 }
 
+// float16's own loops (numpy's): a if a >= b (<= b) or a is NaN, else b: the first among equals.
+__device__ __forceinline__ f16 maximum(f16 a, f16 b) {
+    const f32 x = float_of(a), y = float_of(b);
+    return (x >= y || x != x) ? a : b;
+}
+__device__ __forceinline__ f16 minimum(f16 a, f16 b) {
+    const f32 x = float_of(a), y = float_of(b);
+    return (x <= y || x != x) ? a : b;
+}
 // NaN wins; between equal values (-0 and +0) the second operand (x86's maxsd, as numpy).
 template <typename T> __device__ __forceinline__ T maximum(T a, T b) {
     if constexpr (is_float<T>::value) {

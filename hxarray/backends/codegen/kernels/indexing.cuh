@@ -170,8 +170,8 @@ __global__ void scatter(char* x, const char* values, const __grid_constant__ Ind
 #define HX_NZ_CHUNK (HX_NZ_THREADS * HX_NZ_ITEMS)
 
 // Whether an element is non-zero, by kind (codegen/indexing.py VALUE_KINDS): 0-3 compare the
-// bits of 1, 2, 4 or 8 bytes (bool, integers); 4-7 compare float32, float64, complex64 and
-// complex128 values (so -0 is zero and NaN is not).
+// bits of 1, 2, 4 or 8 bytes (bool, integers); 4-8 compare float32, float64, complex64,
+// complex128 and float16 values (so -0 is zero and NaN is not).
 __device__ __forceinline__ bool is_nonzero(const char* at, int kind) {
     switch (kind) {
         case 0: return *reinterpret_cast<const u8*>(at) != 0;
@@ -180,6 +180,7 @@ __device__ __forceinline__ bool is_nonzero(const char* at, int kind) {
         case 3: return *reinterpret_cast<const u64*>(at) != 0;
         case 4: return *reinterpret_cast<const f32*>(at) != 0.0f;
         case 5: return *reinterpret_cast<const f64*>(at) != 0.0;
+        case 8: return (*reinterpret_cast<const u16*>(at) & 0x7fffu) != 0;  // (float16: ±0)
         case 6: {
             const f32* parts = reinterpret_cast<const f32*>(at);
             return parts[0] != 0.0f || parts[1] != 0.0f;
@@ -322,6 +323,12 @@ template <> struct arange_fill<f32> {
 template <> struct arange_fill<f64> {
     __device__ static f64 at(f64 start, f64 next, i64 i) {
         return __dadd_rn(start, __dmul_rn(f64(i), __dsub_rn(next, start)));
+    }
+};
+template <> struct arange_fill<f16> {  // numpy's: in float, each value rounded once
+    __device__ static f16 at(f16 start, f16 next, i64 i) {
+        const f32 s = float_of(start);
+        return cast<f16>(__fadd_rn(s, __fmul_rn(f32(i), __fsub_rn(float_of(next), s))));
     }
 };
 template <typename R> struct arange_fill<complex<R> > {

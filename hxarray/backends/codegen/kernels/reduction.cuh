@@ -68,19 +68,21 @@ __device__ __forceinline__ Moments<T> shfl_down(Moments<T> v, unsigned delta, in
 namespace red {
 
 // A reduction: Value is what threads combine, load() reads a row element (cast to the
-// accumulator), start() combines the identity (a sum's from +0 where `positive_zero`) with the
-// first element, combine() is associative up to rounding, result() is what out receives.
-template <typename In, typename Acc, typename Combine> struct Fold {
-    typedef Acc Value;
+// accumulator's compute type V: the accumulator's own, float for float16, as numpy's loops
+// accumulate), start() combines the identity (a sum's from +0 where `positive_zero`) with the
+// first element, combine() is associative up to rounding, result() is what out receives (the
+// value rounded to the accumulator once).
+template <typename In, typename Acc, typename Combine, typename V = Acc> struct Fold {
+    typedef V Value;
     typedef Acc Out;
     __device__ static Value load(const char* p, i64) {
-        return cast<Acc>(*reinterpret_cast<const In*>(p));
+        return cast<V>(*reinterpret_cast<const In*>(p));
     }
     __device__ static Value start(Value first, bool positive_zero) {
         return Combine::start(first, positive_zero);
     }
     __device__ static Value combine(Value a, Value b) { return Combine::apply(a, b); }
-    __device__ static Out result(Value v) { return v; }
+    __device__ static Out result(Value v) { return cast<Acc>(v); }
 };
 // start(): where the identity changes nothing (-0 + x is x: a sum of -0 alone is -0, part by
 // part for complex numbers; true && x, false || x), the element itself; +0 + x makes a -0 +0.
@@ -112,20 +114,21 @@ struct Or {
     __device__ static bool start(bool first, bool) { return first; }
     __device__ static bool apply(bool a, bool b) { return a || b; }
 };
-template <typename In, typename Acc> struct Sum : Fold<In, Acc, Add> {};
-template <typename In, typename Acc> struct Prod : Fold<In, Acc, Multiply> {};
-template <typename In, typename Acc> struct Max : Fold<In, Acc, Maximum> {};
-template <typename In, typename Acc> struct Min : Fold<In, Acc, Minimum> {};
-template <typename In, typename Acc> struct All : Fold<In, Acc, And> {};
-template <typename In, typename Acc> struct Any : Fold<In, Acc, Or> {};
+template <typename In, typename Acc, typename V = Acc> struct Sum : Fold<In, Acc, Add, V> {};
+template <typename In, typename Acc, typename V = Acc> struct Prod : Fold<In, Acc, Multiply, V> {};
+template <typename In, typename Acc, typename V = Acc> struct Max : Fold<In, Acc, Maximum, V> {};
+template <typename In, typename Acc, typename V = Acc> struct Min : Fold<In, Acc, Minimum, V> {};
+template <typename In, typename Acc, typename V = Acc> struct All : Fold<In, Acc, And, V> {};
+template <typename In, typename Acc, typename V = Acc> struct Any : Fold<In, Acc, Or, V> {};
 
 // The first index of the extremum, a NaN counting as the extremum: an order-independent choice
-// (the smaller index among equals), so any tree gives numpy's answer.
-template <typename In, bool Greatest> struct Arg {
-    typedef Indexed<In> Value;
+// (the smaller index among equals), so any tree gives numpy's answer. Values compare in V
+// (float for float16: exact).
+template <typename In, bool Greatest, typename V = In> struct Arg {
+    typedef Indexed<V> Value;
     typedef i64 Out;
     __device__ static Value load(const char* p, i64 r) {
-        return Value{*reinterpret_cast<const In*>(p), r};
+        return Value{cast<V>(*reinterpret_cast<const In*>(p)), r};
     }
     __device__ static Value start(Value first, bool) { return first; }
     __device__ static Value combine(Value a, Value b) {
@@ -140,30 +143,30 @@ template <typename In, bool Greatest> struct Arg {
     }
     __device__ static Out result(Value v) { return v.index; }
 };
-template <typename In> struct ArgMax : Arg<In, true> {};
-template <typename In> struct ArgMin : Arg<In, false> {};
+template <typename In, typename V = In> struct ArgMax : Arg<In, true, V> {};
+template <typename In, typename V = In> struct ArgMin : Arg<In, false, V> {};
 
 // The sum of squared deviations from the mean in one pass: each element is the Moments of one
 // (its own shift), combined as Chan, Golub and LeVeque combine partial results (with one element
 // on the right, Welford's update) around the left one's shift: as accurate as two passes on data
 // far from zero (1e8 plus noise) unless the shift is far from the mean in units of the spread. An
 // infinity makes it NaN, as the two passes' inf - inf does.
-template <typename In, typename Acc> struct Deviations {
-    typedef Moments<Acc> Value;
+template <typename In, typename Acc, typename V = Acc> struct Deviations {
+    typedef Moments<V> Value;
     typedef Acc Out;
     __device__ static Value load(const char* p, i64) {
-        return Value{cast<Acc>(*reinterpret_cast<const In*>(p)), Acc(0), Acc(0), 1};
+        return Value{cast<V>(*reinterpret_cast<const In*>(p)), V(0), V(0), 1};
     }
     __device__ static Value start(Value first, bool) { return first; }
     __device__ static Value combine(Value a, Value b) {
         const i64 count = a.count + b.count;
-        const Acc delta = (b.shift - a.shift) + (b.mean - a.mean);
-        const Acc share = Acc(b.count) / Acc(count);
+        const V delta = (b.shift - a.shift) + (b.mean - a.mean);
+        const V share = V(b.count) / V(count);
         return Value{a.shift, a.mean + delta * share,
-                     a.m2 + b.m2 + delta * delta * Acc(a.count) * share, count};
+                     a.m2 + b.m2 + delta * delta * V(a.count) * share, count};
     }
     __device__ static Out result(Value v) {
-        return ops::isfinite(v.shift + v.mean) ? v.m2 : quiet_nan<Acc>();
+        return cast<Acc>(ops::isfinite(v.shift + v.mean) ? v.m2 : quiet_nan<V>());
     }
 };
 
