@@ -20,7 +20,7 @@ from .oracle import ON_EACH_DEVICE
 
 pytestmark = ON_EACH_DEVICE
 
-DTYPES = ("bool", "int8", "uint16", "int32", "int64", "float32", "float64", "complex64",
+DTYPES = ("bool", "int8", "uint16", "int32", "int64", "float16", "float32", "float64", "complex64",
           "complex128")
 
 
