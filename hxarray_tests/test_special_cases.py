@@ -370,7 +370,8 @@ PART_POOL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5
 
 
 def _real_pool(dtype: xp.DType, pool: list[float] = REAL_POOL) -> np.ndarray:
-    values = np.array(pool, dtype=np.dtype(dtype.name))
+    with np.errstate(over="ignore"):  # (float16: 1e20 is infinity, on purpose)
+        values = np.array(pool, dtype=np.dtype(dtype.name))
     values[1] = np.copysign(values[1], -1.0) if pool is REAL_POOL else values[1]
     return values
 
