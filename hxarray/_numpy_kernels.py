@@ -162,6 +162,17 @@ def floor_divide(x1: Any, x2: Any, *, out: np.ndarray) -> None:
         np.copyto(out, fix[1], where=fix[0])
 
 
+@_stands_for(np.nextafter)
+def nextafter(x1: Any, x2: Any, *, out: np.ndarray) -> None:
+    """numpy's float16 loop gives x1 where x1 == x2 before numpy 2.5 (nextafter(-0, +0) is -0);
+    the standard, C's nextafter (numpy's for float32 and float64) and numpy's float16 loop from
+    2.5 on give x2. (The fix is computed first: `out` may alias `x1`.)"""
+    fix = np.equal(x1, x2) if out.dtype == np.float16 else None
+    np.nextafter(x1, x2, out=out)
+    if fix is not None and np.any(fix):
+        np.copyto(out, x2, where=fix)
+
+
 _SCALARS = (int, float)
 
 

@@ -156,7 +156,7 @@ OPS: dict[str, Op] = {op.name: op for op in (
     Op("maximum",             2, "real-valued",                "same", np.maximum,       None,       False, "ops::maximum(a, b)"),
     Op("minimum",             2, "real-valued",                "same", np.minimum,       None,       False, "ops::minimum(a, b)"),
     Op("multiply",            2, "numeric",                    "same", np.multiply,      "mul",      False, "ops::multiply(a, b)"),
-    Op("nextafter",           2, "real-valued floating-point", "same", np.nextafter,     None,       False, "ops::nextafter(a, b)"),
+    Op("nextafter",           2, "real-valued floating-point", "same", nk.nextafter,     None,       False, "ops::nextafter(a, b)"),
     Op("not_equal",           2, "all",                        "bool", np.not_equal,     "ne",       False, "ops::not_equal(a, b)"),
     Op("pow",                 2, "numeric",                    "same", nk.pow,           "pow",      HEAVY, "ops::pow(a, b)"),
     Op("remainder",           2, "real-valued",                "same", np.remainder,     "mod",      False, "ops::remainder(a, b)"),

@@ -119,6 +119,11 @@ def _oracle(name: str, *args: np.ndarray) -> np.ndarray:
             truncated = np.where(x1 == 1, 1, np.where(x1 == -1, 1 - 2 * (x2 % 2), 0))
             return np.where(x2 < 0, truncated, np.power(x1, np.maximum(x2, 0))).astype(
                 np.result_type(*args))
+        if name == "nextafter" and args[0].dtype == np.float16:
+            # numpy's float16 loop gives x1 for equal operands before numpy 2.5, x2 from it on
+            # (the standard's special case, which hxarray follows with every numpy)
+            x1, x2 = np.broadcast_arrays(*args)
+            return np.where(x1 == x2, x2, np.nextafter(x1, x2))
         return getattr(np, name)(*args)
 
 

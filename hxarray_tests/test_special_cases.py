@@ -420,24 +420,12 @@ def _evaluate_on(function: str, dtype: xp.DType,
     return dict(zip(names, operands)), np.asarray(getattr(xp, function)(*_inputs(dtype, arity)))
 
 
-# numpy mode's float16 (no dtype of the standard) takes numpy's float16 loops where they depart
-# from the standard's special cases: numpy's nextafter of equal float16 operands gives x1.
-FLOAT16_TABLES = {
-    "nextafter": "NaN, any -> NaN; any, NaN -> NaN; -0, +0 -> -0; +0, -0 -> +0",
-}
-
-
 def _all_cases() -> list[Case]:
     cases = []
     for tables, dtypes in ((REAL_UNARY, REAL_FLOATING), (REAL_BINARY, REAL_FLOATING),
                            (COMPLEX_UNARY, COMPLEX_FLOATING)):
         for function, table in tables.items():
-            own = FLOAT16_TABLES.get(function) if xp.float16 in dtypes else None
-            if own is None:
-                cases += _parse(function, table, dtypes)
-            else:
-                cases += _parse(function, table, tuple(d for d in dtypes if d is not xp.float16))
-                cases += _parse(function, own, (xp.float16,))
+            cases += _parse(function, table, dtypes)
     return cases
 
 

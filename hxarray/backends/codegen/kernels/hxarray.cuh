@@ -709,13 +709,13 @@ template <typename T> __device__ __forceinline__ T log1p(T a) {
 template <typename T> __device__ __forceinline__ T atan2(T a, T b) { return ::atan2(a, b); }
 template <typename T> __device__ __forceinline__ T copysign(T a, T b) { return ::copysign(a, b); }
 template <typename T> __device__ __forceinline__ T nextafter(T a, T b) { return ::nextafter(a, b); }
-// float16's own loop (numpy's npy_half_nextafter): the neighbouring float16 towards b; a where
-// a == b, as numpy's float16 loop gives (nextafter(-0, +0) is -0; C's nextafter, numpy's for
-// float32 and float64, gives b), so that every device gives the CPU's bits.
+// float16's own loop (numpy's npy_half_nextafter): the neighbouring float16 towards b; b where
+// a == b, as the standard, C's nextafter and numpy's float16 loop from numpy 2.5 on say (numpy's
+// earlier float16 loop gives a: the CPU's kernel corrects it, `_numpy_kernels.nextafter`).
 __device__ __forceinline__ f16 nextafter(f16 a, f16 b) {
     const f32 x = float_of(a), y = float_of(b);
     if (x != x || y != y) return f16::of_bits(0x7e00u);  // numpy's NaN
-    if (x == y) return a;
+    if (x == y) return b;
     if (x == 0.0f) return f16::of_bits(u16((b.bits & 0x8000u) | 1u));  // the smallest subnormal
     const bool away = (x < y) == (x > 0.0f);  // away from zero: the next bit pattern up
     return f16::of_bits(u16(away ? a.bits + 1 : a.bits - 1));
