@@ -7,7 +7,8 @@
 - **hxarray's host overhead** (always): host time per call of a few operations on the null
   driver, against the targets (`benchmarks.cuda_host`, in a process of its own).
 - **A GPU** (when CuPy sees one): hxarray on `cuda:0` against CuPy's own functions in the same run,
-  element-wise bandwidth and sums from 2^20 to 2^28 elements, matmul, `to_device` both ways; each
+  element-wise bandwidth, sums and float32 random numbers (against cuRAND) from 2^20 to 2^28
+  elements, matmul, `to_device` both ways; each
   kernel's achieved share of the device's peak memory bandwidth (the design's targets: at least
   85% for large contiguous element-wise and reduction kernels, at least 0.9x CuPy).
 
@@ -73,6 +74,15 @@ def _fused_chain(side: Side, n: int) -> Callable[[], Any]:
     return lambda: fused(a, b)
 
 
+def _random(side: Side, n: int) -> Callable[[], Any]:
+    """n float32 uniforms on the device: hxarray.random's Philox kernel, CuPy's
+    `cupy.random.random` (cuRAND)."""
+    if side.xp.__name__ == "cupy":
+        return lambda: side.xp.random.random(n, dtype=side.xp.float32)
+    generator, device = side.xp.random.default_rng(0), side.put(_data(1)).device
+    return lambda: generator.random(n, dtype=side.xp.float32, device=device)
+
+
 # name -> (setup(side, n) returning the timed callable, default n, bytes moved per element)
 CASES: dict[str, tuple[Callable[[Side, int], Callable[[], Any]], int, int]] = {
     "add float32": (lambda s, n: (lambda a, b: lambda: s.xp.add(a, b))(
@@ -82,6 +92,7 @@ CASES: dict[str, tuple[Callable[[Side, int], Callable[[], Any]], int, int]] = {
     "fused chain float32": (lambda s, n: _fused_chain(s, n), 1 << 20, 12),
     "matmul float32": (lambda s, n: (lambda a: lambda: s.xp.matmul(a, a))(
         s.put(_data(n, square=True))), 256, 0),
+    "random float32": (_random, 1 << 20, 4),
     "to_device round trip float32": (lambda s, n: (lambda h: lambda: s.get(s.put(h)))(
         _data(n)), 1 << 20, 8),
 }

@@ -245,11 +245,16 @@ ALLOC_PAIR_LIMIT_S = 1e-6
 SHARE_LIMIT_S = 1e-6  # asarray(numpy_array) shares the memory in under a microsecond
 ALLOC_SHARE_SIZE, ALLOC_SHARE_LIMIT = 100_000, 0.05
 # "Small sizes": every case at 1e3 elements or fewer, and matmul at 64×64, with the same groups
-# left out as for the band (and the fused cases, which have targets of their own) and the two
-# cases whose numpy column does next to nothing (asarray copies 80 bytes, zeros maps zero pages).
+# left out as for the band, the fused and random cases (targets of their own: the random
+# cases compare two different generators, numpy's PCG64 against Philox) and the two cases whose
+# numpy column does next to nothing (asarray copies 80 bytes, zeros maps zero pages).
 SMALL_ELEMENTS, SMALL_MATMUL_SIDE = 1_000, 64
 SMALL_EXCLUDED_CASES = ("asarray", "zeros")
-SMALL_EXCLUDED_GROUPS = BAND_EXCLUDED_GROUPS + ("fused",)
+SMALL_EXCLUDED_GROUPS = BAND_EXCLUDED_GROUPS + ("fused", "random")
+# hxarray.random against numpy's default_rng(): (case, speedup at 1e7 at least, time at 1e3 at
+# most this many times numpy's).
+RANDOM_TARGETS = (("random_f64", 1.5, 2.0), ("random_f32", 2.0, 2.0),
+                  ("standard_normal", 1.5, 2.0))
 SMALL_GEOMEAN_LIMIT, SMALL_WORST_LIMIT = 1.3, 3.0
 
 
@@ -497,6 +502,13 @@ def targets(document: dict[str, Any]) -> list[dict[str, Any]]:
                         "twenty operations on 1e3 float64 replayed by `hxarray.graph`: ≥ 1.5× "
                         "eager"),
     ]
+    for case, speedup, small in RANDOM_TARGETS:
+        found += [_ratio_target(document, f"{case}_1e7", case, big, speedup,
+                                f"`{case}` at 1e7: speedup ≥ {speedup:g} over numpy's "
+                                "`default_rng()` (two threads)", at_most=False),
+                  _ratio_target(document, f"{case}_1e3", case, 1_000, small,
+                                f"`{case}` at 1e3: hxarray's time ≤ {small:g}× numpy's",
+                                at_most=True)]
     found += [_time_limit_target(document, "alloc_pair", "caching allocator: a cached allocate + "
                                  "free pair (`alloc_pair`) < 1 µs", ALLOC_PAIR_LIMIT_S),
               _alloc_share_target(document), _rss_target(document),

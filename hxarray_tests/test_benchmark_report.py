@@ -1,4 +1,5 @@
-"""The benchmark report's judging of the small-size target on hand-made results (no timing)."""
+"""The benchmark report's judging of the small-size and random-number targets on hand-made
+results (no timing)."""
 
 from __future__ import annotations
 
@@ -24,13 +25,15 @@ def test_small_sizes_target_is_the_geometric_mean_over_the_small_rows() -> None:
     rows = [_row("add", "elementwise", 10, 1e-6, 1e-6),
             _row("add", "elementwise", 1000, 1e-6, 2e-6),
             _row("matmul_f64", "matmul", 64, 1e-5, 1.2e-5, [64, 64]),
-            # not counted: large, matmul beyond 64, asarray, zeros, the fused and allocator groups
+            # not counted: large, matmul beyond 64, asarray, zeros, the fused, allocator and
+            # random groups
             _row("add", "elementwise", 100_000, 1e-6, 9e-6),
             _row("matmul_f64", "matmul", 128, 1e-5, 9e-5, [128, 128]),
             _row("asarray", "creation", 10, 1e-7, 9e-7),
             _row("zeros", "creation", 10, 1e-7, 9e-7),
             _row("fused_chain", "fused", 10, 1e-7, 9e-7),
-            _row("alloc_pair", "allocator", 10, 1e-7, 9e-7)]
+            _row("alloc_pair", "allocator", 10, 1e-7, 9e-7),
+            _row("random_f64", "random", 10, 1e-7, 9e-7)]
     found = _small(rows)
     assert math.isclose(found["value"], (1 * 2 * 1.2) ** (1 / 3))
     assert found["status"] == report.NOT_MET  # 1.34 > 1.3
@@ -57,3 +60,17 @@ def test_small_sizes_target_counts_a_wrong_result_against_it() -> None:
 def test_small_sizes_target_without_small_rows_is_not_measured() -> None:
     assert _small([_row("add", "elementwise", 10**6, 1e-3, 1e-3)])["status"] \
         == report.NOT_MEASURED
+
+
+def test_random_targets_judge_1e7_speedups_and_1e3_ratios() -> None:
+    rows = [_row("random_f64", "random", 10**7, 30e-3, 19e-3),  # 1.58: met (>= 1.5)
+            _row("random_f32", "random", 10**7, 30e-3, 16e-3),  # 1.88: not met (>= 2)
+            _row("random_f64", "random", 1000, 4e-6, 7.9e-6),  # 1.98x: met (<= 2)
+            _row("standard_normal", "random", 1000, 10e-6, 21e-6)]  # 2.1x: not met
+    found = {t["key"]: t for t in report.targets({"results": rows, "rss": []})}
+    assert found["random_f64_1e7"]["status"] == report.MET
+    assert found["random_f32_1e7"]["status"] == report.NOT_MET
+    assert found["random_f64_1e3"]["status"] == report.MET
+    assert found["standard_normal_1e3"]["status"] == report.NOT_MET
+    assert found["standard_normal_1e7"]["status"] == report.NOT_MEASURED
+    assert found["random_f32_1e3"]["status"] == report.NOT_MEASURED
