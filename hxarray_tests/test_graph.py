@@ -16,6 +16,7 @@ import hxarray as xp
 from hxarray.backends.recording import Recorder
 from hxarray.hal.hooks import Hook
 
+from .conftest import DEVICES
 from .oracle import ON_EACH_DEVICE
 
 pytestmark = ON_EACH_DEVICE
@@ -360,3 +361,52 @@ def test_large_arrays_replay_as_eager(device):
     rng = np.random.default_rng(7)
     a, b = values(rng, (300_000,), "float64"), values(rng, (300_000,), "float64")
     check(lambda x, y: xp.sum(x * y + 1.0), (a, b), (b, a))
+
+
+# Runs a test on the CUDA devices alone (the simulator's cuda:0 in `make test`).
+ON_CUDA = pytest.mark.parametrize("device", [d for d in DEVICES if d.type is xp.DeviceType.CUDA],
+                                  indirect=True, ids=str)
+
+
+@ON_CUDA
+def test_runs_of_launches_replay_as_captured_graphs(device, monkeypatch):
+    """On CUDA each run of consecutive kernel launches is captured once by the driver
+    (`Driver.capture`: a CUDA graph through CuPy) and queued by `launch_graph` at each replay;
+    a reduction between two runs stays a call of its own."""
+    driver = device.backend.driver
+    captured, queued = [], []
+    capture, launch_graph = driver.capture, driver.launch_graph
+    monkeypatch.setattr(driver, "capture", lambda index, launches: (
+        captured.append(len(launches)), capture(index, launches))[1])
+    monkeypatch.setattr(driver, "launch_graph", lambda graph, stream: (
+        queued.append(graph), launch_graph(graph, stream))[1])
+
+    def function(a, b):
+        c = xp.exp(a) * b
+        return c - xp.sum(c) / 3
+
+    graphed = xp.graph(function)
+    rng = np.random.default_rng(3)
+    a, b = (values(rng, (4, 5), "float32") for _ in range(2))
+    same(graphed(a, b), function(a, b))
+    assert len(captured) == 2 and captured[0] >= 2 and not queued
+    for _ in range(2):
+        a, b = (values(rng, (4, 5), "float32") for _ in range(2))
+        same(graphed(a, b), function(a, b))
+    assert len(queued) == 4
+
+
+@ON_CUDA
+def test_launches_the_driver_cannot_capture_are_queued_one_by_one(device, monkeypatch):
+    def refuse(index, launches):
+        raise RuntimeError("cudaErrorStreamCaptureUnsupported")
+
+    monkeypatch.setattr(device.backend.driver, "capture", refuse)
+    graphed = xp.graph(arithmetic)
+    rng = np.random.default_rng(4)
+    a, b = (values(rng, (30,), "float64") for _ in range(2))
+    with pytest.warns(RuntimeWarning, match="could not capture 10 kernel launches into a "
+                                            "CUDA graph.*StreamCaptureUnsupported"):
+        same(graphed(a, b), arithmetic(a, b))
+    a = values(rng, (30,), "float64")
+    same(graphed(a, b), arithmetic(a, b))

@@ -158,6 +158,16 @@ def make_fake_cupy(sim: SimDriver, version: tuple[int, int] | None = None) -> ty
             self._sim = sim.create_stream(_current())
             self.ptr = sim.stream_ptr(self._sim)
             streams[self.ptr] = self._sim
+            self._captured: list[tuple[Any, ...]] | None = None  # while capturing: the launches
+
+        def begin_capture(self, mode: int | None = None) -> None:
+            assert self._captured is None, "a capture is already under way"
+            self._captured = []
+
+        def end_capture(self) -> Graph:
+            assert self._captured is not None, "end_capture without begin_capture"
+            graph, self._captured = Graph(self._captured), None
+            return graph
 
         def synchronize(self) -> None:
             try:
@@ -171,6 +181,18 @@ def make_fake_cupy(sim: SimDriver, version: tuple[int, int] | None = None) -> ty
 
         def wait_event(self, event: Event) -> None:
             sim.stream_wait_event(self._sim, event._sim)
+
+    class Graph:
+        """cupy.cuda.Graph: the kernel launches captured on a stream (queued, not run, while
+        it captured), launched again in order on the stream given."""
+
+        def __init__(self, launches: list[tuple[Any, ...]]) -> None:
+            self._launches = launches
+
+        def launch(self, stream: Stream | None = None) -> None:
+            assert stream is not None, "driver_cupy launches graphs on explicit streams"
+            for function, grid, block, args, shared_mem in self._launches:
+                sim.launch(function, grid, block, args, shared_mem, stream._sim)
 
     class Event:
         def __init__(self, block: bool = False, disable_timing: bool = False,
@@ -213,6 +235,9 @@ def make_fake_cupy(sim: SimDriver, version: tuple[int, int] | None = None) -> ty
                 why = refuses(version, a)
                 if why is not None:
                     raise TypeError(why)
+            if stream._captured is not None:  # (CUDA records it into the graph instead)
+                stream._captured.append((self._function, grid, block, args, shared_mem))
+                return
             sim.launch(self._function, grid, block, args, shared_mem, stream._sim)
 
     class RawModule:
@@ -248,6 +273,7 @@ def make_fake_cupy(sim: SimDriver, version: tuple[int, int] | None = None) -> ty
 
     cuda = types.SimpleNamespace(
         runtime=runtime, Device=Device, Stream=Stream, Event=Event,
+        graph=types.SimpleNamespace(Graph=Graph),
         get_elapsed_time=get_elapsed_time, alloc_pinned_memory=lambda size: bytearray(size),
         compiler=types.SimpleNamespace(CompileException=CompileException),
         driver=types.SimpleNamespace(CUDADriverError=CUDADriverError))

@@ -30,6 +30,7 @@ RECEIVERS: dict[str, Any] = {
     "cevent": cupy.cuda.Event,
     "cmodule": cupy.RawModule,
     "ckernel": cupy.RawKernel,
+    "cgraph": cupy.cuda.graph.Graph,
 }
 # Signatures inspect cannot read (C slots). From CuPy's cupy/_core/raw.pyx and
 # cupy/cuda/function.pyx: RawKernel.__call__(grid, block, args, **kwargs) forwards to
@@ -190,7 +191,8 @@ def test_methods_on_cupy_objects_exist_and_fit() -> None:
                                      node.attr)), calls[id(node)], f"{rname}.{node.attr}")
     assert {"cstream.synchronize", "cstream.ptr", "cstream.done", "cstream.wait_event",
             "cevent.record", "cevent.synchronize", "cevent.done", "cmodule.get_function",
-            "cmodule.compile", "ckernel.attributes", "ckernel()"} <= seen
+            "cmodule.compile", "ckernel.attributes", "ckernel()", "cstream.begin_capture",
+            "cstream.end_capture", "cgraph.launch"} <= seen
 
 
 def test_dictionary_keys_are_cupys() -> None:

@@ -30,6 +30,28 @@ def test_grid_stride_elementwise(driver: Driver, mem: DeviceArrays, compile_kern
     np.testing.assert_array_equal(mem.get(py, n, np.float32), np.float32(2.5) * x + y)
 
 
+def test_a_captured_graph_replays_its_launches_in_order(driver: Driver, mem: DeviceArrays,
+                                                       compile_kernel: Compile) -> None:
+    """Driver.capture's graph runs nothing when captured; each launch_graph queues the launches
+    again, in order, reading the memory as it is then (a CUDA graph on a GPU, through CuPy)."""
+    saxpy = compile_kernel(driver, "elementwise.cu").get_function("saxpy")
+    n = 1000
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    px, py = mem.put(x), mem.put(y)
+    graph = driver.capture(0, [(saxpy, (4, 1, 1), (128, 1, 1), (np.float32(2.0), px, py,
+                                                                 np.int64(n)), 0),
+                               (saxpy, (4, 1, 1), (128, 1, 1), (np.float32(-1.0), py, px,
+                                                                 np.int64(n)), 0)])
+    np.testing.assert_array_equal(mem.get(py, n, np.float32), y)  # (nothing ran)
+    for _ in range(2):
+        driver.launch_graph(graph, mem.stream)
+        y = np.float32(2.0) * x + y
+        x = np.float32(-1.0) * y + x
+    np.testing.assert_array_equal(mem.get(py, n, np.float32), y)
+    np.testing.assert_array_equal(mem.get(px, n, np.float32), x)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_template_kernel_through_name_expressions(driver: Driver, mem: DeviceArrays,
                                                   compile_kernel: Compile, dtype: type) -> None:

@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import math
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -40,7 +41,7 @@ from ..codegen import scan as sc
 from ..fusion import Expression
 from ..recording import Call
 from . import launch, peaks
-from .driver import CUDAUnavailableError, DeviceProperties, Driver, load_driver
+from .driver import CUDAUnavailableError, DeviceProperties, Driver, Launch, load_driver
 from .launch import reduction_plan, scan_plan
 from .library import Library
 from .runtime import (
@@ -80,6 +81,31 @@ class _DeviceState:
         self.kernels: dict[tuple[Op, Signature, str], Any] = {}  # element-wise, compiled
         self.plans: dict[tuple[Any, ...], _Plan] = {}  # launches by operation and layout
         self.launches = 0
+
+
+class _Launches:
+    """Consecutive kernel launches of a replay (`CudaBackend.prepare_all`) and the driver's
+    graph of them, captured once: queued as one graph, or launch by launch while the hooks
+    observe (each kernel its own event) or where the driver could not capture them (said
+    once, with a RuntimeWarning: the replay stays correct, only slower)."""
+
+    def __init__(self, driver: Driver, device: Device, launches: list[Launch]) -> None:
+        self.driver, self.device, self.launches = driver, device, launches
+        try:
+            self.graph = driver.capture(device.index, launches)
+        except Exception as exc:  # (a driver's refusal, whatever its class: CuPy's, CUDA's)
+            warnings.warn(f"hxarray.graph: {device} could not capture {len(launches)} kernel "
+                          f"launches into a CUDA graph ({type(exc).__name__}: {exc}); they are "
+                          "queued one by one", RuntimeWarning, stacklevel=2)
+            self.graph = None
+
+    def queue(self, stream: Any) -> None:
+        if observers or self.graph is None:
+            for function, grid, block, args, shared in self.launches:
+                observe("kernel", function.name, self.device, {}, self.driver.launch, function,
+                        grid, block, args, shared, stream)
+        else:
+            self.driver.launch_graph(self.graph, stream)
 
 
 class CudaBackend(Backend):
@@ -184,6 +210,31 @@ class CudaBackend(Backend):
             # new work on its own device before that copy has run
             source._buffer.allocator.record_stream(source._buffer.block, stream)
         return out
+
+    def copy(self, x: Array, dtype: dt.DType | None = None) -> Array:
+        """A C-contiguous copy of `x`, cast to `dtype` if given: one device-to-device memcpy
+        where x is C-contiguous and keeps its dtype (no kernel), else the assign kernel."""
+        if (dtype is None or dtype is x._dtype) and _views.is_contiguous(x):
+            out = self.empty(x._shape, x._dtype, x._buffer.device)
+            self._copy_bytes(out, x)
+            return out
+        return super().copy(x, dtype)
+
+    def _copy_bytes(self, out: Array, x: Array) -> None:
+        """out = x, both C-contiguous, of one dtype and shape on one device: a memcpy on the
+        current stream, which both blocks are recorded as used by."""
+        device = out._buffer.device
+        state = self._states[device.index]
+        if state.errors.failed:
+            state.errors.refuse_failed((out, x))
+        nbytes = out.size * out._dtype.itemsize
+        if nbytes:
+            stream = self.stream(device)
+            out._buffer.allocator.record_stream(out._buffer.block, stream)
+            x._buffer.allocator.record_stream(x._buffer.block, stream)
+            self.driver.copy_device_to_device(out._buffer.address + out._offset,
+                                              x._buffer.address + x._offset, nbytes,
+                                              stream.handle)
 
     def to_host(self, x: Array) -> np.ndarray:
         """The copy of `Backend.to_host`, refused where x is the result of a failed call (as
@@ -368,10 +419,12 @@ class CudaBackend(Backend):
 
     def prepare_all(self, calls: Sequence[Call], inputs: Sequence[Array]
                     ) -> Callable[[Sequence[Array]], None]:
-        """The calls prepared, element-wise ones as their packed launches, which a replay
-        queues on the current stream one after the other: each array's memory is marked as used
-        by that stream once per replay (not once per launch), and a replay refuses arrays of a
-        failed call once."""
+        """The calls prepared, element-wise ones as their packed launches, and each run of
+        consecutive launches captured as one graph by the driver (`Driver.capture`: a CUDA
+        graph through CuPy; the launches themselves on the simulator). A replay copies the
+        arguments in (a memcpy each where contiguous) and queues the steps on the current
+        stream: each array's memory is marked as used by that stream once per replay (not once
+        per launch), and a replay refuses arrays of a failed call once."""
         steps: list[Any] = []
         used: dict[int, Array] = {}  # id(buffer) -> an array over it
         for call in calls:
@@ -379,17 +432,25 @@ class CudaBackend(Backend):
             if launch is None:
                 steps.append(self.prepare(call))
                 continue
-            device, function, config, packed, arrays = launch
-            steps.append((function, config, packed))
+            device, function, (grid, block, shared), packed, arrays = launch
+            if steps and steps[-1].__class__ is list:
+                steps[-1].append((function, grid, block, packed, shared))
+            else:
+                steps.append([(function, grid, block, packed, shared)])
             used.update((id(a._buffer), a) for a in arrays)
         device = inputs[0]._buffer.device if inputs else next(
             (a._buffer.device for a in used.values()), None)
+        steps = [_Launches(self.driver, device, step) if step.__class__ is list else step
+                 for step in steps]
         arrays = list(used.values())
-        assign, driver = self.assign, self.driver
+        assign, copy_bytes = self.assign, self._copy_bytes
 
         def replay(arguments: Sequence[Array]) -> None:
             for into, value in zip(inputs, arguments, strict=True):
-                assign(into, value)
+                if value._strides == into._strides:  # (C-contiguous, as `into` is: a memcpy)
+                    copy_bytes(into, value)
+                else:
+                    assign(into, value)
             if device is None:  # (no launch)
                 for step in steps:
                     step()
@@ -400,18 +461,12 @@ class CudaBackend(Backend):
             stream = self.stream(device)
             for a in arrays:
                 a._buffer.allocator.record_stream(a._buffer.block, stream)
-            handle = stream.handle
             for step in steps:
-                if step.__class__ is not tuple:
-                    step()
-                    continue
-                function, (grid, block, shared), packed = step
-                if observers:
-                    observe("kernel", function.name, device, {}, driver.launch, function, grid,
-                            block, packed, shared, handle)
+                if step.__class__ is _Launches:
+                    step.queue(stream.handle)
+                    state.launches += len(step.launches)
                 else:
-                    driver.launch(function, grid, block, packed, shared, handle)
-                state.launches += 1
+                    step()
 
         return replay
 

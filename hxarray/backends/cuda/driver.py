@@ -117,6 +117,10 @@ class Function(abc.ABC):
         """The kernel's attributes (occupancy inputs)."""
 
 
+# A kernel launch without its stream: (function, grid, block, args, dynamic shared memory).
+Launch = tuple[Function, tuple[int, int, int], tuple[int, int, int], Sequence[Any], int]
+
+
 class Module(abc.ABC):
     """A compiled source."""
 
@@ -286,6 +290,19 @@ class Driver(abc.ABC):
         """Launch `function` with `args` (numpy scalars, pointers as numpy.uintp). Asynchronous.
         The configuration (grid, block, shared memory) and the argument count are checked here:
         ValueError/TypeError before anything is queued."""
+
+    # -- graphs -----------------------------------------------------------------------------------
+    def capture(self, index: int, launches: Sequence[Launch]) -> Any:
+        """A graph of `launches` (each `launch`'s arguments but the stream) on device `index`,
+        which `launch_graph` queues on a stream as one unit; nothing runs now. By default the
+        graph is the launches themselves, queued one by one (the simulator and the null
+        driver); a driver with CUDA graphs captures them into one."""
+        return tuple(launches)
+
+    def launch_graph(self, graph: Any, stream: Any) -> None:
+        """Queue a graph made by `capture` on `stream`. Asynchronous."""
+        for function, grid, block, args, shared_mem in graph:
+            self.launch(function, grid, block, args, shared_mem, stream)
 
 
 def check_launch(props: DeviceProperties, function: Function, grid: Sequence[int],

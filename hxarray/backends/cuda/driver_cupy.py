@@ -35,6 +35,7 @@ from .driver import (
     Function,
     FunctionAttributes,
     KernelError,
+    Launch,
     Module,
     check_launch,
 )
@@ -388,6 +389,24 @@ class CupyDriver(Driver):
         with cupy.cuda.Device(index):
             cmodule = cupy.RawModule(path=str(path))
         return CupyModule(cmodule, index, json.loads(header))
+
+    def capture(self, index: int, launches: Sequence[Launch]) -> Any:
+        """The launches captured into a CUDA graph (`cupy.cuda.Graph`) on a stream of their
+        own, the kernels its nodes."""
+        stream = self.create_stream(index)
+        with cupy.cuda.Device(stream.index):
+            stream.cstream.begin_capture()
+            try:
+                for function, grid, block, args, shared_mem in launches:
+                    self.launch(function, grid, block, args, shared_mem, stream)
+            finally:
+                cgraph = stream.cstream.end_capture()
+        return cgraph
+
+    def launch_graph(self, graph: Any, stream: Any) -> None:
+        cgraph = graph
+        with cupy.cuda.Device(stream.index):
+            cgraph.launch(stream.cstream)
 
     def launch(self, function: Function, grid: tuple[int, int, int],
                block: tuple[int, int, int], args: Sequence[np.generic], shared_mem: int,
