@@ -58,10 +58,15 @@ def _basic_key(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
 
 def basic_view(x: Array, key: tuple[Any, ...]) -> Array:
     """The view `x[key]` for a key of ints, slices, None and at most one Ellipsis."""
-    ellipses = sum(1 for k in key if k is Ellipsis)
-    if ellipses > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    n_indices = sum(1 for k in key if k is not None and k is not Ellipsis)
+    ellipsis = False
+    n_indices = 0  # (loops, not generators: this is on every slice's path, compiled)
+    for k in key:
+        if k is Ellipsis:
+            if ellipsis:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis = True
+        elif k is not None:
+            n_indices += 1
     ndim = len(x._shape)
     if n_indices > ndim:
         raise IndexError(f"too many indices: {n_indices} given for an array with {ndim} "

@@ -8,3 +8,6 @@ cpdef bint c_contiguous(tuple shape, tuple strides, Py_ssize_t itemsize) except 
 
 @cython.locals(ndim=Py_ssize_t, steps=list, step=Py_ssize_t, i=Py_ssize_t, extent=Py_ssize_t)
 cpdef tuple c_strides(tuple shape, Py_ssize_t itemsize)
+
+@cython.locals(lead=Py_ssize_t, i=Py_ssize_t, n=Py_ssize_t, m=Py_ssize_t, out=list)
+cpdef tuple broadcast_pair(tuple first, tuple second)

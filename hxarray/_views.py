@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ._layout import c_contiguous, c_strides
+from ._layout import broadcast_pair, c_contiguous, c_strides
 
 if TYPE_CHECKING:
     from ._array import Array
@@ -67,19 +67,19 @@ def slice_axis(x: Array, axis: int, start: int, stop: int) -> Array:
 
 @lru_cache(maxsize=4096)
 def broadcast_shapes(*shapes: Shape) -> Shape:
-    """The broadcast of `shapes` (spec: "Broadcasting"); ValueError if they do not broadcast."""
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
+    """The broadcast of `shapes` (spec: "Broadcasting", `_layout.broadcast_pair`); ValueError
+    naming the first dimension that does not broadcast."""
+    out: Shape = ()
     for shape in shapes:
-        for i, n in enumerate(shape, ndim - len(shape)):
-            m = out[i]
-            if m == 1:
-                out[i] = n
-            elif n != 1 and n != m:
-                raise ValueError(
-                    f"shapes {', '.join(map(str, shapes))} cannot be broadcast together: "
-                    f"dimension {i - ndim} has sizes {m} and {n}")
-    return tuple(out)
+        joined = broadcast_pair(out, shape)
+        if joined is None:
+            ndim = max(len(out), len(shape))
+            i = next(i for i in range(-1, -ndim - 1, -1)
+                     if broadcast_pair(out[i:], shape[i:]) is None)
+            raise ValueError(f"shapes {', '.join(map(str, shapes))} cannot be broadcast "
+                             f"together: dimension {i} has sizes {out[i]} and {shape[i]}")
+        out = joined
+    return out
 
 
 def view(x: Array, shape: Shape, strides: Shape, offset: int) -> Array:

@@ -229,6 +229,25 @@ def test_shared_memory_is_never_written() -> None:
     del view, host
 
 
+def test_broadcast_operands_write_only_temporaries_of_the_results_shape() -> None:
+    """An operator of operands that broadcast writes its result into a temporary operand only
+    where that temporary has the result's shape; in place, into the left operand of that
+    shape, the right one read as numpy reads it even where it is a view of the left one."""
+    an, bn, _ = _inputs()
+    matrix, row = an.reshape(256, 256), bn[:256]
+    a, r = xp.asarray(matrix), xp.asarray(row)
+    np.testing.assert_array_equal(np.asarray((r * 2.0) + a), row * 2.0 + matrix)
+    np.testing.assert_array_equal(np.asarray((a * 2.0) - r), matrix * 2.0 - row)
+    np.testing.assert_array_equal(np.asarray(r[:, None] * 1.0 - a), row[:, None] - matrix)
+    x, expected = xp.asarray(matrix, copy=True), matrix.copy()
+    x += x[3]
+    expected += expected[3]
+    np.testing.assert_array_equal(np.asarray(x), expected)
+    with pytest.raises(ValueError):
+        r += a  # (the result would not fit r)
+    np.testing.assert_array_equal(np.asarray(r), row)
+
+
 def test_in_place_operators_refuse_foreign_operands() -> None:
     x = xp.asarray([1.0, 2.0])
     for bad in ("a", None, object(), [1.0, 2.0]):
@@ -629,12 +648,14 @@ def _bits(x: xp.Array) -> tuple[str, tuple[int, ...], bytes]:
 
 @st.composite
 def _operands(draw: st.DrawFn, arity: int) -> tuple[object, ...]:
-    """Operands the fast path takes: arrays of one dtype and shape, or one with a Python scalar
+    """Operands the fast path takes: arrays of one dtype, of one shape or of shapes that
+    broadcast together (or not: the error is the general path's), or one with a Python scalar
     (special values included), in either order."""
     dtype = draw(st.sampled_from(DTYPES))
     shape = draw(_SHAPES)
-    arrays = [xp.asarray(draw(hnp.arrays(np_dtype(dtype), shape)))
-              for _ in range(arity)]
+    shapes = [shape] * arity if draw(st.booleans()) else [draw(_SHAPES) for _ in range(arity)]
+    arrays = [xp.asarray(draw(hnp.arrays(np_dtype(dtype), shapes[i])))
+              for i in range(arity)]
     if arity == 2 and draw(st.booleans()):
         scalar = draw(st.booleans() if dtype is xp.bool else st.integers(-3, 3)
                       if dtype in INTEGER else st.floats(allow_nan=True, width=64))
@@ -654,7 +675,9 @@ def test_fast_operations_equal_their_general_path_bit_for_bit(data, name) -> Non
     function = COMPILED_OPERATIONS[name]
     if name == "where":
         condition = data.draw(hnp.arrays(np.bool_, data.draw(_SHAPES)))
-        values = tuple(xp.asarray(np.zeros(condition.shape) + i) for i in (1, 2))
+        shapes = data.draw(st.sampled_from([(condition.shape,) * 2, (condition.shape[1:], ()),
+                                            ((), (1,) * condition.ndim)]))
+        values = tuple(xp.asarray(np.zeros(shape) + i) for i, shape in zip((1, 2), shapes))
         args = (xp.asarray(condition), *values)
     else:
         args = data.draw(_operands(OPS[name].arity))

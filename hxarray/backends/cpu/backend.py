@@ -358,11 +358,16 @@ class CpuBackend(Backend):
         handles = [a._handle if type(a) is Array and a._handle is not None else
                    self.native(a) if type(a) is Array else a for a in args]
         kernel = kernels.ELEMENTWISE[op]
-        if target.size < self._elementwise_limits[op]:
-            kernel(*handles, out=target)
-        else:
+        if self._threaded(op, target.size):
             parallel.elementwise(kernel, handles, target)
+        else:
+            kernel(*handles, out=target)
         return out
+
+    def _threaded(self, op, size) -> bool:
+        """Whether the element-wise `op` on `size` elements is split over the pool (from its
+        threshold in `parallel.Thresholds`): the rule of eager and of prepared calls."""
+        return size >= self._elementwise_limits[op]
 
     def prepare(self, call):
         if call.primitive != "elementwise":
@@ -370,9 +375,9 @@ class CpuBackend(Backend):
         op, args, _, _, out = call.args
         target = self.native(out)
         handles = [self.native(a) if type(a) is Array else a for a in args]
-        if target.size < self._elementwise_limits[op]:
-            return partial(kernels.ELEMENTWISE[op], *handles, out=target)
-        return partial(parallel.elementwise, kernels.ELEMENTWISE[op], handles, target)
+        if self._threaded(op, target.size):
+            return partial(parallel.elementwise, kernels.ELEMENTWISE[op], handles, target)
+        return partial(kernels.ELEMENTWISE[op], *handles, out=target)
 
     def prepare_all(self, calls, inputs):
         """The calls prepared; with the compiled executor, an element-wise call small enough
@@ -385,7 +390,7 @@ class CpuBackend(Backend):
             step = None
             if call.primitive == "elementwise":
                 op, args, signature, _, out = call.args
-                if math.prod(out._shape) < self._elementwise_limits[op]:
+                if not self._threaded(op, math.prod(out._shape)):
                     step = fastpath.loop_step(kernels.FAST_PATH_KERNELS[op.name], signature,
                                               tuple(args), out)
             steps.append(self.prepare(call) if step is None else step)

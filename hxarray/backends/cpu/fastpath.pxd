@@ -8,7 +8,7 @@ from cpython.contextvars cimport get_value
 from cpython.exc cimport PyErr_Occurred
 from libc.string cimport memcpy, memset
 
-from hxarray._layout cimport c_contiguous, c_strides
+from hxarray._layout cimport broadcast_pair, c_contiguous, c_strides
 from hxarray._modes cimport positive_zero_sums
 from hxarray.hal.allocator cimport Block, MemoryBuffer, _CachingAllocatorBase, _cached_malloc
 
@@ -72,7 +72,8 @@ cdef api object unary_operator(Operation op, object a)
 
 @cython.locals(count=Py_ssize_t, start=Py_ssize_t, i=Py_ssize_t, size=Py_ssize_t,
                extent=Py_ssize_t, itemsize=Py_ssize_t, array=ArrayBase, first=ArrayBase,
-               condition=ArrayBase, target=ArrayBase, entry=tuple, shape=tuple, ran=int)
+               condition=ArrayBase, target=ArrayBase, entry=tuple, shape=tuple, ran=int,
+               broadcast=bint)
 cdef object _fast(Operation op, object x0, object x1, object x2, Py_ssize_t count, object out,
                   object temporary)
 cdef class Loop:
@@ -85,12 +86,16 @@ cdef class Loop:
     @cython.locals(info="CallInfo *")
     cdef _take(self, object capsule)
 
-cdef object _loop(Operation op, object operand, object result)
-@cython.locals(output=Py_ssize_t, end=Py_ssize_t, i=Py_ssize_t, address=Py_ssize_t,
-               pointers="char *[4]", strides="Py_ssize_t[4]", length="Py_ssize_t[1]",
+cdef object _loop(object kernel, Py_ssize_t arity, object operand, object result)
+cdef dict _loops
+@cython.locals(pointers="char *[4]", strides="Py_ssize_t[4]", length="Py_ssize_t[1]",
                scalars="double[3]", status=int, state="void *")
 cdef int _looped(Loop loop, Py_ssize_t count, object x0, object x1, object x2, object out,
                  Py_ssize_t size) except -1
+@cython.locals(output=Py_ssize_t, end=Py_ssize_t, i=Py_ssize_t, address=Py_ssize_t)
+cdef bint _pointed(Loop loop, Py_ssize_t count, object x0, object x1, object x2, object out,
+                   Py_ssize_t size, char **pointers, Py_ssize_t *strides,
+                   double *scalars) except -1
 cdef Py_ssize_t _HOLD_GIL_UP_TO
 cdef class Step:
     cdef readonly Loop loop
@@ -103,9 +108,7 @@ cdef class Step:
     @cython.locals(loop=Loop, status=int, state="void *")
     cdef _run(self)
 
-cdef dict _steps_loops
-@cython.locals(arity=Py_ssize_t, i=Py_ssize_t, size=Py_ssize_t, extent=Py_ssize_t,
-               output=Py_ssize_t, end=Py_ssize_t, address=Py_ssize_t, step=Step, loop=Loop,
+@cython.locals(arity=Py_ssize_t, size=Py_ssize_t, extent=Py_ssize_t, step=Step, found=Loop,
                target=ArrayBase, array=ArrayBase)
 cpdef loop_step(object kernel, object signature, tuple args, object out)
 @cython.locals(prepared=Step, i=Py_ssize_t)

@@ -81,9 +81,11 @@ as_bool: Callable[[Any], Any]
 PyErr_Occurred: Callable[[], Any]
 # from _modes (_modes.pxd), a C function: whether sums start from +0 here
 positive_zero_sums: Callable[[], bool]
-# from _layout (_layout.pxd), C functions: whether a layout is C-contiguous, C-order strides
+# from _layout (_layout.pxd), C functions: whether a layout is C-contiguous, C-order strides,
+# the broadcast of two shapes
 c_contiguous: Callable[[tuple[int, ...], tuple[int, ...], int], bool]
 c_strides: Callable[[tuple[int, ...], int], tuple[int, ...]]
+broadcast_pair: Callable[[tuple[int, ...], tuple[int, ...]], tuple[int, ...] | None]
 # `_looped`'s C arrays (its locals where compiled): the operands' and the output's addresses, their
 # strides, the length, and Python scalars converted to the operands' dtype
 pointers: Any
@@ -95,14 +97,15 @@ scalars: Any
 class Operation:
     """An element-wise namespace function (or `where`) with the CPU fast path in front of its
     general path `fallback`: a call with exactly `arity` positional arguments that the fast path
-    takes (CPU arrays of one dtype and shape, with plain Python scalars that need none of the
-    general path's checks) runs the CPU backend's `kernel`; other calls of that arity go to
-    `fallback`, any other call to `reference`, the function with the standard's signature (so
-    it fails as that signature says). With `condition`, the first operand is a boolean array of
-    the others' shape (`where`). `plans` maps each operand dtype the fast path takes to the
-    namespace's resolved plan for it, `(operation, signature)` (`_ops.Op`, `_ops.Signature`:
-    the result's dtype is the signature's); while a hook is installed every call goes to
-    `observe(name, reference, *args, **kwargs)`, the operation point."""
+    takes (CPU arrays of one dtype whose shapes broadcast together, with plain Python scalars
+    that need none of the general path's checks) runs the CPU backend's `kernel`; other calls of
+    that arity go to `fallback`, any other call to `reference`, the function with the standard's
+    signature (so it fails as that signature says). With `condition`, the first operand is a
+    boolean array that broadcasts with the others (`where`). `plans` maps each operand dtype
+    the fast path takes to the namespace's resolved plan for it, `(operation, signature)`
+    (`_ops.Op`, `_ops.Signature`: the result's dtype is the signature's); while a hook is
+    installed every call goes to `observe(name, reference, *args, **kwargs)`, the operation
+    point."""
 
     def __init__(self, name: str, plans: dict[Any, tuple[Any, Any]], fallback: Callable[..., Any],
                  observe: Callable[..., Any], *, arity: int, condition: bool = False,
@@ -190,9 +193,12 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
     large for one thread goes into `temporary`, if it takes it, through the general path."""
     if op.kernel is None or observers or get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
         return None
-    # the array operands: CPU arrays of one dtype and shape, the first's; the others scalars
+    # the array operands: CPU arrays of one dtype, the first's, of shapes that broadcast
+    # (`_layout.broadcast_pair`) to `shape`; the others scalars
     start = 1 if op._condition else 0
     first = None
+    shape = None
+    broadcast = False  # whether the arrays' shapes differ
     for i in range(start, count):
         x = x0 if i == 0 else x1 if i == 1 else x2
         if type(x) is _array_type:
@@ -201,8 +207,14 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
                 return None
             if first is None:
                 first = array
-            elif array._dtype is not first._dtype or not _same_shape(array, first):
+                shape = array._shape
+            elif array._dtype is not first._dtype:
                 return None
+            elif array._shape != shape:
+                shape = broadcast_pair(shape, array._shape)  # noqa: F821
+                if shape is None:
+                    return None
+                broadcast = True
         elif type(x) is not float and type(x) is not int and type(x) is not bool:
             return None
     if first is None:
@@ -212,33 +224,39 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
         x = x0 if i == 0 else x1 if i == 1 else x2
         if type(x) is not _array_type and not _scalar_fits(x, dtype):
             return None
-    if start:  # a boolean CPU array of the same shape
+    if start:  # a boolean CPU array
         if type(x0) is not _array_type:
             return None
         condition = x0
-        if not _on_cpu(condition) or condition._dtype is not _bool or \
-                not _same_shape(condition, first):
+        if not _on_cpu(condition) or condition._dtype is not _bool:
             return None
+        if condition._shape != shape:
+            shape = broadcast_pair(shape, condition._shape)  # noqa: F821
+            if shape is None:
+                return None
+            broadcast = True
     entry = op.results.get(dtype)
     if entry is None:
         return None
     result, itemsize, loop, plan = entry
-    shape = first._shape
     size = 1
     for extent in shape:
         size *= extent
     if out is not None:
         target = out  # (compiled: out's C fields)
-        if target._dtype is not result or not _same_shape(target, first):
+        if target._dtype is not result or target._shape != shape:
             return None
+    if temporary is not None:  # (an operand: it takes the result only at the result's shape)
+        array = temporary
+        if array._shape != shape or not _takes(temporary, result, itemsize):
+            temporary = None
     if size >= op._limit:
-        if temporary is not None and _takes(temporary, result, itemsize):  # the backend threads it
+        if temporary is not None:  # the backend threads it
             return _elementwise(plan[0], (x0, x1), plan[1], shape, temporary)
         return None
     if out is None:
-        out = temporary if temporary is not None and _takes(temporary, result, itemsize) else \
-            _new_array(result, itemsize, shape, size)
-    if loop is not None:
+        out = temporary if temporary is not None else _new_array(result, itemsize, shape, size)
+    if loop is not None and not broadcast:  # (numpy's loop runs over operands of one shape)
         ran = _looped(loop, count, x0, x1, x2, out, size)
         if ran:
             return out
@@ -294,47 +312,34 @@ class Loop:
         self._capsule = capsule
 
 
-def _loop(op: Operation, operand: Any, result: Any) -> Loop | None:
-    """The Loop of `op`'s kernel for operands of `operand` into `result`, or None where the kernel
-    is no ufunc of `op`'s operands (`where`, the CPU's own kernels) or numpy offers no loop."""
-    kernel = op.kernel
-    if type(kernel) is not np.ufunc or op._condition or kernel.nin != op._arity or \
-            kernel.nout != 1:
-        return None
-    try:
-        return Loop(kernel, operand, result, op._arity)
-    except (LookupError, TypeError, AttributeError, ValueError):  # (no loop: TypeError)
-        return None
+def _loop(kernel: Any, arity: int, operand: Any, result: Any) -> Loop | None:
+    """The Loop of the CPU kernel `kernel` for `arity` operands of `operand` into `result`
+    (made once, kept in `_loops`), or None where the kernel is no ufunc of `arity` operands
+    (the CPU's own kernels) or numpy offers no loop."""
+    key = (kernel, arity, operand, result)
+    found = _loops.get(key, _MISSING)
+    if found is _MISSING:
+        found = None
+        if type(kernel) is np.ufunc and kernel.nin == arity and kernel.nout == 1:
+            try:
+                found = Loop(kernel, operand, result, arity)
+            except (LookupError, TypeError, AttributeError, ValueError):  # (no loop: TypeError)
+                pass
+        _loops[key] = found
+    return found
+
+
+_loops: dict[Any, Any] = {}  # (kernel, arity, operand dtype, result dtype) -> Loop or None
 
 
 def _looped(loop: Loop, count: int, x0: Any, x1: Any, x2: Any, out: Any, size: int) -> int:
     """1 where numpy's `loop` ran the `size` elements of the operands x0, x1, x2 (the first
-    `count`) into the array `out`; 0, having written nothing, where an array is not aligned and
-    C-contiguous in the CPU's memory, `out` overlaps an operand other than exactly, or a Python
-    scalar is not one `_scalar_into` converts; -1 where the loop failed (compiled: numpy's
-    exception is set, which the caller raises). The GIL is handed over from 500 elements, as
-    numpy's own call does."""
-    output = _data_address(out, loop.result_size)
-    if output < 0:
+    `count`) into the array `out`; 0, having written nothing, where `_pointed` refuses them; -1
+    where the loop failed (compiled: numpy's exception is set, which the caller raises). The GIL
+    is handed over from 500 elements, as numpy's own call does."""
+    if not _pointed(loop, count, x0, x1, x2, out, size, pointers, strides,  # noqa: F821
+                    scalars):  # noqa: F821
         return 0
-    end = output + size * loop.result_size
-    for i in range(count):
-        x = x0 if i == 0 else x1 if i == 1 else x2
-        if type(x) is _array_type:
-            address = _data_address(x, loop.operand_size)
-            if address < 0 or address != output and address < end and \
-                    output < address + size * loop.operand_size or \
-                    address == output and loop.operand_size != loop.result_size:
-                return 0
-            pointers[i] = address_bytes(address)  # noqa: F821
-            strides[i] = loop.operand_size  # noqa: F821
-        else:
-            if not _scalar_into(x, loop.operand, scalars + i):  # noqa: F821
-                return 0
-            pointers[i] = pointer_bytes(scalars + i)  # noqa: F821
-            strides[i] = 0  # noqa: F821
-    pointers[count] = address_bytes(output)  # noqa: F821
-    strides[count] = loop.result_size  # noqa: F821
     length[0] = size  # noqa: F821
     if size <= _HOLD_GIL_UP_TO:
         status = loop.function(loop.context, pointers, length, strides, loop.auxdata)  # noqa: F821
@@ -345,6 +350,37 @@ def _looped(loop: Loop, count: int, x0: Any, x1: Any, x2: Any, out: Any, size: i
     if status < 0 or PyErr_Occurred():  # noqa: F821
         return -1
     return 1
+
+
+def _pointed(loop: Loop, count: int, x0: Any, x1: Any, x2: Any, out: Any, size: int,
+             pointers: Any, strides: Any, scalars: Any) -> bool:
+    """Whether numpy's `loop` can run the `size` elements of the operands x0, x1, x2 (the first
+    `count`) into the array `out`, with its data pointers and strides filled in `pointers` and
+    `strides` (a Python scalar converted into its slot of `scalars`): not where an array is not
+    aligned and C-contiguous in the CPU's memory, `out` overlaps an operand other than exactly,
+    or a Python scalar is not one `_scalar_into` converts."""
+    output = _data_address(out, loop.result_size)
+    if output < 0:
+        return False
+    end = output + size * loop.result_size
+    for i in range(count):
+        x = x0 if i == 0 else x1 if i == 1 else x2
+        if type(x) is _array_type:
+            address = _data_address(x, loop.operand_size)
+            if address < 0 or address != output and address < end and \
+                    output < address + size * loop.operand_size or \
+                    address == output and loop.operand_size != loop.result_size:
+                return False
+            pointers[i] = address_bytes(address)  # noqa: F821
+            strides[i] = loop.operand_size
+        else:
+            if not _scalar_into(x, loop.operand, scalars + i):
+                return False
+            pointers[i] = pointer_bytes(scalars + i)  # noqa: F821
+            strides[i] = 0
+    pointers[count] = address_bytes(output)  # noqa: F821
+    strides[count] = loop.result_size
+    return True
 
 
 _HOLD_GIL_UP_TO = 500  # elements (numpy's threshold)
@@ -382,63 +418,36 @@ class Step:
             raise RuntimeError("numpy's loop failed")  # (numpy's own exception, where set)
 
 
-_steps_loops: dict[Any, Any] = {}  # (ufunc, operand dtype, result dtype) -> Loop or None
-
-
 def loop_step(kernel: Any, signature: Any, args: tuple[Any, ...], out: Any) -> Step | None:
     """`kernel` (the CPU's element-wise kernel) of `args` into `out`, as the backend's
     `elementwise` computes it for `signature`, prepared as a `Step`; None where no loop serves:
-    the kernel is no ufunc of the operands, the operands take a conversion, an array is not
-    C-contiguous, aligned and of out's shape, `out` overlaps an operand other than exactly, or
-    a scalar is not one the loop takes as it is."""
+    the kernel is no ufunc of the operands, the operands take a conversion, an array is not of
+    out's shape, or `_pointed` refuses the operands."""
     arity = len(args)
     operand = signature.compute
-    if type(kernel) is not np.ufunc or kernel.nin != arity or kernel.nout != 1 or arity > 3:
+    if arity > 3:
         return None
     for dtype in signature.operands:
         if dtype is not operand:  # (a conversion on load)
             return None
-    key = (kernel, operand, signature.result)
-    found = _steps_loops.get(key, _MISSING)
-    if found is _MISSING:
-        try:
-            found = Loop(kernel, operand, signature.result, arity)
-        except (LookupError, TypeError, AttributeError, ValueError):  # (no loop: TypeError)
-            found = None
-        _steps_loops[key] = found
+    found = _loop(kernel, arity, operand, signature.result)
     if found is None:
         return None
-    loop = found
-    step = Step(loop, (*args, out))
     target = out  # (compiled: out's C fields)
-    size = 1
-    for extent in target._shape:
-        size *= extent
-    output = _data_address(out, loop.result_size)
-    if output < 0:
-        return None
-    end = output + size * loop.result_size
-    for i in range(arity):
-        x = args[i]
+    for x in args:
         if type(x) is _array_type:
             array = x  # (compiled: x's C fields)
             if not _same_shape(array, target):
                 return None
-            address = _data_address(x, loop.operand_size)
-            if address < 0 or address != output and address < end and \
-                    output < address + size * loop.operand_size or \
-                    address == output and loop.operand_size != loop.result_size:
-                return None
-            step.pointers[i] = address_bytes(address)  # noqa: F821
-            step.strides[i] = loop.operand_size  # noqa: F821
-        else:
-            if not _scalar_into(x, loop.operand, step.scalars + i):  # noqa: F821
-                return None
-            step.pointers[i] = pointer_bytes(step.scalars + i)  # noqa: F821
-            step.strides[i] = 0  # noqa: F821
-    step.pointers[arity] = address_bytes(output)  # noqa: F821
-    step.strides[arity] = loop.result_size  # noqa: F821
-    step.length[0] = size  # noqa: F821
+    size = 1
+    for extent in target._shape:
+        size *= extent
+    step = Step(found, (*args, out))
+    if not _pointed(found, arity, args[0], args[1] if arity > 1 else None,
+                    args[2] if arity > 2 else None, out, size, step.pointers, step.strides,
+                    step.scalars):
+        return None
+    step.length[0] = size
     return step
 
 
@@ -976,7 +985,8 @@ def bind_cpu(device: Any, allocator: Any, make_view: Callable[..., Any],
     for op in _OPERATIONS:
         op.kernel = kernels.get(op.name)
         op._limit = elementwise_limits.get(op.name, 0)
-        op.results = {operand: (result, size, _loop(op, operand, result), plan)
+        op.results = {operand: (result, size, None if op._condition else
+                                _loop(op.kernel, op._arity, operand, result), plan)
                       for operand, (result, size, _, plan) in op.results.items()}
     for reduction in _REDUCTIONS:
         reduction.kernel = reduce if reduction._reduction in reducible else None
