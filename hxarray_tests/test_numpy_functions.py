@@ -514,6 +514,19 @@ def test_histogram(device, bins, dtype):
     close(xp.histogram_bin_edges(x, bins), np.histogram_bin_edges(data, bins))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_equal_bins_put_values_on_and_beside_the_edges_where_numpy_does(device, dtype):
+    """Equal bins place each value by arithmetic, then move it across an edge its rounding
+    crossed: values on every edge, one unit in the last place either side of it, outside the
+    range and NaN land where numpy puts them."""
+    for bins, low, high in ((10, 0.0, 1.0), (7, -3.3, 12.1), (1000, -1.0, 1.0)):
+        edges = np.histogram_bin_edges(np.array([low, high], dtype), bins).astype(dtype)
+        data = np.concatenate([edges, np.nextafter(edges, -np.inf), np.nextafter(edges, np.inf),
+                               np.array([low - 1, high + 1, np.nan], dtype)]).astype(dtype)
+        got = xp.histogram(xp.asarray(data), bins, range=(low, high))[0]
+        assert_matches(got, np.histogram(data, bins, range=(low, high))[0])
+
+
 def test_histogram_weights_density_and_edges(device):
     x = xp.asarray(DATA)
     w = RNG.random(DATA.shape)

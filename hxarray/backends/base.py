@@ -79,7 +79,7 @@ def fresh_layout(shape: Shape, dtype: DType) -> tuple[int, Shape]:
 PRIMITIVES = ("assign", "elementwise", "reduce", "arg_reduce", "scan", "matmul", "sort",
               "argsort", "searchsorted", "nonzero", "gather", "scatter", "unique", "linalg",
               "fft", "random_bits", "full", "copy", "arange", "concat", "compress", "place",
-              "isin", "squared_deviations")
+              "isin", "bincount", "squared_deviations")
 _NAMED = {"elementwise", "reduce", "arg_reduce", "scan", "linalg", "fft"}
 # The methods observed as the transfer points, by the direction they copy.
 TRANSFERS = {"from_host": "host to device", "to_host": "device to host",
@@ -622,6 +622,25 @@ class Backend(ABC):
             value = self.full((), value, x._dtype, x._buffer.device)
         rest = x._shape[mask.ndim:]
         self.scatter(x, 0, indices, _views.broadcast_to(value, (count, *rest)))
+
+    def bincount(self, x: Array, out: Array) -> None:
+        """out (int64, 1-D) = how many elements of the 1-D int64 `x` equal each index of out
+        (the namespace has checked that every element of x is one). Default: x sorted, then the
+        run of each index found with `searchsorted` (a backend with a scatter-add counts in one
+        pass)."""
+        device = x._buffer.device
+        n = out._shape[0]
+        if not x._shape[0]:
+            self.assign(out, 0)
+            return
+        ordered = self.empty(x._shape, int64, device)
+        self.sort(x, 0, False, ordered)
+        bins = self.arange(0, n, 1, int64, device)
+        starts, ends = (self.empty((n,), int64, device) for _ in range(2))
+        self.searchsorted(ordered, bins, "left", starts)
+        self.searchsorted(ordered, bins, "right", ends)
+        subtract = OPS["subtract"]
+        self.elementwise(subtract, (ends, starts), subtract.signature(int64, int64), (n,), out)
 
     def squared_deviations(self, x: Array, axes: tuple[int, ...], out: Array) -> None:
         """out = the sum over the (sorted, distinct) `axes` of the squared deviations of the

@@ -529,6 +529,10 @@ class CpuBackend(Backend):
         return tuple(self._result(r) for r in kernels.unique(self.native(x)))
 
     @reruns_after_memory_error
+    def bincount(self, x, out) -> None:
+        """numpy's `bincount`: one pass."""
+        self.native(out)[...] = np.bincount(self.native(x), minlength=out._shape[0])
+
     def isin(self, x1, x2, invert, out) -> None:
         self.native(out)[...] = np.isin(self.native(x1), self.native(x2), invert=invert)
 
