@@ -18,6 +18,8 @@ import hxarray as xp
 from hxarray.backends.cpu.parallel import Thresholds
 from hxarray.plugin import undetermined
 
+from .conftest import DEVICES
+
 xps = make_strategies_namespace(xp)
 
 # Runs every test of a module once per usable device (the `device` fixture in conftest.py).
@@ -25,6 +27,10 @@ ON_EACH_DEVICE = pytest.mark.usefixtures("device")
 # Runs a test of such a module on the CPU alone: for what only host memory does (numpy views of
 # an array, memory shared with numpy without a copy).
 CPU_ONLY = pytest.mark.parametrize("device", [xp.Device("cpu")], ids=["cpu"])
+# Runs a test of such a module on the CUDA devices alone (the simulator's cuda:0 in `make test`;
+# none where CUDA cannot run), each the test's default device as the `device` fixture makes it.
+ON_CUDA = pytest.mark.parametrize("device", [d for d in DEVICES if d.type is xp.DeviceType.CUDA],
+                                  indirect=True, ids=str)
 
 BOOL = (xp.bool,)
 SIGNED = (xp.int8, xp.int16, xp.int32, xp.int64)

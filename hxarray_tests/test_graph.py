@@ -16,8 +16,7 @@ import hxarray as xp
 from hxarray.backends.recording import Recorder
 from hxarray.hal.hooks import Hook
 
-from .conftest import DEVICES
-from .oracle import ON_EACH_DEVICE
+from .oracle import ON_CUDA, ON_EACH_DEVICE
 
 pytestmark = ON_EACH_DEVICE
 
@@ -362,10 +361,6 @@ def test_large_arrays_replay_as_eager(device):
     a, b = values(rng, (300_000,), "float64"), values(rng, (300_000,), "float64")
     check(lambda x, y: xp.sum(x * y + 1.0), (a, b), (b, a))
 
-
-# Runs a test on the CUDA devices alone (the simulator's cuda:0 in `make test`).
-ON_CUDA = pytest.mark.parametrize("device", [d for d in DEVICES if d.type is xp.DeviceType.CUDA],
-                                  indirect=True, ids=str)
 
 
 @ON_CUDA

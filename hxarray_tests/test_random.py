@@ -11,7 +11,7 @@ import scipy.stats
 import hxarray as xp
 from hxarray.backends import philox as rng
 
-from .oracle import CPU_ONLY, ON_EACH_DEVICE
+from .oracle import CPU_ONLY, ON_CUDA, ON_EACH_DEVICE
 
 pytestmark = ON_EACH_DEVICE
 
@@ -117,6 +117,17 @@ def test_same_bits_on_every_device_and_split(name, device):
     g = xp.random.default_rng(11)
     parts = [host(draw(g, k)) for k in (1, 1500, 0, 1500)]
     assert np.concatenate(parts).tobytes() == whole.tobytes()
+
+
+@ON_CUDA
+@pytest.mark.parametrize("name", DRAWS)
+def test_one_kernel_launch_per_draw_on_cuda(name, device):
+    """On CUDA a draw is one generated kernel: the words and the transform in one launch."""
+    draw, g = DRAWS[name], xp.random.default_rng(5)
+    draw(g, 2000)  # (compiled and loaded before counting)
+    before = device.backend.stats(device)["kernel_launches"]
+    draw(g, 4000)
+    assert device.backend.stats(device)["kernel_launches"] - before == 1
 
 
 @CPU_ONLY
