@@ -254,6 +254,17 @@ def test_operations_on_a_local_cluster(client):
     np.testing.assert_array_equal(np.asarray(x), before)
 
 
+def test_random_numbers_on_a_local_cluster_are_the_unchunked_stream(client):
+    """hxarray.dask.random's chunks, computed by two worker processes, hold the values one
+    unchunked draw gives: each chunk starts at its own place in the stream."""
+    for method, args in [("random", ()), ("standard_normal", ()), ("integers", (-7, 1000))]:
+        lazy = getattr(hxd.random.default_rng(3), method)(*args, (37, 11), chunks=(5, 4))
+        got = client.compute(lazy, sync=True)
+        want = getattr(xp.random.default_rng(3), method)(*args, (37, 11))
+        assert isinstance(got, xp.Array), method
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), method
+
+
 def test_least_squares_and_thread_rule_on_a_local_cluster(client):
     rng = np.random.default_rng(5)
     X, y = rng.standard_normal((4000, 6)), rng.standard_normal(4000)
