@@ -100,12 +100,15 @@ class _Launches:
             self.graph = None
 
     def queue(self, stream: Any) -> None:
-        if observers or self.graph is None:
-            for function, grid, block, args, shared in self.launches:
+        if self.graph is not None and not observers:
+            self.driver.launch_graph(self.graph, stream)
+            return
+        for function, grid, block, args, shared in self.launches:
+            if observers:
                 observe("kernel", function.name, self.device, {}, self.driver.launch, function,
                         grid, block, args, shared, stream)
-        else:
-            self.driver.launch_graph(self.graph, stream)
+            else:
+                self.driver.launch(function, grid, block, args, shared, stream)
 
 
 class CudaBackend(Backend):
