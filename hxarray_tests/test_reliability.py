@@ -617,6 +617,19 @@ def test_numpy_allocations_inside_operations_free_the_cache_and_retry() -> None:
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
 
 
+def test_cpu_primitives_that_call_numpy_may_rerun_after_a_memory_error() -> None:
+    """Every CPU primitive whose numpy call allocates temporaries, and which writes fresh
+    outputs or the same values again, is marked to run once more after the cache is freed."""
+    from hxarray.backends.cpu.backend import CpuBackend
+
+    for name in ("assign", "copy", "reduce", "arg_reduce", "scan", "matmul", "sort", "argsort",
+                 "searchsorted", "nonzero", "unique", "gather", "scatter", "compress", "place",
+                 "isin", "bincount", "concat", "linalg", "fft", "random_bits", "to_host"):
+        method = getattr(CpuBackend, name)
+        assert getattr(getattr(method, "__wrapped__", method), "reruns_after_memory_error",
+                       False), name
+
+
 # -- 10. the right exception class, and a message naming the function ---------------------------
 def test_error_classes_and_messages() -> None:
     x = xp.ones(2)

@@ -533,6 +533,7 @@ class CpuBackend(Backend):
         """numpy's `bincount`: one pass."""
         self.native(out)[...] = np.bincount(self.native(x), minlength=out._shape[0])
 
+    @reruns_after_memory_error
     def isin(self, x1, x2, invert, out) -> None:
         self.native(out)[...] = np.isin(self.native(x1), self.native(x2), invert=invert)
 
