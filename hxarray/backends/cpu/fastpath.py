@@ -197,7 +197,7 @@ def _fast(op: Operation, x0: Any, x1: Any, x2: Any, count: int, out: Any, tempor
     # (`_layout.broadcast_pair`) to `shape`; the others scalars
     start = 1 if op._condition else 0
     first = None
-    shape = None
+    shape: Any = None  # (a tuple once the first array is found)
     broadcast = False  # whether the arrays' shapes differ
     for i in range(start, count):
         x = x0 if i == 0 else x1 if i == 1 else x2
