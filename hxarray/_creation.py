@@ -160,9 +160,7 @@ def _to_host(obj: Any, dtype: dt.DType | None, copy: builtins.bool | None) -> np
 
 def _numpy_mode_only(host: np.ndarray, function: str) -> np.ndarray:
     """`host`, whose dtype is an hxarray dtype, unless it is one strict mode refuses (float16)."""
-    found = dt.FROM_NUMPY[host.dtype]
-    if found in _NUMPY_MODE_ONLY:
-        numpy_mode.numpy_only(found, function)
+    dt.numpy_only(dt.FROM_NUMPY[host.dtype], function)
     return host
 
 

@@ -39,7 +39,7 @@ def astype(x: Array, dtype: Any, /, *, copy: builtins.bool = True, device: Any =
 
 def _dtype_of(value: Any, function: str) -> dt.DType:
     if type(value) is dt.DType:
-        return numpy_mode.numpy_only(value, function)
+        return dt.numpy_only(value, function)
     if type(value) is Array:
         return value._dtype
     found = numpy_mode.numpy_dtype(value)  # numpy mode: numpy dtypes, names, numpy arrays

@@ -21,17 +21,6 @@ from ._views import broadcast_shapes
 FLOATING_ONLY = frozenset({"floating-point", "real-valued floating-point"})
 
 
-def numpy_only(dtype: dt.DType, function: str) -> dt.DType:
-    """`dtype`, or strict mode's TypeError where it is one the standard lacks (float16): strict
-    mode keeps the standard's dtypes (an array made in numpy mode still computes in strict
-    mode; strict mode only makes none)."""
-    if dtype in dt.NUMPY_MODE_ONLY and STRICT.get():
-        raise TypeError(f"{function}(): {dtype.name} is numpy mode only: the Array API standard "
-                        "has no such dtype, and strict mode keeps to the standard's (use "
-                        "float32, or numpy mode: hxarray.set_strict(False))")
-    return dtype
-
-
 def dtype_of(value: Any) -> dt.DType | None:
     """The hxarray dtype a numpy dtype, numpy scalar type, dtype string or Python type names
     (non-native byte orders map to the native dtype), or None."""
@@ -133,7 +122,7 @@ def as_dtype(value: Any, function: str) -> dt.DType:
     """The hxarray dtype of a numpy dtype, numpy scalar type, dtype name or Python type given
     as `dtype=` (numpy mode); strict mode's TypeError."""
     if type(value) is dt.DType:
-        return numpy_only(value, function)
+        return dt.numpy_only(value, function)
     if STRICT.get():
         raise TypeError(f"{function}(): dtype must be an hxarray dtype such as hxarray.float64, "
                         f"got {value!r}")

@@ -19,8 +19,7 @@ from __future__ import annotations
 import numbers
 from typing import TYPE_CHECKING, Any
 
-from .._dtypes import ALL_DTYPES, BY_NAME, NUMPY_MODE_ONLY
-from .._modes import is_strict
+from .._dtypes import ALL_DTYPES, BY_NAME, numpy_only
 from ..hal.device import Device, DeviceType, DeviceUnavailableError, default_device
 from .registry import BackendRegistry
 from .registry import registry as _installed
@@ -80,10 +79,7 @@ def _dtype_name(dtype: DType | str | None) -> str:
     if found is None:
         raise ValueError(f"unknown dtype {dtype!r}: select_device() takes an hxarray dtype or "
                          f"its name ({', '.join(d.name for d in ALL_DTYPES)})")
-    if found in NUMPY_MODE_ONLY and is_strict():  # (the namespace's refusal, in its words)
-        raise TypeError(f"select_device(): {found.name} is numpy mode only: the Array API "
-                        "standard has no such dtype, and strict mode keeps to the standard's")
-    return found.name
+    return numpy_only(found, "select_device").name
 
 
 def _rejection(caps: dict[str, Any], *, min_memory_gb: float | None, min_tflops: float | None,
