@@ -243,16 +243,23 @@ def _where(lib: Library, size: int) -> Thunk:
     return lambda: where(a > 0, a, b)
 
 
-def _numpy_function(call: Callable[[Any, Any], Any],
-                    nans: bool = False) -> Callable[[Library, int], Thunk]:
+def _numpy_function(call: Callable[..., Any], nans: bool = False, square: bool = False,
+                    pair: bool = False) -> Callable[[Library, int], Thunk]:
     """`call(module, a)` of one of numpy's functions beyond the standard (numpy mode's), on
-    float64 data (a tenth of it NaN with `nans`)."""
+    float64 data (a tenth of it NaN with `nans`, near-square 2-D with `square`); with `pair`,
+    `call(module, a, b)`, where half of b's elements differ from a's by 1e-9 of them and the
+    others by a tenth."""
     def setup(lib: Library, size: int) -> Thunk:
         data = host_data(size, 0)
         if nans:
             data = np.where(np.arange(size) % 10 == 3, np.nan, data)
-        a = lib.from_numpy(data)
-        return functools.partial(call, lib.xp, a)
+        if square:
+            data = data.reshape(near_square(size))
+        operands = [lib.from_numpy(data)]
+        if pair:
+            scale = np.where(np.arange(size) % 2 == 0, 1e-9, 0.1).reshape(data.shape)
+            operands.append(lib.from_numpy(data + data * scale))
+        return functools.partial(call, lib.xp, *operands)
     return setup
 
 
@@ -269,6 +276,10 @@ def _to_device(lib: Library, size: int) -> Thunk:
     a = lib.from_numpy(host_data(size, 0))
     device = a.device
     return lambda: a.to_device(device)
+
+
+def _dlpack(lib: Library, size: int) -> Thunk:
+    return functools.partial(np.from_dlpack, lib.from_numpy(host_data(size, 0)))
 
 
 def _copy(lib: Library, size: int) -> Thunk:
@@ -390,6 +401,15 @@ CASES: tuple[Case, ...] = (
          _numpy_function(lambda m, a: m.histogram(a, bins=50)[0]), NUMPY_SIZES,
          QUICK_NUMPY_SIZES,
          libraries=("numpy", "hxarray")),
+    Case("isclose", "numpy", "`isclose(a, b)`, half of b within the tolerances",
+         _numpy_function(lambda m, a, b: m.isclose(a, b), pair=True), NUMPY_SIZES,
+         QUICK_NUMPY_SIZES, libraries=("numpy", "hxarray")),
+    Case("nansum", "numpy", "`nansum(a)`, a tenth NaN",
+         _numpy_function(lambda m, a: m.nansum(a), nans=True), NUMPY_SIZES, QUICK_NUMPY_SIZES,
+         libraries=("numpy", "hxarray")),
+    Case("einsum", "numpy", "`einsum('ij,ij->i', m, m)`, m near-square 2-D: the rows' dot "
+         "products", _numpy_function(lambda m, a: m.einsum("ij,ij->i", a, a), square=True),
+         NUMPY_SIZES, QUICK_NUMPY_SIZES, shape=near_square, libraries=("numpy", "hxarray")),
     Case("matmul_f32", "matmul", "`matmul(a, b)`, n x n float32", _matmul("float32"),
          MATMUL_SIZES, QUICK_MATMUL_SIZES, shape=_square),
     Case("matmul_f64", "matmul", "`matmul(a, b)`, n x n float64", _matmul("float64"),
@@ -405,6 +425,8 @@ CASES: tuple[Case, ...] = (
          QUICK_SIZES, compare_values=False, libraries=("numpy", "hxarray")),
     Case("to_device", "memory", "`a.to_device(a.device)`: same device, a no-op on the CPU",
          _to_device, SIZES, QUICK_SIZES),
+    Case("dlpack", "memory", "`np.from_dlpack(a)`: numpy's view of the array through DLPack",
+         _dlpack, SIZES, QUICK_SIZES),
     Case("copy", "memory", "`asarray(a, copy=True)`: a device-to-device copy", _copy, SIZES,
          QUICK_SIZES),
     Case("empty", "memory", "`empty(n)`, dropped at once: the allocator's allocate + free",

@@ -245,17 +245,22 @@ ALLOC_PAIR_LIMIT_S = 1e-6
 SHARE_LIMIT_S = 1e-6  # asarray(numpy_array) shares the memory in under a microsecond
 ALLOC_SHARE_SIZE, ALLOC_SHARE_LIMIT = 100_000, 0.05
 # "Small sizes": every case at 1e3 elements or fewer, and matmul at 64×64, with the same groups
-# left out as for the band, the fused and random cases (targets of their own: the random
-# cases compare two different generators, numpy's PCG64 against Philox) and the two cases whose
-# numpy column does next to nothing (asarray copies 80 bytes, zeros maps zero pages).
+# left out as for the band, the fused, random and numpy cases (targets of their own: the random
+# cases compare two different generators, numpy's PCG64 against Philox; numpy's functions beyond
+# the standard are composed of several calls) and the two cases whose numpy column does next to
+# nothing (asarray copies 80 bytes, zeros maps zero pages).
 SMALL_ELEMENTS, SMALL_MATMUL_SIDE = 1_000, 64
 SMALL_EXCLUDED_CASES = ("asarray", "zeros")
-SMALL_EXCLUDED_GROUPS = BAND_EXCLUDED_GROUPS + ("fused", "random")
+SMALL_EXCLUDED_GROUPS = BAND_EXCLUDED_GROUPS + ("fused", "random", "numpy")
+# numpy's functions beyond the standard (the numpy group): numpy's speed from 1e5 elements (a
+# speedup of at least NUMPY_SPEEDUP: the band's "never more than 10% slower"), and below that at
+# most NUMPY_SMALL_LIMIT times numpy's time.
+NUMPY_FROM, NUMPY_SPEEDUP, NUMPY_SMALL_LIMIT = 100_000, 0.9, 1.5
 # hxarray.random against numpy's default_rng(): (case, speedup at 1e7 at least, time at 1e3 at
 # most this many times numpy's).
 RANDOM_TARGETS = (("random_f64", 1.5, 2.0), ("random_f32", 2.0, 2.0),
                   ("standard_normal", 1.5, 2.0))
-SMALL_GEOMEAN_LIMIT, SMALL_WORST_LIMIT = 1.3, 3.0
+SMALL_GEOMEAN_LIMIT, SMALL_WORST_LIMIT = 1.2, 2.5
 
 
 def _result(document: dict[str, Any], case: str, size: int) -> dict[str, Any] | None:
@@ -353,6 +358,27 @@ def _band_target(document: dict[str, Any]) -> dict[str, Any]:
         measured += f"; lowest: {lowest['case']} {_size(lowest['shape'])} {lowest['speedup']:#.3g}"
     return _target("band", target, NOT_MET if misses else MET, measured,
                    None if lowest is None else lowest["speedup"], BAND_SPEEDUP, misses=misses)
+
+
+def _numpy_functions_target(document: dict[str, Any]) -> dict[str, Any]:
+    target = (f"numpy's functions (the numpy group): speedup ≥ {NUMPY_SPEEDUP} from 1e5 "
+              f"elements, hxarray's time ≤ {NUMPY_SMALL_LIMIT}× numpy's below")
+    rows = [r for r in document["results"] if r["group"] == "numpy"]
+    if not rows:
+        return _target("numpy_functions", target, NOT_MEASURED, NOT_MEASURED)
+    misses = []
+    for r in rows:
+        problem = _problem(r, (REFERENCE, SUBJECT))
+        large = _elements(r) >= NUMPY_FROM
+        if problem:
+            misses.append(f"{r['case']} {_size(r['shape'])} ({problem})")
+        elif large and r["speedup"] < NUMPY_SPEEDUP:
+            misses.append(f"{r['case']} {_size(r['shape'])} (speedup {r['speedup']:#.3g})")
+        elif not large and r["hx_over_np"] > NUMPY_SMALL_LIMIT:
+            misses.append(f"{r['case']} {_size(r['shape'])} ({r['hx_over_np']:#.3g}×)")
+    measured = f"{len(rows) - len(misses)} of {len(rows)} case/size pairs within" + \
+        ("; " + ", ".join(misses) if misses else "")
+    return _target("numpy_functions", target, NOT_MET if misses else MET, measured)
 
 
 def _small_sizes_target(document: dict[str, Any]) -> dict[str, Any]:
@@ -471,6 +497,7 @@ def targets(document: dict[str, Any]) -> list[dict[str, Any]]:
         _ratio_target(document, "overhead", "overhead", 10, 2.5,
                       "tiny-op loop (`overhead`): hxarray's time ≤ 2.5× numpy's", at_most=True),
         _small_sizes_target(document),
+        _numpy_functions_target(document),
     ]
     for case, limit in (("add", 1.8), ("exp", 1.8), ("sin", 1.8), ("chain", 1.8), ("sum", 1.6)):
         found.append(_ratio_target(document, f"{case}_1e7", case, big, limit,

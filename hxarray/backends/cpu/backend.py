@@ -122,7 +122,7 @@ class CpuBackend(Backend):
         if fastpath is None or errstate_var is None:
             return
         self._fresh, self._copied, self._arange = fastpath.fresh, fastpath.copied, fastpath.arange
-        fastpath.bind_cpu(self.device, self._allocator, _typed_view, self.elementwise,
+        fastpath.bind_cpu(self.device, self._allocator, _typed_view, self.native, self.elementwise,
                           kernels.FAST_PATH_KERNELS,
                           {op.name: limit for op, limit in self._elementwise_limits.items()},
                           kernels.reduce_into, frozenset(REDUCTIONS.values()),
@@ -161,11 +161,19 @@ class CpuBackend(Backend):
 
     # -- numpy views -------------------------------------------------------------------------------
     def native(self, x: Array) -> np.ndarray:
-        """The cached numpy view of `x` (internal: it does not keep `x`'s buffer alive)."""
+        """The cached numpy view of `x` (internal: it does not keep `x`'s buffer alive). A view
+        that starts the block in C order (a reshape, say) shares the block's typed view of its
+        dtype and shape (`Block.view`), as a fresh array of that layout does: a loop that
+        reshapes a fresh result builds no numpy view after the first."""
         h = x._handle
         if h is None:
-            h = _ndarray(x._shape, x._dtype.numpy, buffer=x._buffer.block.handle,
-                         offset=x._offset, strides=x._strides)
+            block = x._buffer.block
+            if x._offset == 0 and type(block) is Block and \
+                    x._strides == fresh_layout(x._shape, x._dtype)[1]:
+                h = block.view(x._dtype, x._shape, _typed_view)
+            else:
+                h = _ndarray(x._shape, x._dtype.numpy, buffer=block.handle, offset=x._offset,
+                             strides=x._strides)
             x._handle = h
         return h
 

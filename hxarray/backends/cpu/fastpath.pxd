@@ -186,12 +186,12 @@ cdef long long _reduced(object axis, Py_ssize_t ndim) except? -2
 
 cdef list _OPERATIONS, _REDUCTIONS
 cdef object _array_type, _bool, _int64, _float32, _float64
-cdef object _cpu_device, _make_view, _elementwise, _quiet_context, _run_quietly
+cdef object _cpu_device, _make_view, _numpy_view, _elementwise, _quiet_context, _run_quietly
 cdef _CachingAllocatorBase _allocator
 cdef Py_ssize_t _reduction_limit, _arange_limit
 cdef bint _quiet_entered
 
 @cython.locals(op=Operation, reduction=Reduction)
-cpdef bind_cpu(object device, object allocator, object make_view, object elementwise,
-               dict kernels, dict elementwise_limits, object reduce, object reducible,
-               tuple limits)
+cpdef bind_cpu(object device, object allocator, object make_view, object numpy_view,
+               object elementwise, dict kernels, dict elementwise_limits, object reduce,
+               object reducible, tuple limits)

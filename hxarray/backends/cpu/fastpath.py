@@ -44,13 +44,15 @@ _REDUCTIONS: list[Reduction] = []
 _array_type: Any = Array
 _bool, _int64, _float32, _float64 = dt.bool, dt.int64, dt.float32, dt.float64
 
-# What `bind_cpu` binds: the CPU's device, its caching allocator and the numpy view of a block
-# (`make_view(block, dtype, shape)`), the backend's general element-wise executor (a large result
+# What `bind_cpu` binds: the CPU's device, its caching allocator, the numpy view of a block
+# (`make_view(block, dtype, shape)`) and of any CPU array (`numpy_view(array)`, which caches it
+# as the array's `_handle`), the backend's general element-wise executor (a large result
 # written into a temporary), the sizes from which the general path runs: reductions (threaded),
 # aranges. (Each Operation holds its own: `Operation._limit`.)
 _cpu_device: Any = None
 _allocator: Any = None
 _make_view: Any = None
+_numpy_view: Any = None
 _elementwise: Any = None
 _reduction_limit = 0
 _arange_limit = 0
@@ -551,8 +553,13 @@ def _launch(kernel: Any, count: int, h0: Any, h1: Any, h2: Any, out: Any) -> Non
 
 
 def _on_cpu(array: Any) -> bool:
-    """Whether the array lives on the CPU and has its numpy view (`_handle`)."""
-    return array._handle is not None and _in_cpu_memory(array)
+    """Whether the array lives on the CPU; if so, it has its numpy view (`_handle`) afterwards
+    (a view of another array gets it on its first use: made here, as the general path would)."""
+    if not _in_cpu_memory(array):
+        return False
+    if array._handle is None:
+        _numpy_view(array)
+    return True
 
 
 def _in_cpu_memory(array: Any) -> bool:
@@ -705,8 +712,7 @@ def copied(x: Any) -> Any:
     """CpuBackend.copy's common case: a fresh C-contiguous copy of the CPU array `x` from the
     caching allocator (its bytes copied with memcpy where `x` is C-contiguous too: numpy's
     assignment costs several times that on small arrays), or None where Python must run: before
-    `bind_cpu`, inside a memory scope, for an array of another device, or for another layout
-    without its numpy view."""
+    `bind_cpu`, inside a memory scope, or for an array of another device."""
     if _allocator is None or type(x) is not _array_type or \
             get_value(scoped_pools) is not NO_SCOPES:  # noqa: F821
         return None
@@ -717,7 +723,7 @@ def copied(x: Any) -> Any:
     itemsize = dtype.itemsize
     contiguous = c_contiguous(array._shape, array._strides, itemsize)  # noqa: F821
     if not contiguous and array._handle is None:
-        return None
+        _numpy_view(array)
     size = 1
     for extent in shape:
         size *= extent
@@ -970,18 +976,21 @@ def operations() -> list[Operation]:
 
 
 def bind_cpu(device: Any, allocator: Any, make_view: Callable[..., Any],
-             elementwise: Callable[..., Any], kernels: dict[str, Callable[..., Any]],
+             numpy_view: Callable[[Any], Any], elementwise: Callable[..., Any],
+             kernels: dict[str, Callable[..., Any]],
              elementwise_limits: dict[str, int], reduce: Callable[..., None],
              reducible: frozenset[Any], limits: tuple[int, int]) -> None:
     """Enable the fast path on the CPU `device` (the CPU backend calls this): results come from
-    its caching `allocator`, with the numpy view `make_view(block, dtype, shape)`;
+    its caching `allocator`, with the numpy view `make_view(block, dtype, shape)`; an array
+    without its numpy view gets it from `numpy_view(array)`;
     `elementwise(op, args, signature, shape, out)` is the backend's general executor; `kernels`
     are the element-wise kernels by name, `reduce` the kernel of the reductions in `reducible`;
     element-wise operations from `elementwise_limits` elements on (by name: the CPU backend's
     thresholds, `parallel.Thresholds.elementwise_limits`), and reductions and aranges from
     `limits` elements on take the general path (which threads the first two; numpy's vectorised
     fills win for the last)."""
-    global _cpu_device, _allocator, _make_view, _elementwise, _reduction_limit, _arange_limit
+    global _cpu_device, _allocator, _make_view, _numpy_view, _elementwise
+    global _reduction_limit, _arange_limit
     for op in _OPERATIONS:
         op.kernel = kernels.get(op.name)
         op._limit = elementwise_limits.get(op.name, 0)
@@ -991,4 +1000,5 @@ def bind_cpu(device: Any, allocator: Any, make_view: Callable[..., Any],
     for reduction in _REDUCTIONS:
         reduction.kernel = reduce if reduction._reduction in reducible else None
     _cpu_device, _allocator, _make_view, _elementwise = device, allocator, make_view, elementwise
+    _numpy_view = numpy_view
     _reduction_limit, _arange_limit = limits
