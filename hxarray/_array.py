@@ -283,11 +283,10 @@ class Array(_Base):
                    dl_device: tuple[int, int] | None = None, copy: builtins.bool | None = None):
         """A DLPack capsule (spec: array.__dlpack__); a read-only array (a broadcast view) needs
         `max_version` (1, 0) or later, whose capsules carry DLPack's read-only flag."""
-        for name, pair in (("max_version", max_version), ("dl_device", dl_device)):
-            if pair is not None and (not isinstance(pair, tuple) or len(pair) != 2 or
-                                     not all(isinstance(v, int) for v in pair)):
-                raise TypeError(f"__dlpack__(): {name} must be None or a pair of ints, got "
-                                f"{pair!r}")
+        if max_version is not None:
+            _check_pair("max_version", max_version)
+        if dl_device is not None:
+            _check_pair("dl_device", dl_device)
         if copy is not None and copy is not True and copy is not False:
             raise TypeError(f"__dlpack__(): copy must be None or a bool, got {type(copy).__name__}")
         if self._readonly and (max_version is None or max_version < (1, 0)) and not copy:
@@ -398,6 +397,13 @@ class Array(_Base):
         if not self._shape:
             raise TypeError("iteration over a 0-D array")
         return (self[i] for i in range(self._shape[0]))
+
+
+def _check_pair(name: str, pair: Any) -> None:
+    """`__dlpack__`'s `max_version` and `dl_device`: a pair of ints."""
+    if not isinstance(pair, tuple) or len(pair) != 2 or \
+            not (isinstance(pair[0], int) and isinstance(pair[1], int)):
+        raise TypeError(f"__dlpack__(): {name} must be None or a pair of ints, got {pair!r}")
 
 
 def _rebuild(data: Any, dtype: dt.DType, shape: tuple[int, ...], device: Device) -> Array:

@@ -154,10 +154,23 @@ class CpuBackend(Backend):
         return (1, 0)  # kDLCPU
 
     def dlpack(self, x: Array, *, stream: Any, max_version: Any, dl_device: Any, copy: Any) -> Any:
+        """A capsule of `x`'s memory in place (the base class for a copy or another device):
+        numpy exports a view of it (`_Exported`) that holds `x`'s buffer, so the memory stays
+        the consumer's until it lets go, and the block goes back to the cache only then."""
         if stream is not None:
             raise ValueError("stream must be None for CPU arrays")
-        return super().dlpack(x, stream=stream, max_version=max_version, dl_device=dl_device,
-                              copy=copy)
+        if copy or (dl_device is not None and tuple(dl_device) != (1, 0)):
+            return super().dlpack(x, stream=stream, max_version=max_version, dl_device=dl_device,
+                                  copy=copy)
+        # (nothing to synchronize: CPU operations are done when they return)
+        handle = x._handle
+        view = (self.native(x) if handle is None else handle).view(_Exported)
+        view.buffer = x._buffer
+        if x._readonly:
+            view.flags.writeable = False
+        if max_version is None:  # a legacy consumer: no versioned capsule
+            return view.__dlpack__()
+        return view.__dlpack__(max_version=max_version)  # (copy is None or False: no copy)
 
     # -- numpy views -------------------------------------------------------------------------------
     def native(self, x: Array) -> np.ndarray:
@@ -617,6 +630,13 @@ def _extent(data: np.ndarray) -> tuple[int, int]:
         else:
             high += (n - 1) * s
     return low, high - low + data.itemsize
+
+
+class _Exported(np.ndarray):
+    """A numpy view exported through DLPack (`CpuBackend.dlpack`), holding the `buffer` of the
+    array it views: the consumer's capsule keeps this view, and so the memory, alive."""
+
+    __slots__ = ("buffer",)
 
 
 class _ForeignBlock:
