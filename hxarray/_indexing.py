@@ -19,6 +19,7 @@ from . import _numpy_conversions as numpy_mode
 from ._adapter import adapted
 from ._array import Array
 from ._checks import check_array, normalize_axis, same_device
+from ._layout import basic_index
 from ._modes import UnspecifiedType
 from ._views import broadcast_shapes, broadcast_to, may_overlap, permute, same_view, view
 from .hal.stream import DeferredIndexError, calling
@@ -58,52 +59,8 @@ def _basic_key(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
 
 def basic_view(x: Array, key: tuple[Any, ...]) -> Array:
     """The view `x[key]` for a key of ints, slices, None and at most one Ellipsis."""
-    ellipsis = False
-    n_indices = 0  # (loops, not generators: this is on every slice's path, compiled)
-    for k in key:
-        if k is Ellipsis:
-            if ellipsis:
-                raise IndexError("an index can only have a single ellipsis ('...')")
-            ellipsis = True
-        elif k is not None:
-            n_indices += 1
-    ndim = len(x._shape)
-    if n_indices > ndim:
-        raise IndexError(f"too many indices: {n_indices} given for an array with {ndim} "
-                         f"dimension(s)")
-    shape: list[int] = []
-    strides: list[int] = []
-    offset = x._offset
-    axis = 0
-    for k in key:
-        if k is None:
-            shape.append(1)
-            strides.append(0)
-        elif k is Ellipsis:
-            for _ in range(ndim - n_indices):
-                shape.append(x._shape[axis])
-                strides.append(x._strides[axis])
-                axis += 1
-        elif k.__class__ is slice:
-            n, s = x._shape[axis], x._strides[axis]
-            start, stop, step = k.indices(n)  # ValueError for a zero step
-            offset += start * s
-            length = len(range(start, stop, step))
-            shape.append(length)
-            strides.append(s * step if length > 1 else s)  # (a huge step never moves)
-            axis += 1
-        else:
-            i = operator.index(k)
-            n = x._shape[axis]
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-            offset += (i % n) * x._strides[axis]
-            axis += 1
-    shape.extend(x._shape[axis:])
-    strides.extend(x._strides[axis:])
-    if 0 in shape:  # an empty view may not point past its (possibly empty) buffer
-        offset = x._offset
-    return view(x, tuple(shape), tuple(strides), offset)
+    shape, strides, offset = basic_index(x._shape, x._strides, x._offset, key)
+    return view(x, shape, strides, offset)
 
 
 def _advanced_key(x: Array, key: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -104,6 +104,21 @@ def test_every_slice_of_short_axes():
             np.testing.assert_array_equal(np.asarray(result), data[key], err_msg=str(key))
 
 
+def test_slices_with_bounds_and_steps_beyond_a_c_integer():
+    # Python clamps a slice's bounds and step to the C range; so does the compiled index
+    huge = [2**63 - 1, -2**63, 2**70, -2**70, np.int64(2), np.uint8(1)]
+    for n in (0, 1, 5):
+        x, data = xp.arange(n), np.arange(n)
+        for start, stop, step in itertools.product([None, 1, -1, *huge], [None, 3, -2, *huge],
+                                                   [None, 2, -1, 2**63 - 1, -2**63, 2**70]):
+            key = slice(start, stop, step)
+            np.testing.assert_array_equal(np.asarray(x[key]), data[key], err_msg=str(key))
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        xp.arange(3)[::0]
+    with pytest.raises(TypeError, match="slice indices must be integers"):
+        xp.arange(3)[0.5:]
+
+
 def test_integer_keys_and_negative_integers():
     data = sample((3, 4, 5), xp.float32)
     x = xp.asarray(data)
