@@ -62,7 +62,7 @@ _LOW, _HIGH = -(1 << 62), 1 << 62  # int arange's bounds on start, stop and step
 def _typed_view(block: Block, dtype: dt.DType, shape: tuple[int, ...]) -> np.ndarray:
     """A CPU block's numpy view as (dtype, shape), which the block keeps for its next users
     (`Block.view`)."""
-    return _ndarray(shape, dtype.numpy, buffer=block.handle)
+    return _ndarray(shape, dtype.numpy, block.handle)  # (positional: keywords cost as much again)
 
 
 @cache
@@ -185,16 +185,15 @@ class CpuBackend(Backend):
                     x._strides == fresh_layout(x._shape, x._dtype)[1]:
                 h = block.view(x._dtype, x._shape, _typed_view)
             else:
-                h = _ndarray(x._shape, x._dtype.numpy, buffer=block.handle, offset=x._offset,
-                             strides=x._strides)
+                # (positional: numpy's keyword parsing costs as much as the view)
+                h = _ndarray(x._shape, x._dtype.numpy, block.handle, x._offset, x._strides)
             x._handle = h
         return h
 
     def host_view(self, x: Array) -> np.ndarray:
         """A numpy view of `x` that keeps its buffer alive, for handing out to users (read-only
         where `x` is)."""
-        h = _ndarray(x._shape, x._dtype.numpy, buffer=np.asarray(x._buffer), offset=x._offset,
-                     strides=x._strides)
+        h = _ndarray(x._shape, x._dtype.numpy, np.asarray(x._buffer), x._offset, x._strides)
         if x._readonly:
             h.flags.writeable = False
         return h
@@ -359,9 +358,16 @@ class CpuBackend(Backend):
 
     @reruns_after_memory_error
     def assign(self, dst: Array, src: Array | Any) -> None:
-        value = self.native(src) if isinstance(src, Array) else src
+        target = self.native(dst)
+        if isinstance(src, Array):
+            value = self.native(src)
+            if src._dtype is dst._dtype:  # no conversion: nothing to convert or warn about
+                target[...] = value
+                return
+        else:
+            value = src
         with quiet():
-            cast(value, out=self.native(dst))
+            cast(value, out=target)
 
     # -- compute -----------------------------------------------------------------------------------
     def elementwise(self, op, args, signature, shape, out=None) -> Array:
