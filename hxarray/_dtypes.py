@@ -104,16 +104,6 @@ ALL_DTYPES = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
 NUMPY_MODE_ONLY = frozenset({float16})
 STANDARD_DTYPES = tuple(d for d in ALL_DTYPES if d not in NUMPY_MODE_ONLY)
 
-
-def numpy_only(dtype: DType, function: str) -> DType:
-    """`dtype`, or strict mode's TypeError where it is one the standard lacks (float16): strict
-    mode keeps the standard's dtypes (an array made in numpy mode still computes in strict
-    mode; strict mode only makes none). The rule of the namespace and of `select_device`."""
-    if dtype in NUMPY_MODE_ONLY and is_strict():
-        raise TypeError(f"{function}(): {dtype.name} is numpy mode only: the Array API standard "
-                        "has no such dtype, and strict mode keeps to the standard's (use "
-                        "float32, or numpy mode: hxarray.set_strict(False))")
-    return dtype
 SIGNED = (int8, int16, int32, int64)
 UNSIGNED = (uint8, uint16, uint32, uint64)
 INTEGER = SIGNED + UNSIGNED
@@ -207,6 +197,17 @@ def _build_promotion_table() -> dict[tuple[DType, DType], DType]:
 
 
 PROMOTION_TABLE = _build_promotion_table()
+
+
+def numpy_only(dtype: DType, function: str) -> DType:
+    """`dtype`, or strict mode's TypeError where it is one the standard lacks (float16): strict
+    mode keeps the standard's dtypes (an array made in numpy mode still computes in strict
+    mode; strict mode only makes none). The rule of the namespace and of `select_device`."""
+    if dtype in NUMPY_MODE_ONLY and is_strict():
+        raise TypeError(f"{function}(): {dtype.name} is numpy mode only: the Array API standard "
+                        "has no such dtype, and strict mode keeps to the standard's (use "
+                        "float32, or numpy mode: hxarray.set_strict(False))")
+    return dtype
 
 
 def promote(a: DType, b: DType) -> DType:

@@ -163,8 +163,7 @@ class CpuBackend(Backend):
             return super().dlpack(x, stream=stream, max_version=max_version, dl_device=dl_device,
                                   copy=copy)
         # (nothing to synchronize: CPU operations are done when they return)
-        handle = x._handle
-        view = (self.native(x) if handle is None else handle).view(_Exported)
+        view = self.native(x).view(_Exported)
         view.buffer = x._buffer
         if x._readonly:
             view.flags.writeable = False
